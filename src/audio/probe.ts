@@ -1,0 +1,74 @@
+// ffprobe / ffmpeg checks of a stored audio file: is there an audio stream, what is its duration, and
+// does its beginning actually decode (ffprobe alone happily "finds" MP3 frames in random bytes).
+import { spawn } from 'node:child_process';
+
+export interface AudioProbe {
+  format: string;
+  durationMs: number | null;
+  codec: string;
+  sampleRate: number | null;
+  channels: number | null;
+}
+
+export class AudioProbeError extends Error {}
+
+function run(cmd: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      if (stderr.length < 8192) stderr += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+interface FfprobeJson {
+  streams?: { codec_type?: string; codec_name?: string; sample_rate?: string; channels?: number; duration?: string }[];
+  format?: { format_name?: string; duration?: string };
+}
+
+/** Probe a file; throws AudioProbeError when it has no decodable audio stream. */
+export async function probeAudioFile(file: string): Promise<AudioProbe> {
+  const probe = await run(
+    'ffprobe',
+    ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,sample_rate,channels,duration:format=format_name,duration', '-of', 'json', file],
+    30_000,
+  );
+  if (probe.code !== 0) throw new AudioProbeError(`not a recognised audio file (${firstLine(probe.stderr)})`);
+  let parsed: FfprobeJson;
+  try {
+    parsed = JSON.parse(probe.stdout) as FfprobeJson;
+  } catch {
+    throw new AudioProbeError('not a recognised audio file');
+  }
+  const audio = parsed.streams?.find((s) => s.codec_type === 'audio');
+  if (!audio) throw new AudioProbeError('file has no audio stream');
+  // Decode the first seconds: a header that probes fine but whose data does not decode is not audio.
+  const decode = await run('ffmpeg', ['-nostdin', '-v', 'error', '-xerror', '-t', '2', '-i', file, '-map', '0:a:0', '-f', 'null', '-'], 60_000);
+  if (decode.code !== 0) throw new AudioProbeError(`audio stream does not decode (${firstLine(decode.stderr)})`);
+  const seconds = Number(audio.duration ?? parsed.format?.duration);
+  return {
+    format: parsed.format?.format_name ?? 'unknown',
+    durationMs: Number.isFinite(seconds) ? Math.round(seconds * 1000) : null,
+    codec: audio.codec_name ?? 'unknown',
+    sampleRate: audio.sample_rate ? Number(audio.sample_rate) : null,
+    channels: audio.channels ?? null,
+  };
+}
+
+function firstLine(s: string): string {
+  const line = s.split('\n').find((l) => l.trim()) ?? 'unknown error';
+  // ffmpeg prefixes lines with the file path; keep server paths out of client-facing messages.
+  return line.replace(/^[^:]*\/[^:]*: /, '').slice(0, 200);
+}

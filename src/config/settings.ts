@@ -1,0 +1,262 @@
+// The one table of settings. Every setting is read from (lowest to highest precedence): its default,
+// the optional JSON config file, the environment, and CLI flags. README's settings table lists each one
+// (a test checks that), so adding a setting here is the whole job.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+type Kind = 'string' | 'int' | 'number' | 'bool' | 'list' | 'enum';
+
+interface SettingDef<K extends Kind = Kind> {
+  env: string;
+  kind: K;
+  default: unknown;
+  doc: string;
+  values?: readonly string[];
+  min?: number;
+}
+
+const RATE_CATEGORIES = [
+  'transcribe_websocket',
+  'transcribe_async',
+  'files',
+  'tts',
+  'temporary_api_key',
+  'usage_logs',
+  'models',
+] as const;
+export type RateCategory = (typeof RATE_CATEGORIES)[number];
+export const rateCategories: readonly RateCategory[] = RATE_CATEGORIES;
+
+// Default requests per minute (organization, project). 0 disables a limit.
+const RATE_DEFAULTS: Record<RateCategory, [number, number]> = {
+  transcribe_websocket: [600, 300],
+  transcribe_async: [600, 300],
+  files: [3000, 1500],
+  tts: [1200, 600],
+  temporary_api_key: [600, 300],
+  usage_logs: [600, 300],
+  models: [600, 300],
+};
+
+function rateSettings(): Record<string, SettingDef> {
+  const out: Record<string, SettingDef> = {};
+  for (const cat of RATE_CATEGORIES) {
+    const [org, project] = RATE_DEFAULTS[cat];
+    const upper = cat.toUpperCase();
+    out[`rate_${cat}_org`] = {
+      env: `PARLANCE_RATE_${upper}_ORG_PER_MIN`,
+      kind: 'int',
+      min: 0,
+      default: org,
+      doc: `Requests per minute per organization for ${cat.replace(/_/g, ' ')} (0 = unlimited).`,
+    };
+    out[`rate_${cat}_project`] = {
+      env: `PARLANCE_RATE_${upper}_PROJECT_PER_MIN`,
+      kind: 'int',
+      min: 0,
+      default: project,
+      doc: `Requests per minute per project for ${cat.replace(/_/g, ' ')} (0 = unlimited).`,
+    };
+  }
+  return out;
+}
+
+export const settingDefs = {
+  dataDir: { env: 'PARLANCE_DATA_DIR', kind: 'string', default: './.data', doc: 'Data directory: SQLite database, blobs, logs.' },
+  host: { env: 'PARLANCE_HOST', kind: 'string', default: '0.0.0.0', doc: 'Address the HTTP/WebSocket server binds to.' },
+  port: { env: 'PARLANCE_PORT', kind: 'int', min: 0, default: 8080, doc: 'Port of the main HTTP interface (0 picks a free port).' },
+  publicUrl: {
+    env: 'PARLANCE_PUBLIC_URL',
+    kind: 'string',
+    default: '',
+    doc: 'Public base URL of this server, used in `more_info` links. Empty: derived from the listening address.',
+  },
+  errorReferenceUrl: {
+    env: 'PARLANCE_ERROR_REFERENCE_URL',
+    kind: 'string',
+    default: '',
+    doc: 'Error reference page that `more_info` points at. Empty: this server\'s own `/docs/errors` page.',
+  },
+  compat: {
+    env: 'PARLANCE_COMPAT',
+    kind: 'enum',
+    values: ['spec', 'soniox-sdk'],
+    default: 'spec',
+    doc: 'Wire profile: `spec` (service specification) or `soniox-sdk` (the official SDKs\' status words and framing).',
+  },
+  environment: {
+    env: 'PARLANCE_ENVIRONMENT',
+    kind: 'string',
+    default: 'production',
+    doc: 'Environment this server serves; API keys issued for another environment are refused (401).',
+  },
+  databaseUrl: {
+    env: 'DATABASE_URL',
+    kind: 'string',
+    default: '',
+    doc: 'PostgreSQL connection URL (multi-node). Empty: embedded SQLite in the data directory.',
+  },
+  redisUrl: {
+    env: 'REDIS_URL',
+    kind: 'string',
+    default: '',
+    doc: 'Redis URL for shared rate-limit counters (multi-node). Empty: in-memory counters.',
+  },
+  allowPrivateHosts: {
+    env: 'PARLANCE_ALLOW_PRIVATE_HOSTS',
+    kind: 'list',
+    default: [],
+    doc: 'Comma-separated hosts or CIDRs the SSRF guard lets through (e.g. `127.0.0.1,10.0.0.0/8`). Empty by default.',
+  },
+  logLevel: {
+    env: 'PARLANCE_LOG_LEVEL',
+    kind: 'enum',
+    values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    default: 'info',
+    doc: 'Log level (JSON logs on stderr).',
+  },
+  trustProxy: { env: 'PARLANCE_TRUST_PROXY', kind: 'bool', default: false, doc: 'Trust X-Forwarded-* headers from a reverse proxy.' },
+  jsonBodyLimitBytes: {
+    env: 'PARLANCE_JSON_BODY_LIMIT_BYTES',
+    kind: 'int',
+    min: 1024,
+    default: 1_048_576,
+    doc: 'Largest JSON request body accepted.',
+  },
+  maxFileSizeBytes: {
+    env: 'PARLANCE_MAX_FILE_SIZE_BYTES',
+    kind: 'int',
+    min: 1,
+    default: 1_073_741_824,
+    doc: 'Per-file upload limit in bytes (larger uploads get 400 `invalid_request`).',
+  },
+  filesTotalCountOrg: {
+    env: 'PARLANCE_FILES_TOTAL_COUNT_ORG',
+    kind: 'int',
+    min: 0,
+    default: 100_000,
+    doc: 'Cap `files_total_count` per organization (0 = unlimited).',
+  },
+  filesTotalCountProject: {
+    env: 'PARLANCE_FILES_TOTAL_COUNT_PROJECT',
+    kind: 'int',
+    min: 0,
+    default: 50_000,
+    doc: 'Cap `files_total_count` per project (0 = unlimited).',
+  },
+  filesTotalSizeGbOrg: {
+    env: 'PARLANCE_FILES_TOTAL_SIZE_GB_ORG',
+    kind: 'number',
+    min: 0,
+    default: 100,
+    doc: 'Cap `files_total_size_gb` per organization, in GB of 10^9 bytes (0 = unlimited).',
+  },
+  filesTotalSizeGbProject: {
+    env: 'PARLANCE_FILES_TOTAL_SIZE_GB_PROJECT',
+    kind: 'number',
+    min: 0,
+    default: 50,
+    doc: 'Cap `files_total_size_gb` per project, in GB of 10^9 bytes (0 = unlimited).',
+  },
+  ...rateSettings(),
+} satisfies Record<string, SettingDef>;
+
+type Defs = typeof settingDefs;
+type ValueOf<D> = D extends { kind: 'int' | 'number' }
+  ? number
+  : D extends { kind: 'bool' }
+    ? boolean
+    : D extends { kind: 'list' }
+      ? string[]
+      : string;
+export type Settings = { [K in keyof Defs]: ValueOf<Defs[K]> };
+export type SettingKey = keyof Defs;
+
+export class ConfigError extends Error {}
+
+/** Requests per minute for a category and scope (0 = unlimited). */
+export function rateLimitOf(settings: Settings, category: RateCategory, scope: 'organization' | 'project'): number {
+  const key = `rate_${category}_${scope === 'project' ? 'project' : 'org'}`;
+  return (settings as unknown as Record<string, number>)[key] ?? 0;
+}
+
+function parseValue(key: string, def: SettingDef, raw: unknown): unknown {
+  const where = `${def.env} (${key})`;
+  switch (def.kind) {
+    case 'string':
+      return String(raw);
+    case 'enum': {
+      const s = String(raw);
+      if (!def.values!.includes(s)) throw new ConfigError(`${where} must be one of ${def.values!.join(', ')}; got "${s}"`);
+      return s;
+    }
+    case 'int':
+    case 'number': {
+      const n = typeof raw === 'number' ? raw : Number(String(raw).trim());
+      if (!Number.isFinite(n) || String(raw).trim() === '') throw new ConfigError(`${where} must be a number; got "${String(raw)}"`);
+      if (def.kind === 'int' && !Number.isInteger(n)) throw new ConfigError(`${where} must be an integer; got "${String(raw)}"`);
+      if (def.min !== undefined && n < def.min) throw new ConfigError(`${where} must be >= ${def.min}; got ${n}`);
+      return n;
+    }
+    case 'bool': {
+      if (typeof raw === 'boolean') return raw;
+      const s = String(raw).trim().toLowerCase();
+      if (['1', 'true', 'yes', 'on'].includes(s)) return true;
+      if (['0', 'false', 'no', 'off', ''].includes(s)) return false;
+      throw new ConfigError(`${where} must be a boolean; got "${String(raw)}"`);
+    }
+    case 'list':
+      if (Array.isArray(raw)) return raw.map(String).filter(Boolean);
+      return String(raw)
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+  }
+}
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+  configFile?: string;
+  overrides?: Partial<Record<SettingKey, unknown>>;
+}
+
+/** Resolve every setting: default < config file < environment < overrides (CLI flags). */
+export function loadSettings(opts: LoadOptions = {}): Settings {
+  const env = opts.env ?? process.env;
+  const file = opts.configFile ?? env.PARLANCE_CONFIG;
+  let fromFile: Record<string, unknown> = {};
+  if (file) {
+    try {
+      fromFile = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    } catch (err) {
+      throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
+    }
+    if (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile))
+      throw new ConfigError(`config file ${file} must hold a JSON object`);
+    const known = new Set<string>();
+    for (const [k, d] of Object.entries(settingDefs)) known.add(k).add(d.env);
+    for (const k of Object.keys(fromFile)) if (!known.has(k)) throw new ConfigError(`config file ${file}: unknown setting "${k}"`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, def] of Object.entries(settingDefs) as [string, SettingDef][]) {
+    let raw: unknown = def.default;
+    if (fromFile[key] !== undefined) raw = fromFile[key];
+    else if (fromFile[def.env] !== undefined) raw = fromFile[def.env];
+    if (env[def.env] !== undefined) raw = env[def.env];
+    const o = opts.overrides?.[key as SettingKey];
+    if (o !== undefined) raw = o;
+    out[key] = raw === def.default ? def.default : parseValue(key, def, raw);
+  }
+  out.dataDir = path.resolve(String(out.dataDir));
+  return out as Settings;
+}
+
+/** Markdown rows for the README settings table. */
+export function settingsMarkdownTable(): string {
+  const rows = ['| Environment variable | Config key | Default | Meaning |', '|---|---|---|---|'];
+  for (const [key, def] of Object.entries(settingDefs) as [string, SettingDef][]) {
+    const d = Array.isArray(def.default) ? def.default.join(',') : String(def.default);
+    rows.push(`| \`${def.env}\` | \`${key}\` | ${d === '' ? '(empty)' : `\`${d}\``} | ${def.doc} |`);
+  }
+  return rows.join('\n');
+}

@@ -1,0 +1,141 @@
+// The Fastify application: transport concerns only. Routes declare what they need (permission, rate
+// category) in their config; one hook authenticates, checks the permission and counts the request.
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { RateCategory } from '../config/settings.js';
+import { newRequestId } from '../lib/ids.js';
+import type { PermissionLevel, PermissionScope } from '../modules/auth/permissions.js';
+import { requirePermission } from '../modules/auth/permissions.js';
+import { AuthService, type AuthContext, type UsageType } from '../modules/auth/service.js';
+import { ApiError } from '../wire/api-error.js';
+import { errorCatalog } from '../wire/error-catalog.js';
+import { restErrorBody } from '../wire/rest-error.js';
+import type { AppContext } from './context.js';
+import { toApiError } from './error-mapping.js';
+
+export interface RouteGuard {
+  /** Permission needed; `null` means any valid key of the project. */
+  permission: { scope: PermissionScope; level: PermissionLevel } | null;
+  rate?: RateCategory;
+  /** Temporary keys issued for this usage are accepted too. */
+  temporaryUsage?: UsageType;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    guard?: RouteGuard;
+  }
+  interface FastifyRequest {
+    auth: AuthContext;
+  }
+}
+
+export type App = FastifyInstance<
+  import('node:http').Server,
+  import('node:http').IncomingMessage,
+  import('node:http').ServerResponse,
+  import('fastify').FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export async function buildApp(ctx: AppContext): Promise<App> {
+  const { settings } = ctx;
+  const app = Fastify({
+    // Logs go to stderr: stdout carries the first-start key and the listening address.
+    logger: settings.logLevel === 'silent' ? false : { level: settings.logLevel, stream: process.stderr },
+    logController: new LogController({
+      requestIdLogLabel: 'request_id',
+      disableRequestLogging: settings.logLevel !== 'debug' && settings.logLevel !== 'trace',
+    }),
+    genReqId: () => newRequestId(),
+    trustProxy: settings.trustProxy,
+    bodyLimit: settings.jsonBodyLimitBytes,
+    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  // The SDKs send `Content-Type: application/json` on bodyless GET/DELETE and on some POSTs (sdk-wire-notes
+  // D23): an empty body is "no body", not malformed JSON.
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    jsonParser(req, body as string, done);
+  });
+
+  await app.register(multipart, {
+    limits: { fileSize: settings.maxFileSizeBytes, files: 1, fields: 10, parts: 12, fieldSize: 64 * 1024, headerPairs: 200 },
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'Parlance API', version: '1.0.0', description: 'Self-hosted speech-to-text and text-to-speech API.' },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearerAuth: [] }],
+    },
+  });
+
+  // Every response names its request; error bodies carry the same id.
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    const guard = req.routeOptions.config?.guard;
+    if (!guard) return;
+    req.auth = await authenticate(ctx, req, guard);
+    if (guard.permission) requirePermission(req.auth.permissions, guard.permission.scope, guard.permission.level);
+    if (guard.rate) {
+      const headers = await ctx.rateLimits.consume(guard.rate, req.auth.organizationId, req.auth.projectId);
+      if (headers) reply.headers({ ...headers });
+    }
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const apiErr = toApiError(err);
+    if (apiErr.status >= 500) req.log.error({ err }, 'request failed');
+    else req.log.debug({ err: apiErr.message, type: apiErr.type }, 'request rejected');
+    reply.code(apiErr.status).headers(apiErr.headers).send(restErrorBody(apiErr, req.id, ctx.errorReferenceUrl()));
+  });
+
+  // Unknown paths → 404; a known path with another method → 405 with Allow.
+  const routes: { method: string; pattern: RegExp }[] = [];
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}/?$`);
+    for (const method of methods) routes.push({ method, pattern });
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '/';
+    const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+    const err = allowed.length
+      ? new ApiError('invalid_request', `Method ${req.method} is not allowed on ${path}.`, { status: 405, headers: { allow: allowed.join(', ') } })
+      : new ApiError('invalid_request', `No route ${req.method} ${path}.`, { status: 404 });
+    reply.code(err.status).headers(err.headers).send(restErrorBody(err, req.id, ctx.errorReferenceUrl()));
+  });
+
+  app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/docs/errors', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(errorReferencePage()));
+
+  for (const register of ctx.routeModules) await app.register(register, { ctx } as never);
+  return app;
+}
+
+async function authenticate(ctx: AppContext, req: FastifyRequest, guard: RouteGuard): Promise<AuthContext> {
+  const token = AuthService.bearerToken(req.headers.authorization);
+  return ctx.auth.authenticate(token, { temporaryUsage: guard.temporaryUsage });
+}
+
+function errorReferencePage(): string {
+  const rows = Object.entries(errorCatalog)
+    .map(([type, e]) => `<tr id="${type.replace(/_/g, '-')}"><td><code>${type}</code></td><td>${e.status}</td><td>${e.surfaces.join(', ')}</td><td>${e.message}</td></tr>`)
+    .join('\n');
+  return `<!doctype html><html><head><meta charset="utf-8"><title>Parlance error reference</title></head><body>
+<h1>Error reference</h1><p>Clients branch on <code>error_type</code>; messages may change.</p>
+<table><thead><tr><th>error_type</th><th>HTTP</th><th>Surfaces</th><th>Meaning</th></tr></thead><tbody>
+${rows}
+</tbody></table></body></html>`;
+}

@@ -1,0 +1,24 @@
+import type { Settings } from '../config/settings.js';
+import type { CursorCodec } from '../lib/cursor.js';
+import type { AuthService } from '../modules/auth/service.js';
+import type { FilesService } from '../modules/files/service.js';
+import type { RateLimits } from '../modules/limits/rate-limits.js';
+import type { TenancyService } from '../modules/tenancy/service.js';
+import type { Db } from '../storage/database.js';
+import type { App } from './app.js';
+
+export type RouteModule = (app: App, opts: { ctx: AppContext }) => Promise<void>;
+
+/** Everything a request can reach: settings, storage, services. Built once per process. */
+export interface AppContext {
+  settings: Settings;
+  db: Db;
+  auth: AuthService;
+  tenancy: TenancyService;
+  files: FilesService;
+  rateLimits: RateLimits;
+  cursors: CursorCodec;
+  /** Base address of the error reference (more_info = this + '#' + type). */
+  errorReferenceUrl(): string;
+  routeModules: RouteModule[];
+}

@@ -1,0 +1,59 @@
+// Opaque, tamper-evident pagination cursors: base64url(JSON) + "." + HMAC. A cursor names the list it
+// belongs to and the position after which the next page starts; anything altered fails verification.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { ApiError } from '../wire/api-error.js';
+
+export interface CursorPosition {
+  /** Which list (and scope, e.g. project) the cursor belongs to. */
+  list: string;
+  /** Sort key of the last row of the page. */
+  key: (string | number)[];
+}
+
+export class CursorCodec {
+  constructor(private readonly secret: Buffer) {}
+
+  private mac(payload: string): Buffer {
+    return createHmac('sha256', this.secret).update(payload).digest().subarray(0, 16);
+  }
+
+  encode(pos: CursorPosition): string {
+    const payload = Buffer.from(JSON.stringify([pos.list, pos.key])).toString('base64url');
+    return `${payload}.${this.mac(payload).toString('base64url')}`;
+  }
+
+  /** Returns the position or throws 400 invalid_cursor. */
+  decode(cursor: string, list: string): CursorPosition {
+    const bad = () => new ApiError('invalid_cursor', 'Invalid cursor: copy next_page_cursor unchanged from the previous page.');
+    const dot = cursor.indexOf('.');
+    if (dot <= 0 || cursor.length > 2048) throw bad();
+    const payload = cursor.slice(0, dot);
+    const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
+    const expected = this.mac(payload);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw bad();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    } catch {
+      throw bad();
+    }
+    if (!Array.isArray(parsed) || parsed[0] !== list || !Array.isArray(parsed[1])) throw bad();
+    return { list, key: parsed[1] as (string | number)[] };
+  }
+}
+
+export interface Page<T> {
+  items: T[];
+  next_page_cursor: string | null;
+}
+
+/**
+ * Turns `limit + 1` fetched rows into a page: the extra row only signals that more exist.
+ * `keyOf` gives the sort key that the next query continues after.
+ */
+export function toPage<T>(rows: T[], limit: number, codec: CursorCodec, list: string, keyOf: (row: T) => (string | number)[]): Page<T> {
+  const items = rows.slice(0, limit);
+  const more = rows.length > limit;
+  const last = items[items.length - 1];
+  return { items, next_page_cursor: more && last ? codec.encode({ list, key: keyOf(last) }) : null };
+}

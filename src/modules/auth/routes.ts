@@ -1,0 +1,25 @@
+import type { RouteModule } from '../../http/context.js';
+import { ApiError } from '../../wire/api-error.js';
+import { createTemporaryKeySchema } from './schemas.js';
+
+export const authRoutes: RouteModule = async (app, { ctx }) => {
+  app.post(
+    '/v1/auth/temporary-api-key',
+    {
+      schema: createTemporaryKeySchema,
+      // The permission depends on usage_type, so the service checks it; the guard authenticates and counts.
+      config: { guard: { permission: null, rate: 'temporary_api_key' } },
+      // A bodyless POST reaches validation as "body required", not as a generic type error.
+      preValidation: async (req) => {
+        if (req.body === undefined || req.body === null)
+          throw new ApiError('invalid_request', 'Invalid request: body is required.', {
+            validationErrors: [
+              { error_type: 'missing', location: 'usage_type', message: 'is required' },
+              { error_type: 'missing', location: 'expires_in_seconds', message: 'is required' },
+            ],
+          });
+      },
+    },
+    async (req, reply) => reply.code(201).send(await ctx.auth.createTemporaryKey(req.auth, req.body)),
+  );
+};

@@ -1,0 +1,61 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ErrorBody, ListQuery } from '../../wire/schemas.js';
+
+export const FileRecord = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    filename: Type.String(),
+    size: Type.Integer(),
+    created_at: Type.String({ format: 'date-time' }),
+    client_reference_id: Type.Union([Type.String({ maxLength: 256 }), Type.Null()]),
+  },
+  { $id: 'File' },
+);
+export type FileRecord = Static<typeof FileRecord>;
+
+export const FileList = Type.Object({
+  files: Type.Array(FileRecord),
+  next_page_cursor: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const FilesCount = Type.Object({
+  playground: Type.Integer(),
+  public_api: Type.Integer(),
+  total: Type.Integer(),
+});
+
+export const FileIdParams = Type.Object({ file_id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+export const listFilesSchema = {
+  tags: ['files'],
+  summary: 'List files, newest first',
+  querystring: ListQuery,
+  response: { 200: FileList, '4xx': ErrorBody, 500: ErrorBody },
+};
+
+export const uploadFileSchema = {
+  tags: ['files'],
+  summary: 'Upload an audio file (multipart/form-data: file, client_reference_id)',
+  consumes: ['multipart/form-data'],
+  response: { 201: FileRecord, '4xx': ErrorBody, 500: ErrorBody },
+};
+
+export const countFilesSchema = {
+  tags: ['files'],
+  summary: 'Count files by source',
+  response: { 200: FilesCount, '4xx': ErrorBody, 500: ErrorBody },
+};
+
+export const getFileSchema = {
+  tags: ['files'],
+  summary: 'Get one file',
+  params: FileIdParams,
+  response: { 200: FileRecord, '4xx': ErrorBody, 500: ErrorBody },
+};
+
+export const deleteFileSchema = {
+  tags: ['files'],
+  summary: 'Delete a file permanently',
+  params: FileIdParams,
+  response: { 204: Type.Null(), '4xx': ErrorBody, 500: ErrorBody },
+};

@@ -1,0 +1,204 @@
+// Files: rules for upload (per-file limit, organization/project caps, audio check), listing, counting and
+// permanent deletion. Streams in, rows out; knows nothing of HTTP.
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { AudioProbeError, probeAudioFile } from '../../audio/probe.js';
+import type { Settings } from '../../config/settings.js';
+import { type Clock, systemClock } from '../../lib/clock.js';
+import { type CursorCodec, type Page, toPage } from '../../lib/cursor.js';
+import { newId } from '../../lib/ids.js';
+import type { LocalBlobStore } from '../../storage/blob-store.js';
+import { ApiError, invalidField } from '../../wire/api-error.js';
+import type { AuthContext } from '../auth/service.js';
+import type { FileRecord } from './schemas.js';
+import type { FileRow, FilesRepository, Usage } from './repository.js';
+
+export const MAX_FILENAME_LENGTH = 256;
+export const MAX_CLIENT_REFERENCE_ID_LENGTH = 256;
+const GB = 1e9;
+
+export function toFileRecord(row: FileRow): FileRecord {
+  return { id: row.id, filename: row.filename, size: row.size, created_at: row.created_at, client_reference_id: row.client_reference_id };
+}
+
+/** A file received onto disk but not yet accepted. */
+export interface StagedUpload {
+  tempPath: string;
+  size: number;
+  partFilename: string;
+}
+
+type CapSettings = Pick<Settings, 'maxFileSizeBytes' | 'filesTotalCountOrg' | 'filesTotalCountProject' | 'filesTotalSizeGbOrg' | 'filesTotalSizeGbProject'>;
+
+class ByteLimitExceeded extends Error {
+  constructor(readonly cap: 'file' | 'quota') {
+    super(cap);
+  }
+}
+
+export class FilesService {
+  private readonly clock: Clock;
+
+  constructor(
+    private readonly repo: FilesRepository,
+    private readonly blobs: LocalBlobStore,
+    private readonly cursors: CursorCodec,
+    private readonly caps: CapSettings,
+    clock?: Clock,
+  ) {
+    this.clock = clock ?? systemClock;
+  }
+
+  /** Cap message if adding `files` files of `bytes` bytes would break a count or size cap; else null. */
+  private capViolation(usage: { project: Usage; organization: Usage }, bytes: number, files: number): string | null {
+    const c = this.caps;
+    const checks: [number, number, string][] = [
+      [c.filesTotalCountProject, usage.project.count + files, `files_total_count cap of the project (${c.filesTotalCountProject} files)`],
+      [c.filesTotalCountOrg, usage.organization.count + files, `files_total_count cap of the organization (${c.filesTotalCountOrg} files)`],
+      [c.filesTotalSizeGbProject * GB, usage.project.bytes + bytes, `files_total_size_gb cap of the project (${c.filesTotalSizeGbProject} GB)`],
+      [c.filesTotalSizeGbOrg * GB, usage.organization.bytes + bytes, `files_total_size_gb cap of the organization (${c.filesTotalSizeGbOrg} GB)`],
+    ];
+    for (const [cap, wouldBe, name] of checks) if (cap > 0 && wouldBe > cap) return `Limit exceeded: this upload would exceed the ${name}.`;
+    return null;
+  }
+
+  private async usage(ctx: AuthContext): Promise<{ project: Usage; organization: Usage }> {
+    return { project: await this.repo.usage('project', ctx.projectId), organization: await this.repo.usage('organization', ctx.organizationId) };
+  }
+
+  /**
+   * Refuse early what cannot fit: a full count cap, or a declared body larger than the per-file limit
+   * (plus multipart framing) — so a client is not made to send a gigabyte just to hear "no".
+   */
+  async precheck(ctx: AuthContext, declaredBytes: number | undefined): Promise<void> {
+    const refused = this.capViolation(await this.usage(ctx), 0, 1);
+    if (refused) throw new ApiError('limit_exceeded', refused);
+    if (declaredBytes !== undefined && declaredBytes > this.caps.maxFileSizeBytes + 1024 * 1024) throw this.tooLarge();
+  }
+
+  private tooLarge(): ApiError {
+    return invalidField('file', `file is larger than the per-file limit of ${this.caps.maxFileSizeBytes} bytes`, 'file_too_large');
+  }
+
+  /** Stream the file part to disk, never holding more than a chunk in memory, within limit and quota. */
+  async receive(ctx: AuthContext, file: Readable, partFilename: string): Promise<StagedUpload> {
+    const usage = await this.usage(ctx);
+    const sizeRoom = (cap: number, used: number) => (cap > 0 ? cap * GB - used : Infinity);
+    const quotaRoom = Math.min(sizeRoom(this.caps.filesTotalSizeGbProject, usage.project.bytes), sizeRoom(this.caps.filesTotalSizeGbOrg, usage.organization.bytes));
+    const { tempPath, stream } = this.blobs.createTemp();
+    let size = 0;
+    const limit = this.caps.maxFileSizeBytes;
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        size += chunk.length;
+        if (size > limit) return cb(new ByteLimitExceeded('file'));
+        if (size > quotaRoom) return cb(new ByteLimitExceeded('quota'));
+        cb(null, chunk);
+      },
+    });
+    try {
+      await pipeline(file, counter, stream);
+      // @fastify/multipart marks a stream cut at its own fileSize limit as truncated.
+      if ((file as Readable & { truncated?: boolean }).truncated) throw new ByteLimitExceeded('file');
+    } catch (err) {
+      file.resume(); // drain the rest of the part so the request can be answered
+      await this.blobs.discardTemp(tempPath);
+      if (err instanceof ByteLimitExceeded) {
+        if (err.cap === 'file') throw this.tooLarge();
+        throw new ApiError('limit_exceeded', this.capViolation(usage, size, 1) ?? 'Limit exceeded: files_total_size_gb cap.');
+      }
+      if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw this.tooLarge();
+      throw err;
+    }
+    return { tempPath, size, partFilename };
+  }
+
+  /** Validate the staged file, store its row within the caps, and move the bytes into place. */
+  async commit(ctx: AuthContext, staged: StagedUpload, fields: { client_reference_id?: string; filename?: string }): Promise<FileRecord> {
+    try {
+      const filename = fields.filename ?? staged.partFilename;
+      if (!filename) throw invalidField('filename', 'must not be empty');
+      if (filename.length > MAX_FILENAME_LENGTH) throw invalidField('filename', `must be at most ${MAX_FILENAME_LENGTH} characters`, 'invalid_length');
+      const ref = fields.client_reference_id;
+      if (ref !== undefined && ref.length > MAX_CLIENT_REFERENCE_ID_LENGTH)
+        throw invalidField('client_reference_id', `must be at most ${MAX_CLIENT_REFERENCE_ID_LENGTH} characters`, 'invalid_length');
+      let probe;
+      try {
+        probe = await probeAudioFile(staged.tempPath);
+      } catch (err) {
+        if (err instanceof AudioProbeError) throw new ApiError('invalid_audio_file', `Invalid audio file: ${err.message}.`);
+        throw err;
+      }
+      const id = newId();
+      const row: FileRow = {
+        id,
+        organization_id: ctx.organizationId,
+        project_id: ctx.projectId,
+        filename,
+        size: staged.size,
+        client_reference_id: ref ?? null,
+        source: ctx.source,
+        blob_key: `files/${ctx.projectId}/${id}`,
+        duration_ms: probe.durationMs,
+        format: probe.format,
+        created_at: this.clock.now().toISOString(),
+      };
+      // Bytes first, row second: a row never points at missing bytes. If the row is refused, the bytes go.
+      await this.blobs.commit(staged.tempPath, row.blob_key);
+      const refused = await this.repo.insertWithinCaps(row, (usage, size) => this.capViolation(usage, size, 1)).catch(async (err: unknown) => {
+        await this.blobs.remove(row.blob_key);
+        throw err;
+      });
+      if (refused) {
+        await this.blobs.remove(row.blob_key);
+        throw new ApiError('limit_exceeded', refused);
+      }
+      return toFileRecord(row);
+    } finally {
+      await this.blobs.discardTemp(staged.tempPath);
+    }
+  }
+
+  async discard(staged: StagedUpload): Promise<void> {
+    await this.blobs.discardTemp(staged.tempPath);
+  }
+
+  async get(ctx: AuthContext, id: string): Promise<FileRecord> {
+    const row = await this.repo.get(ctx.projectId, id);
+    if (!row) throw new ApiError('file_not_found', `File ${id} not found.`);
+    return toFileRecord(row);
+  }
+
+  /** The stored row (with its blob key), for other modules that read the bytes. */
+  async getRow(ctx: Pick<AuthContext, 'projectId'>, id: string): Promise<FileRow | undefined> {
+    return this.repo.get(ctx.projectId, id);
+  }
+
+  async list(ctx: AuthContext, limit: number, cursor?: string): Promise<Page<FileRecord>> {
+    const listName = `files:${ctx.projectId}`;
+    let after: [string, string] | undefined;
+    if (cursor !== undefined) {
+      const key = this.cursors.decode(cursor, listName).key;
+      if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string')
+        throw new ApiError('invalid_cursor', 'Invalid cursor: copy next_page_cursor unchanged from the previous page.');
+      after = [key[0], key[1]];
+    }
+    const rows = await this.repo.list(ctx.projectId, limit + 1, after);
+    const page = toPage(rows, limit, this.cursors, listName, (r) => [r.created_at, r.id]);
+    return { items: page.items.map(toFileRecord), next_page_cursor: page.next_page_cursor };
+  }
+
+  async count(ctx: AuthContext): Promise<{ playground: number; public_api: number; total: number }> {
+    const by = await this.repo.countBySource(ctx.projectId);
+    const playground = by.playground ?? 0;
+    const public_api = by.public_api ?? 0;
+    return { playground, public_api, total: playground + public_api };
+  }
+
+  /** Permanent: the row goes, then the bytes. */
+  async delete(ctx: AuthContext, id: string): Promise<void> {
+    const row = await this.repo.delete(ctx.projectId, id);
+    if (!row) throw new ApiError('file_not_found', `File ${id} not found.`);
+    await this.blobs.remove(row.blob_key);
+  }
+}

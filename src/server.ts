@@ -1,0 +1,104 @@
+// Process assembly: settings → storage → services → HTTP. `parlance serve` and the tests use this.
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { Settings } from './config/settings.js';
+import { buildApp, type App } from './http/app.js';
+import type { AppContext } from './http/context.js';
+import { CursorCodec } from './lib/cursor.js';
+import { randomToken } from './lib/ids.js';
+import { KeyRepository } from './modules/auth/repository.js';
+import { authRoutes } from './modules/auth/routes.js';
+import { AuthService } from './modules/auth/service.js';
+import { FilesRepository } from './modules/files/repository.js';
+import { filesRoutes } from './modules/files/routes.js';
+import { FilesService } from './modules/files/service.js';
+import { RateLimits } from './modules/limits/rate-limits.js';
+import { TenancyRepository } from './modules/tenancy/repository.js';
+import { TenancyService } from './modules/tenancy/service.js';
+import { LocalBlobStore } from './storage/blob-store.js';
+import { openDatabase, type Db } from './storage/database.js';
+
+/** A secret shared by every node (it lives in the database), created on first use. */
+async function instanceSecret(db: Db, name: string): Promise<Buffer> {
+  const existing = await db.kysely.selectFrom('instance_settings').select('value').where('key', '=', name).executeTakeFirst();
+  if (existing) return Buffer.from(existing.value, 'base64url');
+  await db.kysely
+    .insertInto('instance_settings')
+    .values({ key: name, value: randomToken(32) })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
+  const row = await db.kysely.selectFrom('instance_settings').select('value').where('key', '=', name).executeTakeFirstOrThrow();
+  return Buffer.from(row.value, 'base64url');
+}
+
+/** Storage and the tenancy service only: what the admin CLI needs. */
+export async function openTenancy(settings: Settings): Promise<{ db: Db; tenancy: TenancyService; close(): Promise<void> }> {
+  const db = await openDatabase({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl || undefined });
+  const tenancy = new TenancyService(new TenancyRepository(db.kysely), new KeyRepository(db.kysely), { environment: settings.environment });
+  return { db, tenancy, close: () => db.close() };
+}
+
+/** Build every service. The error reference URL defaults to this server's own page, known once it listens. */
+export async function createContext(settings: Settings): Promise<{ ctx: AppContext; setPublicUrl(url: string): void }> {
+  const { db, tenancy } = await openTenancy(settings);
+  const keys = new KeyRepository(db.kysely);
+  const cursors = new CursorCodec(await instanceSecret(db, 'cursor_secret'));
+  const blobs = new LocalBlobStore(path.join(settings.dataDir, 'blobs'));
+  await blobs.init();
+  let referenceUrl = settings.errorReferenceUrl || `${settings.publicUrl.replace(/\/+$/, '')}/docs/errors`;
+  const ctx: AppContext = {
+    settings,
+    db,
+    auth: new AuthService(keys, { environment: settings.environment }),
+    tenancy,
+    files: new FilesService(new FilesRepository(db.kysely, db.dialect), blobs, cursors, settings),
+    rateLimits: new RateLimits(settings),
+    cursors,
+    errorReferenceUrl: () => referenceUrl,
+    routeModules: [authRoutes, filesRoutes],
+  };
+  return {
+    ctx,
+    setPublicUrl(url) {
+      if (!settings.errorReferenceUrl) referenceUrl = `${url.replace(/\/+$/, '')}/docs/errors`;
+    },
+  };
+}
+
+export interface RunningServer {
+  app: App;
+  ctx: AppContext;
+  url: string;
+  /** Set when this start created the first organization, project and key. */
+  bootstrap?: { organization_id: string; project_id: string; api_key: string };
+  close(): Promise<void>;
+}
+
+export async function startServer(settings: Settings): Promise<RunningServer> {
+  const { ctx, setPublicUrl } = await createContext(settings);
+  let bootstrap: RunningServer['bootstrap'];
+  if (!(await ctx.tenancy.isBootstrapped())) {
+    const b = await ctx.tenancy.bootstrap();
+    bootstrap = { organization_id: b.organization_id, project_id: b.project_id, api_key: b.api_key };
+  }
+  const app = await buildApp(ctx);
+  await app.listen({ host: settings.host, port: settings.port });
+  const addr = app.server.address() as AddressInfo;
+  const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
+  setPublicUrl(settings.publicUrl || url);
+  let closed = false;
+  return {
+    app,
+    ctx,
+    url,
+    bootstrap,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await ctx.rateLimits.close();
+      await ctx.db.close();
+    },
+  };
+}

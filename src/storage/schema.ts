@@ -1,0 +1,94 @@
+// Row types shared by both dialects. Timestamps are ISO-8601 UTC strings with milliseconds (they sort as
+// text in both SQLite and PostgreSQL); booleans are 0/1 integers (better-sqlite3 cannot bind booleans).
+import type { Generated } from 'kysely';
+
+export type Flag = 0 | 1;
+
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  created_at: string;
+  available_balance_usd: Generated<string>;
+  free_balance_usd: Generated<string>;
+  used_balance_usd: Generated<string>;
+  invoice_billing_enabled: Generated<Flag>;
+  autopay_enabled: Generated<Flag>;
+  autopay_threshold_usd: string | null;
+  autopay_amount_usd: string | null;
+  has_payment_method: Generated<Flag>;
+  has_payment_error: Generated<Flag>;
+  monthly_budget_usd: string | null;
+  monthly_budget_notification_usd: string | null;
+}
+
+export interface ProjectsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  description: string;
+  region: string;
+  created_at: string;
+  deleted_at: string | null;
+  monthly_budget_usd: string | null;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  name: string;
+  key_prefix: string;
+  key_hash: string;
+  permissions: string; // JSON array of permission strings
+  environment: string;
+  source: string; // 'public_api' | 'playground'
+  created_at: string;
+  created_by: string;
+  created_by_key_id: string | null;
+  revoked_at: string | null;
+}
+
+export interface TemporaryApiKeysTable {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  api_key_id: string;
+  key_prefix: string;
+  key_hash: string;
+  usage_type: string;
+  expires_at: string;
+  single_use: Flag;
+  consumed_at: string | null;
+  max_session_duration_seconds: number | null;
+  client_reference_id: string | null;
+  created_at: string;
+}
+
+export interface FilesTable {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  filename: string;
+  size: number;
+  client_reference_id: string | null;
+  source: string;
+  blob_key: string;
+  duration_ms: number | null;
+  format: string | null;
+  created_at: string;
+}
+
+export interface InstanceSettingsTable {
+  key: string;
+  value: string;
+}
+
+
+export interface Database {
+  organizations: OrganizationsTable;
+  projects: ProjectsTable;
+  api_keys: ApiKeysTable;
+  temporary_api_keys: TemporaryApiKeysTable;
+  files: FilesTable;
+  instance_settings: InstanceSettingsTable;
+}

@@ -1,0 +1,39 @@
+import { errorCatalog, type ErrorType } from './error-catalog.js';
+
+export interface ValidationIssue {
+  error_type: string;
+  location: string;
+  message: string;
+}
+
+export interface ApiErrorOptions {
+  /** Overrides the catalog status where the spec does (404 invalid_request for unknown routes, ...). */
+  status?: number;
+  validationErrors?: ValidationIssue[];
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** The one error services throw. Transports render it per surface. */
+export class ApiError extends Error {
+  readonly type: ErrorType;
+  readonly status: number;
+  readonly validationErrors: ValidationIssue[];
+  readonly headers: Record<string, string>;
+
+  constructor(type: ErrorType, message?: string, opts: ApiErrorOptions = {}) {
+    super(message ?? errorCatalog[type].message, { cause: opts.cause });
+    this.name = 'ApiError';
+    this.type = type;
+    this.status = opts.status ?? errorCatalog[type].status;
+    this.validationErrors = opts.validationErrors ?? [];
+    this.headers = opts.headers ?? {};
+  }
+}
+
+/** One-field validation failure as invalid_request with a validation_errors entry. */
+export function invalidField(location: string, message: string, errorType = 'invalid_value'): ApiError {
+  return new ApiError('invalid_request', `Invalid request: ${location}: ${message}`, {
+    validationErrors: [{ error_type: errorType, location, message }],
+  });
+}
