@@ -1,0 +1,152 @@
+// Test harness: real server processes, real data dirs, real databases. Nothing here mocks a component.
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import pg from 'pg';
+
+const execFileP = promisify(execFile);
+export const ROOT = path.resolve(import.meta.dirname, '..');
+export const CLI = path.join(ROOT, 'bin', 'parlance.js');
+
+export interface Parlance {
+  url: string;
+  apiKey: string;
+  organizationId: string;
+  projectId: string;
+  dataDir: string;
+  /** Run `parlance admin <args> --data-dir D --json` against this server's data dir. */
+  admin<T = Record<string, unknown>>(...args: string[]): Promise<T>;
+  /** fetch() against the server with the bootstrap key unless `headers.authorization` is given. */
+  request(pathname: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
+  stop(): Promise<void>;
+  stderr(): string;
+}
+
+export function tempDir(prefix = 'parlance-test-'): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+export async function runCli(args: string[], env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string; code: number }> {
+  try {
+    const r = await execFileP(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 });
+    return { stdout: r.stdout, stderr: r.stderr, code: 0 };
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; code?: number };
+    return { stdout: e.stdout ?? '', stderr: e.stderr ?? '', code: typeof e.code === 'number' ? e.code : 1 };
+  }
+}
+
+/** Start `parlance serve --port 0` on a fresh (or given) data dir and wait until it listens. */
+export async function startParlance(opts: { env?: Record<string, string>; dataDir?: string; keepDataDir?: boolean } = {}): Promise<Parlance> {
+  const dataDir = opts.dataDir ?? tempDir();
+  const env = { ...process.env, PARLANCE_LOG_LEVEL: 'warn', PARLANCE_HOST: '127.0.0.1', ...opts.env };
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dataDir], { env });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const info = await new Promise<{ url: string; apiKey?: string; organizationId?: string; projectId?: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s\nstdout: ${stdout}\nstderr: ${stderr}`)), 30_000);
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+      const m = /Parlance listening on (http:\/\/\S+)/.exec(stdout);
+      if (m) {
+        clearTimeout(timer);
+        resolve({
+          url: m[1]!,
+          apiKey: /api_key:\s+(\S+)/.exec(stdout)?.[1],
+          organizationId: /organization_id:\s+(\S+)/.exec(stdout)?.[1],
+          projectId: /project_id:\s+(\S+)/.exec(stdout)?.[1],
+        });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}\nstdout: ${stdout}\nstderr: ${stderr}`));
+    });
+  });
+  const admin = async <T>(...args: string[]): Promise<T> => {
+    const r = await runCli(['admin', ...args, '--data-dir', dataDir, '--json'], opts.env ?? {});
+    if (r.code !== 0) throw new Error(`admin ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+    return JSON.parse(r.stdout) as T;
+  };
+  let creds = info;
+  if (!creds.apiKey) {
+    const b = await admin<{ organization_id: string; project_id: string; api_key: string }>('bootstrap');
+    creds = { ...info, apiKey: b.api_key, organizationId: b.organization_id, projectId: b.project_id };
+  }
+  const server: Parlance = {
+    url: info.url,
+    apiKey: creds.apiKey!,
+    organizationId: creds.organizationId!,
+    projectId: creds.projectId!,
+    dataDir,
+    admin,
+    request(pathname, init = {}) {
+      const headers = new Headers(init.headers);
+      const key = init.key === undefined ? server.apiKey : init.key;
+      if (key !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${key}`);
+      return fetch(server.url + pathname, { ...init, headers });
+    },
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+      if (!opts.keepDataDir && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+    stderr: () => stderr,
+  };
+  return server;
+}
+
+/** Synthesize a short audio file with ffmpeg (a tone: the files API only needs decodable audio). */
+export async function makeAudio(file: string, opts: { seconds?: number; format?: string } = {}): Promise<string> {
+  const args = ['-nostdin', '-v', 'error', '-f', 'lavfi', '-i', `sine=frequency=440:duration=${opts.seconds ?? 1}`, '-ar', '16000', '-ac', '1'];
+  if (opts.format) args.push('-f', opts.format);
+  await execFileP('ffmpeg', [...args, '-y', file]);
+  return file;
+}
+
+export const PG_ADMIN_URL = process.env.PARLANCE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const REDIS_TEST_URL = process.env.PARLANCE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A fresh PostgreSQL database for one test file; drop() removes it. */
+export async function createPgDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `parlance_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
+  return {
+    url,
+    async drop() {
+      const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+/** Read a REST error body and check its exact shape. */
+export async function errorBody(res: Response): Promise<{
+  status_code: number;
+  error_type: string;
+  message: string;
+  validation_errors: { error_type: string; location: string; message: string }[];
+  request_id: string;
+  more_info: string;
+}> {
+  const body = (await res.json()) as Record<string, unknown>;
+  const keys = Object.keys(body).sort();
+  const expected = ['error_type', 'message', 'more_info', 'request_id', 'status_code', 'validation_errors'];
+  if (JSON.stringify(keys) !== JSON.stringify(expected)) throw new Error(`error body keys ${keys.join(',')} != ${expected.join(',')}`);
+  if (body.status_code !== res.status) throw new Error(`status_code ${String(body.status_code)} != HTTP ${res.status}`);
+  return body as never;
+}
