@@ -1,4 +1,5 @@
 // Process assembly: settings → storage → services → HTTP. `parlance serve` and the tests use this.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Settings } from './config/settings.js';
@@ -14,9 +15,9 @@ import { filesRoutes } from './modules/files/routes.js';
 import { FilesService } from './modules/files/service.js';
 import { RateLimits } from './modules/limits/rate-limits.js';
 import { TenancyRepository } from './modules/tenancy/repository.js';
-import { TenancyService } from './modules/tenancy/service.js';
+import { TenancyError, TenancyService } from './modules/tenancy/service.js';
 import { LocalBlobStore } from './storage/blob-store.js';
-import { openDatabase, type Db } from './storage/database.js';
+import { DATABASE_FILE, openDatabase, type Db } from './storage/database.js';
 
 /** A secret shared by every node (it lives in the database), created on first use. */
 async function instanceSecret(db: Db, name: string): Promise<Buffer> {
@@ -32,14 +33,29 @@ async function instanceSecret(db: Db, name: string): Promise<Buffer> {
 }
 
 /** Storage and the tenancy service only: what the admin CLI needs. */
-export async function openTenancy(settings: Settings): Promise<{ db: Db; tenancy: TenancyService; close(): Promise<void> }> {
+export async function openTenancy(
+  settings: Settings,
+  opts: { mustExist?: boolean } = {},
+): Promise<{ db: Db; tenancy: TenancyService; close(): Promise<void> }> {
+  // A mistyped --data-dir should say so, not quietly create an empty database there.
+  if (opts.mustExist && !settings.databaseUrl && !existsSync(path.join(settings.dataDir, DATABASE_FILE)))
+    throw new TenancyError(`no Parlance database in ${settings.dataDir} (start \`parlance serve\` or run \`parlance admin bootstrap\` there first)`);
   const db = await openDatabase({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl || undefined });
   const tenancy = new TenancyService(new TenancyRepository(db.kysely), new KeyRepository(db.kysely), { environment: settings.environment });
   return { db, tenancy, close: () => db.close() };
 }
 
 /** Build every service. The error reference URL defaults to this server's own page, known once it listens. */
-export async function createContext(settings: Settings): Promise<{ ctx: AppContext; setPublicUrl(url: string): void }> {
+export interface ContextHandle {
+  ctx: AppContext;
+  setPublicUrl(url: string): void;
+  /** Periodic upkeep; returns a stop function. */
+  startHousekeeping(): () => void;
+}
+
+const HOUR_MS = 3_600_000;
+
+export async function createContext(settings: Settings): Promise<ContextHandle> {
   const { db, tenancy } = await openTenancy(settings);
   const keys = new KeyRepository(db.kysely);
   const cursors = new CursorCodec(await instanceSecret(db, 'cursor_secret'));
@@ -59,6 +75,14 @@ export async function createContext(settings: Settings): Promise<{ ctx: AppConte
   };
   return {
     ctx,
+    startHousekeeping() {
+      // Expired temporary keys can never authenticate again; keep a day of them for troubleshooting.
+      const sweep = () => void keys.deleteExpiredTemporaryKeys(new Date(Date.now() - 24 * HOUR_MS).toISOString()).catch(() => undefined);
+      sweep();
+      const timer = setInterval(sweep, HOUR_MS);
+      timer.unref();
+      return () => clearInterval(timer);
+    },
     setPublicUrl(url) {
       if (!settings.errorReferenceUrl) referenceUrl = `${url.replace(/\/+$/, '')}/docs/errors`;
     },
@@ -75,7 +99,7 @@ export interface RunningServer {
 }
 
 export async function startServer(settings: Settings): Promise<RunningServer> {
-  const { ctx, setPublicUrl } = await createContext(settings);
+  const { ctx, setPublicUrl, startHousekeeping } = await createContext(settings);
   let bootstrap: RunningServer['bootstrap'];
   if (!(await ctx.tenancy.isBootstrapped())) {
     const b = await ctx.tenancy.bootstrap();
@@ -87,6 +111,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
   setPublicUrl(settings.publicUrl || url);
+  const stopHousekeeping = startHousekeeping();
   let closed = false;
   return {
     app,
@@ -96,6 +121,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
     async close() {
       if (closed) return;
       closed = true;
+      stopHousekeeping();
       await app.close();
       await ctx.rateLimits.close();
       await ctx.db.close();

@@ -31,8 +31,8 @@ function print(opts: CommonOpts, value: unknown, human: string): void {
 }
 
 /** Run an admin action against the data dir's database, closing it afterwards. */
-async function admin(opts: CommonOpts, action: (t: TenancyService) => Promise<void>): Promise<void> {
-  const { tenancy, close } = await openTenancy(settingsFrom(opts));
+async function admin(opts: CommonOpts, action: (t: TenancyService) => Promise<void>, create = false): Promise<void> {
+  const { tenancy, close } = await openTenancy(settingsFrom(opts), { mustExist: !create });
   try {
     await action(tenancy);
   } finally {
@@ -82,7 +82,7 @@ withCommon(adminCmd.command('bootstrap').description('create the first organizat
       const b = await t.bootstrap();
       const out = { organization_id: b.organization_id, project_id: b.project_id, api_key: b.api_key };
       print(opts, out, `organization_id: ${out.organization_id}\nproject_id:      ${out.project_id}\napi_key:         ${out.api_key}`);
-    }),
+    }, true),
 );
 
 withCommon(adminCmd.command('create-project').description('create a project in the organization'))

@@ -62,7 +62,7 @@ function rateSettings(): Record<string, SettingDef> {
 }
 
 export const settingDefs = {
-  dataDir: { env: 'PARLANCE_DATA_DIR', kind: 'string', default: './.data', doc: 'Data directory: SQLite database, blobs, logs.' },
+  dataDir: { env: 'PARLANCE_DATA_DIR', kind: 'string', default: './.data', doc: 'Data directory: the SQLite database and uploaded files (blobs).' },
   host: { env: 'PARLANCE_HOST', kind: 'string', default: '0.0.0.0', doc: 'Address the HTTP/WebSocket server binds to.' },
   port: { env: 'PARLANCE_PORT', kind: 'int', min: 0, default: 8080, doc: 'Port of the main HTTP interface (0 picks a free port).' },
   publicUrl: {
@@ -245,7 +245,8 @@ export function loadSettings(opts: LoadOptions = {}): Settings {
     if (env[def.env] !== undefined) raw = env[def.env];
     const o = opts.overrides?.[key as SettingKey];
     if (o !== undefined) raw = o;
-    out[key] = raw === def.default ? def.default : parseValue(key, def, raw);
+    // Parse defaults too: a default list must not be shared (and mutated) across loads.
+    out[key] = parseValue(key, def, raw);
   }
   out.dataDir = path.resolve(String(out.dataDir));
   return out as Settings;

@@ -3,7 +3,7 @@
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { RateCategory } from '../config/settings.js';
 import { newRequestId } from '../lib/ids.js';
 import type { PermissionLevel, PermissionScope } from '../modules/auth/permissions.js';
@@ -53,6 +53,21 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     trustProxy: settings.trustProxy,
     bodyLimit: settings.jsonBodyLimitBytes,
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false } },
+    // Errors raised by the router before any hook runs (bad percent-encoding, a path parameter over
+    // maxParamLength): answer with the REST error body and request id, not Fastify's own JSON.
+    frameworkErrors: (err, req, reply) => {
+      const apiErr =
+        err.code === 'FST_ERR_BAD_URL'
+          ? new ApiError('invalid_request', 'Malformed URL: invalid percent-encoding in the path.')
+          : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? new ApiError('invalid_request', 'A path segment is too long.')
+            : toApiError(err);
+      (reply as unknown as FastifyReply)
+        .code(apiErr.status)
+        .header('x-request-id', req.id)
+        .headers(apiErr.headers)
+        .send(restErrorBody(apiErr, req.id, ctx.errorReferenceUrl()));
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   // The SDKs send `Content-Type: application/json` on bodyless GET/DELETE and on some POSTs (sdk-wire-notes
@@ -100,11 +115,12 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     reply.code(apiErr.status).headers(apiErr.headers).send(restErrorBody(apiErr, req.id, ctx.errorReferenceUrl()));
   });
 
-  // Unknown paths → 404; a known path with another method → 405 with Allow.
+  // Unknown paths → 404; a known path with another method → 405 with Allow. Paths match exactly as the
+  // router does (a trailing slash is another path), so a 405 never names the method it refuses.
   const routes: { method: string; pattern: RegExp }[] = [];
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}/?$`);
+    const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}$`);
     for (const method of methods) routes.push({ method, pattern });
   });
   app.setNotFoundHandler((req, reply) => {

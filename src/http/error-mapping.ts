@@ -90,7 +90,7 @@ export function toApiError(err: unknown): ApiError {
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError('invalid_request', 'Unsupported Content-Type for this endpoint.');
   if (code in multipartCodes) return new ApiError('invalid_request', multipartCodes[code]);
   // Busboy and stream errors while reading a multipart body: the request itself was malformed or cut off.
-  if (/^(Unexpected end of form|Malformed part header|Multipart: Boundary not found|Unexpected end of multipart data)/i.test(e?.message ?? ''))
+  if (/unexpected end of (form|multipart data)|malformed part header|boundary not found/i.test(e?.message ?? ''))
     return new ApiError('invalid_request', 'Malformed multipart body.');
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)
     return new ApiError('invalid_request', 'Invalid request.');

@@ -28,8 +28,10 @@ export class CursorCodec {
     const dot = cursor.indexOf('.');
     if (dot <= 0 || cursor.length > 2048) throw bad();
     const payload = cursor.slice(0, dot);
-    const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
-    const expected = this.mac(payload);
+    // Compare the MAC as text: base64url decoding ignores stray characters and padding bits, so
+    // comparing decoded bytes would accept altered cursors.
+    const given = Buffer.from(cursor.slice(dot + 1));
+    const expected = Buffer.from(this.mac(payload).toString('base64url'));
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw bad();
     let parsed: unknown;
     try {

@@ -78,6 +78,14 @@ export interface FilesTable {
   created_at: string;
 }
 
+export interface FileUsageTable {
+  project_id: string;
+  organization_id: string;
+  source: string;
+  files: number;
+  bytes: number;
+}
+
 export interface InstanceSettingsTable {
   key: string;
   value: string;
@@ -90,5 +98,6 @@ export interface Database {
   api_keys: ApiKeysTable;
   temporary_api_keys: TemporaryApiKeysTable;
   files: FilesTable;
+  file_usage: FileUsageTable;
   instance_settings: InstanceSettingsTable;
 }

@@ -20,14 +20,29 @@ export class FilesRepository {
     private readonly dialect: Dialect,
   ) {}
 
+  /** Files and bytes stored by a project or organization, from the counters (one row per project and source). */
   async usage(scope: 'project' | 'organization', id: string, db: Kysely<Database> = this.db): Promise<Usage> {
     const col = scope === 'project' ? 'project_id' : 'organization_id';
     const r = await db
-      .selectFrom('files')
-      .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.coalesce(eb.fn.sum<number>('size'), sql<number>`0`).as('bytes')])
+      .selectFrom('file_usage')
+      .select((eb) => [eb.fn.coalesce(eb.fn.sum<number>('files'), sql<number>`0`).as('count'), eb.fn.coalesce(eb.fn.sum<number>('bytes'), sql<number>`0`).as('bytes')])
       .where(col, '=', id)
       .executeTakeFirstOrThrow();
     return { count: Number(r.count), bytes: Number(r.bytes) };
+  }
+
+  /** Adjust the counters of the file's project and source by one file (+1 or -1), in the caller's transaction. */
+  private async adjustUsage(tx: Kysely<Database>, row: FileRow, sign: 1 | -1): Promise<void> {
+    await tx
+      .insertInto('file_usage')
+      .values({ project_id: row.project_id, organization_id: row.organization_id, source: row.source, files: sign, bytes: sign * row.size })
+      .onConflict((oc) =>
+        oc.columns(['project_id', 'source']).doUpdateSet((eb) => ({
+          files: eb(eb.ref('file_usage.files'), '+', sign),
+          bytes: eb(eb.ref('file_usage.bytes'), '+', sign * row.size),
+        })),
+      )
+      .execute();
   }
 
   /**
@@ -44,6 +59,7 @@ export class FilesRepository {
       const refused = check(usage, row.size);
       if (refused) return refused;
       await tx.insertInto('files').values(row).execute();
+      await this.adjustUsage(tx, row, 1);
       return null;
     });
   }
@@ -60,19 +76,19 @@ export class FilesRepository {
   }
 
   async countBySource(projectId: string): Promise<Record<string, number>> {
-    const rows = await this.db
-      .selectFrom('files')
-      .select((eb) => ['source', eb.fn.countAll<number>().as('n')])
-      .where('project_id', '=', projectId)
-      .groupBy('source')
-      .execute();
-    return Object.fromEntries(rows.map((r) => [r.source, Number(r.n)]));
+    const rows = await this.db.selectFrom('file_usage').select(['source', 'files']).where('project_id', '=', projectId).execute();
+    return Object.fromEntries(rows.map((r) => [r.source, Number(r.files)]));
   }
 
+  /** Delete the row and its share of the counters together; returns the deleted row. */
   async delete(projectId: string, id: string): Promise<FileRow | undefined> {
-    const row = await this.get(projectId, id);
-    if (!row) return undefined;
-    const r = await this.db.deleteFrom('files').where('project_id', '=', projectId).where('id', '=', id).executeTakeFirst();
-    return Number(r.numDeletedRows) > 0 ? row : undefined;
+    return this.db.transaction().execute(async (tx) => {
+      const row = await tx.selectFrom('files').selectAll().where('project_id', '=', projectId).where('id', '=', id).executeTakeFirst();
+      if (!row) return undefined;
+      const r = await tx.deleteFrom('files').where('project_id', '=', projectId).where('id', '=', id).executeTakeFirst();
+      if (Number(r.numDeletedRows) === 0) return undefined;
+      await this.adjustUsage(tx, row, -1);
+      return row;
+    });
   }
 }

@@ -1,5 +1,6 @@
 // Files over HTTP: parse, delegate to FilesService, shape the reply. No rules live here.
 import type { RouteModule } from '../../http/context.js';
+import { watchCloseDelimiter } from '../../lib/multipart-close.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
 import { countFilesSchema, deleteFileSchema, getFileSchema, listFilesSchema, uploadFileSchema } from './schemas.js';
 import type { StagedUpload } from './service.js';
@@ -33,7 +34,11 @@ export const filesRoutes: RouteModule = async (app, { ctx }) => {
     let staged: StagedUpload | undefined;
     const fields: Record<string, string> = {};
     try {
-      for await (const part of req.parts()) {
+      const parts = req.parts();
+      const first = parts.next(); // starts piping the body into the parser; the watcher joins in the same tick
+      const closed = watchCloseDelimiter(req.raw, req.headers['content-type']);
+      for (let r = await first; !r.done; r = await parts.next()) {
+        const part = r.value;
         if (part.type === 'file') {
           if (part.fieldname !== 'file' || staged) {
             part.file.resume();
@@ -44,6 +49,9 @@ export const filesRoutes: RouteModule = async (app, { ctx }) => {
           fields[part.fieldname] = String(part.value);
         }
       }
+      // @fastify/multipart ends the parts quietly when the body stops before the closing boundary, which
+      // would silently drop a cut-off field: a body without its close delimiter is malformed.
+      if (!closed()) throw new ApiError('invalid_request', 'Malformed multipart body: it ends before the closing boundary.');
     } catch (err) {
       if (staged) await files.discard(staged);
       throw err;

@@ -16,6 +16,8 @@ import type { FileRow, FilesRepository, Usage } from './repository.js';
 export const MAX_FILENAME_LENGTH = 256;
 export const MAX_CLIENT_REFERENCE_ID_LENGTH = 256;
 const GB = 1e9;
+/** A GB cap in whole bytes: 0.000064159 * 1e9 is 64158.99999999999 in floating point, and must mean 64159. */
+const capBytes = (gb: number): number => Math.round(gb * GB);
 
 export function toFileRecord(row: FileRow): FileRecord {
   return { id: row.id, filename: row.filename, size: row.size, created_at: row.created_at, client_reference_id: row.client_reference_id };
@@ -55,8 +57,8 @@ export class FilesService {
     const checks: [number, number, string][] = [
       [c.filesTotalCountProject, usage.project.count + files, `files_total_count cap of the project (${c.filesTotalCountProject} files)`],
       [c.filesTotalCountOrg, usage.organization.count + files, `files_total_count cap of the organization (${c.filesTotalCountOrg} files)`],
-      [c.filesTotalSizeGbProject * GB, usage.project.bytes + bytes, `files_total_size_gb cap of the project (${c.filesTotalSizeGbProject} GB)`],
-      [c.filesTotalSizeGbOrg * GB, usage.organization.bytes + bytes, `files_total_size_gb cap of the organization (${c.filesTotalSizeGbOrg} GB)`],
+      [capBytes(c.filesTotalSizeGbProject), usage.project.bytes + bytes, `files_total_size_gb cap of the project (${c.filesTotalSizeGbProject} GB)`],
+      [capBytes(c.filesTotalSizeGbOrg), usage.organization.bytes + bytes, `files_total_size_gb cap of the organization (${c.filesTotalSizeGbOrg} GB)`],
     ];
     for (const [cap, wouldBe, name] of checks) if (cap > 0 && wouldBe > cap) return `Limit exceeded: this upload would exceed the ${name}.`;
     return null;
@@ -83,9 +85,12 @@ export class FilesService {
   /** Stream the file part to disk, never holding more than a chunk in memory, within limit and quota. */
   async receive(ctx: AuthContext, file: Readable, partFilename: string): Promise<StagedUpload> {
     const usage = await this.usage(ctx);
-    const sizeRoom = (cap: number, used: number) => (cap > 0 ? cap * GB - used : Infinity);
+    const sizeRoom = (cap: number, used: number) => (cap > 0 ? capBytes(cap) - used : Infinity);
     const quotaRoom = Math.min(sizeRoom(this.caps.filesTotalSizeGbProject, usage.project.bytes), sizeRoom(this.caps.filesTotalSizeGbOrg, usage.organization.bytes));
     const { tempPath, stream } = this.blobs.createTemp();
+    // An error of the part stream itself means the multipart body was cut off or malformed (the client's fault).
+    let sourceError: unknown;
+    file.once('error', (err) => (sourceError = err));
     let size = 0;
     const limit = this.caps.maxFileSizeBytes;
     const counter = new Transform({
@@ -108,6 +113,7 @@ export class FilesService {
         throw new ApiError('limit_exceeded', this.capViolation(usage, size, 1) ?? 'Limit exceeded: files_total_size_gb cap.');
       }
       if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw this.tooLarge();
+      if (sourceError !== undefined && err === sourceError) throw new ApiError('invalid_request', 'Malformed multipart body: the file part ended early.');
       throw err;
     }
     return { tempPath, size, partFilename };

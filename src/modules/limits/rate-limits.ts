@@ -18,6 +18,8 @@ interface Scoped {
 export class RateLimits {
   private readonly limiters = new Map<RateCategory, Scoped[]>();
   private readonly redis?: Redis;
+  /** Settles once the first Redis connection attempt is over (ready or failed). */
+  private readonly firstConnection?: Promise<void>;
 
   constructor(settings: Settings, opts: { keyPrefix?: string } = {}) {
     const prefix = opts.keyPrefix ?? 'parlance:rl';
@@ -25,6 +27,16 @@ export class RateLimits {
       // rate-limiter-flexible asks for no offline queue, so a Redis outage fails fast to the insurance limiter.
       this.redis = new Redis(settings.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
       this.redis.on('error', () => undefined);
+      // Without the offline queue, a command sent while still connecting fails at once and is counted by the
+      // per-process insurance limiter instead: the first requests after start would escape the shared count.
+      const redis = this.redis;
+      this.firstConnection = new Promise<void>((resolve) => {
+        const done = () => {
+          redis.off('ready', done).off('error', done).off('end', done);
+          resolve();
+        };
+        redis.once('ready', done).once('error', done).once('end', done);
+      });
     }
     for (const cat of rateCategories) {
       const scoped: Scoped[] = [];
@@ -45,6 +57,7 @@ export class RateLimits {
   /** Count one request; throws 429 limit_exceeded naming the limit, or returns the headers to send. */
   async consume(category: RateCategory, organizationId: string, projectId: string): Promise<RateLimitHeaders | null> {
     const scoped = this.limiters.get(category) ?? [];
+    if (this.firstConnection && scoped.length) await this.firstConnection;
     let tightest: { points: number; res: RateLimiterRes } | null = null;
     for (const s of scoped) {
       const key = s.scope === 'project' ? projectId : organizationId;

@@ -1,0 +1,73 @@
+# Parlance developer and operator entry points. On a fresh Debian machine:
+#   make serve   install everything (Debian packages + npm), build, start the server on embedded defaults
+#   make test    install everything, build, lint, typecheck and run the whole test suite
+# Both start with `make setup`, which is idempotent: a second run with nothing changed does no work.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+NPM_STAMP := node_modules/.parlance-setup-stamp
+NATIVE_STAMP := node_modules/.parlance-native-stamp
+NATIVE_INPUTS := $(shell find native -name build -prune -o -type f -print 2>/dev/null)
+BUILD_STAMP := dist/.parlance-build-stamp
+BUILD_INPUTS := $(shell find src -type d -o -name '*.ts' -not -name '*.test.ts' 2>/dev/null) tsconfig.json tsconfig.build.json
+
+# Extra arguments for `make serve`, e.g. make serve SERVE_ARGS="--port 9000 --data-dir /var/lib/parlance"
+SERVE_ARGS ?=
+
+.PHONY: help setup deps debian-packages node-modules native build serve test lint typecheck readme clean
+
+help:
+	@echo "make serve      install everything, build and start the server (PARLANCE_* settings apply; SERVE_ARGS=...)"
+	@echo "make test       install everything, build, lint, typecheck and run the whole test suite"
+	@echo "make setup      install Debian packages and npm dependencies, then build (idempotent)"
+	@echo "make build      compile TypeScript to dist/ and the native addons (npm run build:native)"
+	@echo "make lint       eslint"
+	@echo "make typecheck  tsc --noEmit over src, test and bench"
+	@echo "make readme     regenerate README.md's settings table from src/config/settings.ts"
+	@echo "make clean      remove dist/ and the setup stamp (never the data directory)"
+
+setup: deps build
+
+deps: debian-packages node-modules
+
+debian-packages:
+	@bash scripts/install-debian-packages.sh
+
+node-modules: $(NPM_STAMP)
+
+$(NPM_STAMP): package.json package-lock.json
+	@bash scripts/install-node-modules.sh $(NPM_STAMP)
+
+# Native addons under native/ (package.json's build:native script, when there is one).
+native: $(NATIVE_STAMP)
+
+$(NATIVE_STAMP): $(NPM_STAMP) $(NATIVE_INPUTS)
+	npm run build:native --if-present --silent
+	@touch $(NATIVE_STAMP)
+
+build: native $(BUILD_STAMP)
+
+$(BUILD_STAMP): $(NPM_STAMP) $(BUILD_INPUTS)
+	npm run build --silent
+	@touch $(BUILD_STAMP)
+
+serve: setup
+	node bin/parlance.js serve $(SERVE_ARGS)
+
+test: setup
+	npm run lint --silent
+	npm run typecheck --silent
+	node scripts/run-tests.mjs
+
+lint: node-modules
+	npm run lint --silent
+
+typecheck: node-modules
+	npm run typecheck --silent
+
+readme: node-modules
+	node --import tsx scripts/update-readme-settings.mjs
+
+clean:
+	rm -rf dist $(NPM_STAMP) $(NATIVE_STAMP)

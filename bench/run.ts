@@ -1,0 +1,75 @@
+// `npm run bench -- <suite> [--quick]`: build dist/, run one benchmark suite against real server
+// processes, print a results table and write bench/results/<suite>-<timestamp>.json.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { buildDist, Cleanup, formatTable, machineInfo, requireTools, ROOT, type Suite } from './lib.js';
+
+const suites: Record<string, { about: string; load: () => Promise<Suite> }> = {
+  http: { about: 'files API: count req/s, listing 1,000 files, 1 GiB streaming upload', load: async () => (await import('./http.js')).run },
+};
+
+function usage(): string {
+  const names = Object.entries(suites).map(([name, s]) => `  ${name.padEnd(10)} ${s.about}`);
+  return ['usage: npm run bench -- <suite> [--quick]', '', 'suites:', ...names, '', '--quick  short smoke run (smaller sizes, shorter loads)'].join('\n');
+}
+
+async function main(): Promise<number> {
+  const args = process.argv.slice(2);
+  const flags = new Set(args.filter((a) => a.startsWith('-')));
+  const positional = args.filter((a) => !a.startsWith('-'));
+  const name = positional[0];
+  const unknownFlags = [...flags].filter((f) => f !== '--quick');
+  if (!name || positional.length > 1 || unknownFlags.length || !Object.hasOwn(suites, name)) {
+    if (name && !Object.hasOwn(suites, name)) console.error(`unknown suite "${name}"\n`);
+    if (unknownFlags.length) console.error(`unknown option ${unknownFlags.join(' ')}\n`);
+    console.error(usage());
+    return 2;
+  }
+  const quick = flags.has('--quick');
+
+  const cleanup = new Cleanup();
+  let interrupted = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${signal}: cleaning up`);
+    void cleanup.run().finally(() => process.exit(130));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const startedAt = new Date();
+  const log = (m: string) => console.error(`[bench ${name}] ${m}`);
+  try {
+    log('building dist/ (tsc -p tsconfig.build.json)');
+    buildDist();
+    requireTools(['ffmpeg', 'ffprobe']);
+    const machine = machineInfo();
+    const suite = await suites[name]!.load();
+    const { rows, raw } = await suite({ quick, cleanup, log });
+    const finishedAt = new Date();
+
+    const dir = path.join(ROOT, 'bench', 'results');
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `${name}-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+    const report = { suite: name, quick, started_at: startedAt.toISOString(), finished_at: finishedAt.toISOString(), machine, results: rows, raw };
+    writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+
+    const m = machine as { cpu_model: string; cpu_count: number; total_memory_gib: number; node_version: string };
+    console.log(`\n${name} benchmarks${quick ? ' (--quick: smoke run, not comparable)' : ''} — ${m.cpu_model}, ${m.cpu_count} cores, ${m.total_memory_gib} GiB RAM, Node ${m.node_version}, ${startedAt.toISOString()}\n`);
+    console.log(formatTable(rows));
+    const missed = rows.filter((r) => r.met === false).length;
+    console.log(`\n${missed ? `${missed} target(s) not met` : 'all targets met'}; raw results: ${path.relative(ROOT, file)}`);
+    return 0;
+  } finally {
+    await cleanup.run();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    process.exit(1);
+  },
+);

@@ -1,0 +1,61 @@
+// Run the whole vitest suite and close with one plain summary line that CI recognises:
+//   tests: N passed, N failed, N skipped
+// Vitest prints its own report (default reporter) and a JSON report to a temporary file; the summary is
+// computed from the JSON. The exit code is vitest's, and non-zero whenever anything failed.
+// Usage: node scripts/run-tests.mjs [extra vitest arguments]
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const root = path.resolve(import.meta.dirname, '..');
+const vitest = path.join(root, 'node_modules', 'vitest', 'vitest.mjs');
+if (!existsSync(vitest)) {
+  console.error('run-tests: vitest is not installed; run `make setup` first');
+  process.exit(1);
+}
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'parlance-vitest-'));
+const jsonFile = path.join(tmp, 'results.json');
+const args = [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${jsonFile}`, ...process.argv.slice(2)];
+
+const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit' });
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+
+const code = await new Promise((resolve) => {
+  child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
+  child.on('error', (err) => {
+    console.error(`run-tests: could not start vitest: ${err.message}`);
+    resolve(1);
+  });
+});
+
+let report;
+try {
+  report = JSON.parse(readFileSync(jsonFile, 'utf8'));
+} catch {
+  report = undefined;
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+if (!report) {
+  console.log(`run-tests: vitest wrote no JSON report (exit code ${code}); no test summary`);
+  process.exit(code || 1);
+}
+
+const passed = report.numPassedTests ?? 0;
+const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+let failed = report.numFailedTests ?? 0;
+// A test file that failed without a failing test (import error, failing beforeAll/afterAll hook) counts as
+// one failure, so the summary never reads "0 failed" for a run that failed.
+const brokenFiles = (report.testResults ?? []).filter(
+  (file) => file.status === 'failed' && !(file.assertionResults ?? []).some((t) => t.status === 'failed'),
+);
+for (const file of brokenFiles) console.log(`run-tests: ${path.relative(root, file.name)} failed outside its tests: ${(file.message ?? '').split('\n')[0]}`);
+failed += brokenFiles.length;
+
+const exitCode = code !== 0 ? code : failed > 0 || report.success === false ? 1 : 0;
+if (exitCode !== 0 && failed === 0) console.log(`run-tests: vitest failed (exit code ${code}) although no test failed; see its output above`);
+console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(exitCode);

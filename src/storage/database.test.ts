@@ -1,0 +1,167 @@
+// openDatabase against both real engines: embedded SQLite in a temp dir and a fresh PostgreSQL database.
+import { execFile } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPgDatabase, ROOT, tempDir } from '../../test/harness.js';
+
+const execFileP = promisify(execFile);
+import { migrationNames, openDatabase, type Db, type DatabaseOptions } from './database.js';
+
+interface Target {
+  options: DatabaseOptions;
+  cleanup(): Promise<void>;
+}
+
+const targets: [string, () => Promise<Target>][] = [
+  [
+    'sqlite',
+    async () => {
+      const dir = tempDir('parlance-db-');
+      // A data dir that does not exist yet: openDatabase creates it.
+      return { options: { dataDir: path.join(dir, 'nested', 'data') }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+    },
+  ],
+  [
+    'postgres',
+    async () => {
+      const dir = tempDir('parlance-db-');
+      const pgdb = await createPgDatabase();
+      return {
+        options: { dataDir: dir, databaseUrl: pgdb.url },
+        cleanup: async () => {
+          await pgdb.drop();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  ],
+];
+
+async function withOptions<T>(options: DatabaseOptions, fn: (db: Db) => Promise<T>): Promise<T> {
+  const db = await openDatabase(options);
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+const TABLES = ['api_keys', 'file_usage', 'files', 'instance_settings', 'organizations', 'projects', 'temporary_api_keys'];
+
+describe.each(targets)('openDatabase (%s)', (dialect, make) => {
+  let target: Target;
+  beforeAll(async () => {
+    target = await make();
+  });
+  afterAll(async () => target?.cleanup());
+
+  const withDb = <T>(fn: (db: Db) => Promise<T>): Promise<T> => withOptions(target.options, fn);
+
+  it('creates every table and records the migration', async () => {
+    await withDb(async (db) => {
+      expect(db.dialect).toBe(dialect);
+      const tables = (await db.kysely.introspection.getTables()).map((t) => t.name).sort();
+      expect(tables).toEqual(TABLES);
+      const migrations = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db.kysely);
+      expect(migrations.rows.map((r) => r.name)).toEqual(migrationNames);
+    });
+    if (dialect === 'sqlite') expect(existsSync(path.join(target.options.dataDir, 'parlance.db'))).toBe(true);
+  });
+
+  it('is idempotent: reopening keeps the data and runs nothing twice', async () => {
+    await withDb((db) => db.kysely.insertInto('instance_settings').values({ key: 'probe', value: 'kept' }).execute());
+    await withDb(async (db) => {
+      const row = await db.kysely.selectFrom('instance_settings').select('value').where('key', '=', 'probe').executeTakeFirst();
+      expect(row).toEqual({ value: 'kept' });
+      const migrations = await sql<{ n: number }>`SELECT count(*) AS n FROM kysely_migration`.execute(db.kysely);
+      expect(Number(migrations.rows[0]!.n)).toBe(migrationNames.length);
+    });
+  });
+
+  it('backfills the file counters of files stored before migration 0002', async () => {
+    const fresh = await make();
+    try {
+      const file = (id: string, project: string, source: string, size: number) => ({
+        id, organization_id: 'org-1', project_id: project, filename: `${id}.wav`, size, client_reference_id: null,
+        source, blob_key: `files/${project}/${id}`, duration_ms: null, format: null, created_at: '2026-01-01T00:00:00.000Z',
+      });
+      await withOptions({ ...fresh.options, migrateTo: '0001-foundation' }, async (db) => {
+        expect((await db.kysely.introspection.getTables()).map((t) => t.name)).not.toContain('file_usage');
+        await db.kysely
+          .insertInto('files')
+          .values([file('a', 'p1', 'public_api', 10), file('b', 'p1', 'public_api', 5), file('c', 'p1', 'playground', 7), file('d', 'p2', 'public_api', 1)])
+          .execute();
+      });
+      await withOptions(fresh.options, async (db) => {
+        const rows = await db.kysely.selectFrom('file_usage').selectAll().orderBy('project_id').orderBy('source').execute();
+        expect(rows.map((r) => ({ ...r, files: Number(r.files), bytes: Number(r.bytes) }))).toEqual([
+          { project_id: 'p1', organization_id: 'org-1', source: 'playground', files: 1, bytes: 7 },
+          { project_id: 'p1', organization_id: 'org-1', source: 'public_api', files: 2, bytes: 15 },
+          { project_id: 'p2', organization_id: 'org-1', source: 'public_api', files: 1, bytes: 1 },
+        ]);
+      });
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
+  it('survives several processes migrating a fresh database at once (nodes and the admin CLI starting together)', async () => {
+    const fresh = await make();
+    try {
+      // Separate processes (the compiled module, as `parlance` runs it): better-sqlite3 blocks its thread
+      // while waiting for a lock, so in-process connections cannot stand in for other processes.
+      const script = `const { openDatabase } = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'dist', 'storage', 'database.js')).href)});
+        const db = await openDatabase(JSON.parse(process.argv[1])); await db.close();`;
+      const runs = await Promise.allSettled(
+        Array.from({ length: 3 }, () => execFileP(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(fresh.options)])),
+      );
+      const failures = runs.flatMap((r) => (r.status === 'rejected' ? [String((r.reason as { stderr?: string }).stderr ?? r.reason)] : []));
+      expect(failures).toEqual([]);
+      await withOptions(fresh.options, async (db) => {
+        expect((await db.kysely.introspection.getTables()).map((t) => t.name).sort()).toEqual(TABLES);
+        const migrations = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db.kysely);
+        expect(migrations.rows.map((r) => r.name)).toEqual(migrationNames);
+      });
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
+  it('returns counts, sums and bigint columns as JS numbers, exactly', async () => {
+    await withDb(async (db) => {
+      const big = 2 ** 40 + 7; // beyond 32 bits
+      await db.kysely
+        .insertInto('files')
+        .values([
+          { id: 'n1', organization_id: 'o', project_id: 'p', filename: 'a', size: big, client_reference_id: null, source: 'public_api', blob_key: 'k1', duration_ms: 1500, format: 'wav', created_at: '2025-01-01T00:00:00.000Z' },
+          { id: 'n2', organization_id: 'o', project_id: 'p', filename: 'b', size: 3, client_reference_id: null, source: 'public_api', blob_key: 'k2', duration_ms: null, format: null, created_at: '2025-01-01T00:00:00.000Z' },
+        ])
+        .execute();
+      const row = await db.kysely.selectFrom('files').select(['size', 'duration_ms']).where('id', '=', 'n1').executeTakeFirstOrThrow();
+      expect(row).toEqual({ size: big, duration_ms: 1500 });
+      const agg = await db.kysely
+        .selectFrom('files')
+        .select((eb) => [eb.fn.countAll().as('n'), eb.fn.sum('size').as('total')])
+        .where('project_id', '=', 'p')
+        .executeTakeFirstOrThrow();
+      expect(agg).toEqual({ n: 2, total: big + 3 });
+    });
+  });
+
+  if (dialect === 'sqlite') {
+    it('runs SQLite in WAL mode with foreign keys and a busy timeout', async () => {
+      await withDb(async (db) => {
+        const mode = await sql<{ journal_mode: string }>`PRAGMA journal_mode`.execute(db.kysely);
+        expect(mode.rows[0]!.journal_mode).toBe('wal');
+        const fk = await sql<{ foreign_keys: number }>`PRAGMA foreign_keys`.execute(db.kysely);
+        expect(fk.rows[0]!.foreign_keys).toBe(1);
+        const busy = await sql<{ timeout: number }>`PRAGMA busy_timeout`.execute(db.kysely);
+        expect(busy.rows[0]!.timeout).toBeGreaterThanOrEqual(1000);
+      });
+    });
+  }
+});
