@@ -53,6 +53,17 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     trustProxy: settings.trustProxy,
     bodyLimit: settings.jsonBodyLimitBytes,
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false } },
+    // Requests Node's HTTP parser rejects (a control character in a header, a broken request line) never
+    // reach Fastify's routing: answer them on the socket with the same REST body, then close.
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket: import('node:net').Socket) => {
+      if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+      const requestId = newRequestId();
+      const body = JSON.stringify(restErrorBody(new ApiError('invalid_request', 'Malformed HTTP request.'), requestId, ctx.errorReferenceUrl()));
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+          `x-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
     // Errors raised by the router before any hook runs (bad percent-encoding, a path parameter over
     // maxParamLength): answer with the REST error body and request id, not Fastify's own JSON.
     frameworkErrors: (err, req, reply) => {

@@ -6,7 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgDatabase, ROOT, tempDir } from '../../test/harness.js';
+import pg from 'pg';
+import { createPgDatabase, PG_ADMIN_URL, ROOT, tempDir } from '../../test/harness.js';
 
 const execFileP = promisify(execFile);
 import { migrationNames, openDatabase, type Db, type DatabaseOptions } from './database.js';
@@ -79,6 +80,24 @@ describe.each(targets)('openDatabase (%s)', (dialect, make) => {
       expect(row).toEqual({ value: 'kept' });
       const migrations = await sql<{ n: number }>`SELECT count(*) AS n FROM kysely_migration`.execute(db.kysely);
       expect(Number(migrations.rows[0]!.n)).toBe(migrationNames.length);
+    });
+  });
+
+  it.runIf(dialect === 'postgres')('keeps working after the server terminates its idle connections', async () => {
+    await withDb(async (db) => {
+      await db.kysely.selectFrom('organizations').selectAll().execute();
+      const dbName = new URL(target.options.databaseUrl!).pathname.slice(1);
+      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await admin.connect();
+      try {
+        // What a database restart or failover does to idle pooled connections.
+        await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [dbName]);
+      } finally {
+        await admin.end();
+      }
+      await new Promise((r) => setTimeout(r, 200));
+      // Without an 'error' listener on the pool the process would have crashed by now (unhandled error).
+      expect(await db.kysely.selectFrom('organizations').selectAll().execute()).toEqual([]);
     });
   });
 

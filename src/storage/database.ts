@@ -46,6 +46,10 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Db> {
           oid === 20 || oid === 1700 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'),
       },
     });
+    // An idle client whose server connection ends (database restart, failover, a forced drop) emits
+    // 'error' on the pool; unheard, that would crash the process. pg drops the client by itself and the
+    // next query opens a fresh connection, so listening is all that is needed.
+    pool.on('error', () => undefined);
     db = { kysely: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres', close: () => db.kysely.destroy() };
   } else {
     mkdirSync(opts.dataDir, { recursive: true });

@@ -1,6 +1,7 @@
 // The REST error surface, black-box: exact bodies, request ids, more_info anchors, routing errors, body
 // parsing (D23: bodyless requests with a JSON content type), list parameters, cursors, and no stack traces.
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -311,6 +312,25 @@ describe('list parameters', () => {
 });
 
 describe('no internals leak', () => {
+  it('answers a request the HTTP parser rejects with the REST error body', async () => {
+    const { hostname, port } = new URL(s.url);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const sock = connect(Number(port), hostname, () => sock.write('GET /v1/files HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n'));
+      let data = '';
+      sock.setEncoding('utf8').on('data', (d: string) => (data += d));
+      sock.on('end', () => resolve(data));
+      sock.on('error', reject);
+    });
+    const [head, body] = raw.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    const parsed = JSON.parse(body!) as Record<string, unknown>;
+    expect(Object.keys(parsed).sort()).toEqual(['error_type', 'message', 'more_info', 'request_id', 'status_code', 'validation_errors']);
+    expect(parsed).toMatchObject({ status_code: 400, error_type: 'invalid_request', validation_errors: [] });
+    expect(head).toContain(`x-request-id: ${String(parsed.request_id)}`);
+    // The server still serves the next request.
+    expect((await s.request('/health', { key: null })).status).toBe(200);
+  });
+
   const stackLike = /\n\s+at |\bat [^\s]+ \(|\.(js|ts|mjs):\d+|node:internal|node_modules/;
 
   const hostile: { name: string; send: () => Promise<Response> }[] = [
