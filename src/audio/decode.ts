@@ -1,0 +1,113 @@
+// Streaming decode of any audio input to 16 kHz mono s16le PCM through an ffmpeg child process.
+//
+//   for await (const pcm of decodeToPcm('/path/file.mp3')) recognizer...;
+//
+// - The input is a file path (seekable: every container works) or a byte stream piped to ffmpeg's stdin (formats
+//   that need seeking, e.g. MP4 with its index at the end, fail from a pipe: pass a path for those).
+// - Backpressure: ffmpeg's stdout is read only as fast as the consumer pulls, so ffmpeg blocks instead of buffering.
+// - Failure: when ffmpeg exits non-zero (undecodable input, no audio stream) the iteration rejects with an
+//   AudioDecodeError carrying ffmpeg's first error line.
+// - Early stop (break, return, throw in the consumer, or the abort signal): ffmpeg is killed and reaped before the
+//   iteration settles, so no child outlives it and none is left a zombie.
+import { spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+export const PCM_SAMPLE_RATE = 16_000;
+/** Bytes per second of 16 kHz mono s16le. */
+export const PCM_BYTES_PER_SECOND = PCM_SAMPLE_RATE * 2;
+
+export class AudioDecodeError extends Error {
+  constructor(
+    message: string,
+    /** ffmpeg's stderr (truncated), for logs; not for clients, it may name server paths. */
+    readonly detail = '',
+  ) {
+    super(message);
+    this.name = 'AudioDecodeError';
+  }
+}
+
+export interface DecodeOptions {
+  /** Output sample rate (default 16 000). */
+  sampleRate?: number;
+  /** Stops decoding; the iteration then rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** ffmpeg executable (default "ffmpeg" on PATH). */
+  ffmpegPath?: string;
+  /** Limit decoding to this many seconds of audio. */
+  maxSeconds?: number;
+}
+
+export type DecodeInput = string | Readable | AsyncIterable<Uint8Array>;
+
+/** Decode `input` to mono s16le PCM chunks (Buffers of arbitrary, even length). */
+export async function* decodeToPcm(input: DecodeInput, options: DecodeOptions = {}): AsyncGenerator<Buffer, void, undefined> {
+  const { signal } = options;
+  signal?.throwIfAborted();
+  const fromFile = typeof input === 'string';
+  const args = ['-nostdin', '-hide_banner', '-v', 'error', '-i', fromFile ? input : 'pipe:0', '-map', '0:a:0', '-vn', '-sn', '-dn'];
+  if (options.maxSeconds !== undefined) args.push('-t', String(options.maxSeconds));
+  args.push('-f', 's16le', '-acodec', 'pcm_s16le', '-ac', '1', '-ar', String(options.sampleRate ?? PCM_SAMPLE_RATE), 'pipe:1');
+
+  const child = spawn(options.ffmpegPath ?? 'ffmpeg', args, { stdio: [fromFile ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  const stdout = child.stdout!;
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    if (stderr.length < 16_384) stderr += d;
+  });
+  let spawnError: Error | undefined;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('error', (err) => {
+      spawnError = err;
+      // A failed spawn emits 'error' and may never emit 'close'.
+      if (child.pid === undefined) resolve({ code: null, signal: null });
+    });
+    child.once('close', (code, sig) => resolve({ code, signal: sig }));
+  });
+
+  if (!fromFile && child.stdin) {
+    // EPIPE when ffmpeg stops reading (error or early stop) is expected: the exit status tells the story.
+    pipeline(input, child.stdin).catch(() => {});
+  }
+
+  const kill = (): void => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  signal?.addEventListener('abort', kill, { once: true });
+  try {
+    for await (const chunk of stdout as AsyncIterable<Buffer>) {
+      yield chunk;
+    }
+    const { code, signal: sig } = await exited;
+    signal?.throwIfAborted();
+    if (spawnError) {
+      const missing = (spawnError as NodeJS.ErrnoException).code === 'ENOENT';
+      throw new AudioDecodeError(missing ? 'ffmpeg is not installed' : `could not start ffmpeg: ${spawnError.message}`);
+    }
+    if (code !== 0) {
+      const reason = sig ? `ffmpeg was killed by ${sig}` : firstErrorLine(stderr);
+      throw new AudioDecodeError(`audio could not be decoded: ${reason}`, stderr);
+    }
+  } finally {
+    signal?.removeEventListener('abort', kill);
+    kill();
+    await exited;
+    if (!fromFile && typeof (input as Readable).destroy === 'function' && !(input as Readable).readableEnded) {
+      (input as Readable).destroy();
+    }
+  }
+}
+
+/** Collect a whole decode into one Buffer (tests, short clips). */
+export async function decodeToBuffer(input: DecodeInput, options: DecodeOptions = {}): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of decodeToPcm(input, options)) parts.push(chunk);
+  return Buffer.concat(parts);
+}
+
+function firstErrorLine(stderr: string): string {
+  const line = stderr.split('\n').find((l) => l.trim()) ?? 'ffmpeg failed without a message';
+  // ffmpeg prefixes lines with the input path; keep server paths out of client-facing messages.
+  return line.replace(/^[^:]*\/[^:]*: /, '').trim().slice(0, 200);
+}

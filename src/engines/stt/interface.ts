@@ -1,0 +1,132 @@
+// Speech-to-text engine contract. The API layer (async transcriptions, real-time sessions) talks only to these
+// types; an engine (pocketsphinx today, sherpa-onnx models later) implements them behind the registry.
+//
+// Audio in: 16 kHz, mono, signed 16-bit little-endian PCM (what src/audio/decode.ts produces). Chunks may have
+// any length, including an odd number of bytes: implementations carry the split sample over.
+// Times out: integer milliseconds from the first sample the recognizer was given.
+
+/** Sample rate every recognizer consumes. */
+export const STT_SAMPLE_RATE = 16_000;
+
+/** One recognised word. `text` is the bare word (no surrounding spaces); the API layer decides spacing. */
+export interface Token {
+  text: string;
+  /** Inclusive start, ms from the beginning of the audio. */
+  start_ms: number;
+  /** Exclusive end, ms from the beginning of the audio; always > start_ms. */
+  end_ms: number;
+  /**
+   * Confidence in [0, 1]. For final tokens this is the engine's word posterior. Non-final (partial) tokens carry
+   * a provisional value (engines may not have a posterior before the utterance ends; pocketsphinx reports 1).
+   */
+  confidence: number;
+}
+
+/** What an engine or model can do; the API layer rejects requests for features a model lacks. */
+export interface SttFeatures {
+  /** Per-token start/end times. */
+  timestamps: boolean;
+  /** Per-token confidence that means something (a posterior, not a constant). */
+  confidence: boolean;
+  /** `Recognizer.stream()` gives partial results while audio arrives. */
+  streaming: boolean;
+  /** Speaker labels on tokens. */
+  diarization: boolean;
+  /** Translation of the recognised text. */
+  translation: boolean;
+}
+
+export interface TranscribeOptions {
+  /** BCP-47-ish language hint ("en"); engines that serve one language ignore it. */
+  language?: string;
+  /** Aborts decoding; the promise then rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Called with each batch of final tokens as soon as it is known (progress for long files). */
+  onTokens?: (tokens: Token[]) => void;
+}
+
+export interface StreamOptions {
+  language?: string;
+  /**
+   * End an utterance by itself after this much trailing silence, turning its tokens final (default engine-defined,
+   * ~600 ms). 0 disables it: tokens then become final only at `finalize()` / `end()` or at the engine's maximum
+   * utterance length.
+   */
+  endpointSilenceMs?: number;
+  /** Minimum audio between two partial results, in ms (default engine-defined, ~200 ms). */
+  partialIntervalMs?: number;
+}
+
+export interface StreamEvents {
+  /**
+   * The current non-final hypothesis of the open utterance. Each event replaces the previous partial; an empty list
+   * is never sent. Times are on the same clock as final tokens.
+   */
+  partial: (tokens: Token[]) => void;
+  /** Tokens that are now final. Each final token is emitted exactly once, in time order. */
+  final: (tokens: Token[]) => void;
+  /** The session failed (engine crash, bad input); no further events follow. */
+  error: (err: Error) => void;
+}
+
+/** A real-time recognition session. Obtain one with `Recognizer.stream()`. */
+export interface StreamingSession {
+  /** Feed PCM. The promise resolves when the engine can take more: await it to get backpressure. */
+  write(pcm: Uint8Array): Promise<void>;
+  /** End the current utterance now: everything heard so far becomes final ('final' fires before this resolves). */
+  finalize(): Promise<void>;
+  /** Finalize and release the engine. No events after the promise resolves. */
+  end(): Promise<void>;
+  /** Drop the session at once without final results; idempotent. */
+  abort(): void;
+  on<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this;
+  off<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this;
+  /** Milliseconds of audio received so far. */
+  readonly audioMs: number;
+  readonly closed: boolean;
+}
+
+/** A loaded model. Loading is the expensive part; a recognizer serves many requests (possibly concurrently). */
+export interface Recognizer {
+  /** Engine and engine model it runs, e.g. "pocketsphinx" / "en-us". */
+  readonly engineId: string;
+  readonly engineModel: string;
+  /** Transcribe a whole PCM stream. Resolves with the final tokens in time order. */
+  transcribe(pcm: AsyncIterable<Uint8Array>, options?: TranscribeOptions): Promise<Token[]>;
+  /**
+   * Open a streaming session. Resolves once an engine instance is assigned to it (it may wait for a free one when
+   * all are busy; pass a signal to give up).
+   */
+  stream(options?: StreamOptions & { signal?: AbortSignal }): Promise<StreamingSession>;
+}
+
+export interface LoadOptions {
+  signal?: AbortSignal;
+}
+
+export interface SttEngine {
+  /** Stable engine id ("pocketsphinx"). */
+  readonly id: string;
+  /** Languages the engine can recognise (ISO 639-1). */
+  readonly languages: readonly string[];
+  readonly features: SttFeatures;
+  /**
+   * Load a model (an engine-specific key, see SttModelDescriptor.engineModel). Load once: repeated calls for the same
+   * model return the same recognizer. Rejects with a clear error when model files or native parts are missing.
+   */
+  load(engineModel: string, options?: LoadOptions): Promise<Recognizer>;
+  /** Release every loaded model (worker threads, native memory). */
+  close(): Promise<void>;
+}
+
+/** Raised when a model cannot be loaded because something on the machine is missing. */
+export class EngineUnavailableError extends Error {
+  constructor(
+    message: string,
+    /** What an operator should do about it (install a package, build the addon). */
+    readonly hint?: string,
+  ) {
+    super(hint ? `${message} (${hint})` : message);
+    this.name = 'EngineUnavailableError';
+  }
+}

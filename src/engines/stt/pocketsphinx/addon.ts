@@ -1,0 +1,73 @@
+// Types of the native addon (native/pocketsphinx/src/addon.cc) and how to find it.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { EngineUnavailableError } from '../interface.js';
+
+export interface NativeSegment {
+  /** Dictionary word, including fillers (<s>, </s>, <sil>, [NOISE]) and alternate-pronunciation marks ("the(2)"). */
+  word: string;
+  /** First and last 10 ms frame of the word, relative to the utterance start (inclusive). */
+  startFrame: number;
+  endFrame: number;
+  /** Posterior probability in [0, 1]; 1 for partial results. */
+  prob: number;
+}
+
+export interface NativeDecoderOptions {
+  hmm: string;
+  lm: string;
+  dict: string;
+  /** Extra command-line style arguments: { '-beam': '1e-40' }. */
+  args?: Record<string, string>;
+}
+
+export interface NativeDecoder {
+  startUtt(): void;
+  /** Feed s16le 16 kHz mono samples; returns the number of frames searched. */
+  processRaw(samples: Int16Array | Uint8Array, options?: { noSearch?: boolean; fullUtt?: boolean }): number;
+  endUtt(): void;
+  hypothesis(): { text: string; score: number } | null;
+  segments(): NativeSegment[];
+  /** pocketsphinx's own VAD state (only meaningful with -remove_silence yes). */
+  inSpeech(): boolean;
+  frames(): number;
+  /** Reset the live cepstral mean to its initial value (start of a new, unrelated session). */
+  resetCmn(): void;
+  free(): void;
+}
+
+export interface NativeAddon {
+  Decoder: new (options: NativeDecoderOptions) => NativeDecoder;
+  libraryVersion: string;
+}
+
+const ADDON_RELATIVE = join('native', 'pocketsphinx', 'build', 'Release', 'pocketsphinx.node');
+
+/**
+ * Locate the compiled addon: the given path, else walk up from this module (src/… or dist/…) to the directory that
+ * holds native/pocketsphinx. Throws EngineUnavailableError with the build command when it is not built.
+ */
+export function findAddon(explicit?: string): string {
+  if (explicit !== undefined) {
+    const p = resolve(explicit);
+    if (!existsSync(p)) throw new EngineUnavailableError(`pocketsphinx addon not found at ${p}`, 'run `npm run build:native`');
+    return p;
+  }
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, ADDON_RELATIVE);
+    if (existsSync(candidate)) return candidate;
+    if (existsSync(join(dir, 'native', 'pocketsphinx', 'binding.gyp')) || dirname(dir) === dir) break;
+    dir = dirname(dir);
+  }
+  throw new EngineUnavailableError(
+    'pocketsphinx addon is not built',
+    'run `npm run build:native`; it needs the Debian packages libpocketsphinx-dev, libsphinxbase-dev, pkg-config and a C++ compiler',
+  );
+}
+
+export function loadAddon(path: string): NativeAddon {
+  return createRequire(import.meta.url)(path) as NativeAddon;
+}

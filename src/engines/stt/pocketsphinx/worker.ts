@@ -1,0 +1,226 @@
+// Decoder worker thread: owns one pocketsphinx decoder and runs one session at a time, so the blocking native calls
+// never run on the main event loop. Started by pool.ts (as worker.js from dist/, or worker.ts through tsx when the
+// sources run directly, e.g. under vitest). Speaks only the messages in messages.ts.
+import { parentPort, workerData } from 'node:worker_threads';
+import { PauseDetector, peakDb, SILENCE_PEAK_DB, UtteranceSplitter } from '../utterances.js';
+import { loadAddon, type NativeDecoder } from './addon.js';
+import type { FromWorker, StreamSettings, ToWorker, WorkerInit } from './messages.js';
+import { segmentsToTokens } from './tokens.js';
+
+const SAMPLES_PER_MS = 16;
+
+const port = parentPort;
+if (!port) throw new Error('pocketsphinx worker must run in a worker thread');
+const init = workerData as WorkerInit;
+
+function send(msg: FromWorker): void {
+  port!.postMessage(msg);
+}
+
+interface Session {
+  readonly id: number;
+  audio(samples: Int16Array): void;
+  finalize(): void;
+  end(): void;
+  cancel(): void;
+  readonly totalSamples: number;
+}
+
+/** Whole-file decoding: utterances cut with lookahead, each decoded in one call with batch CMN. */
+class BatchSession implements Session {
+  private readonly splitter: UtteranceSplitter;
+  totalSamples = 0;
+
+  constructor(
+    readonly id: number,
+    private readonly decoder: NativeDecoder,
+  ) {
+    this.splitter = new UtteranceSplitter({ maxUtteranceMs: init.maxUtteranceMs });
+    // Same start state for every session, whatever earlier sessions on this pooled decoder heard.
+    decoder.resetCmn();
+  }
+
+  audio(samples: Int16Array): void {
+    this.totalSamples += samples.length;
+    for (const utt of this.splitter.push(samples)) this.decode(utt.startSample, utt.samples);
+  }
+
+  finalize(): void {
+    // Batch sessions have no notion of an open utterance; nothing to do.
+  }
+
+  end(): void {
+    for (const utt of this.splitter.flush()) this.decode(utt.startSample, utt.samples);
+  }
+
+  cancel(): void {}
+
+  private decode(startSample: number, samples: Int16Array): void {
+    if (peakDb(samples) < SILENCE_PEAK_DB) return; // nothing to hear; the decoder would invent a word
+    this.decoder.startUtt();
+    this.decoder.processRaw(samples, { fullUtt: true });
+    this.decoder.endUtt();
+    const tokens = segmentsToTokens(
+      this.decoder.segments(),
+      startSample / SAMPLES_PER_MS,
+      (startSample + samples.length) / SAMPLES_PER_MS,
+    );
+    if (tokens.length > 0) send({ type: 'final', session: this.id, tokens });
+  }
+}
+
+/** Live decoding: partial hypotheses while audio arrives, final tokens at pauses, finalize() and end(). */
+class StreamSession implements Session {
+  private readonly detector: PauseDetector;
+  private readonly partialSamples: number;
+  private uttStart = 0;
+  private inUtt = false;
+  private sinceHypothesis = 0;
+  private lastPartial = '';
+  totalSamples = 0;
+
+  constructor(
+    readonly id: number,
+    private readonly decoder: NativeDecoder,
+    settings: StreamSettings,
+  ) {
+    this.detector = new PauseDetector({ silenceMs: settings.endpointSilenceMs });
+    this.partialSamples = Math.max(1, settings.partialIntervalMs) * SAMPLES_PER_MS;
+    decoder.resetCmn();
+    this.open(0);
+  }
+
+  audio(samples: Int16Array): void {
+    const base = this.totalSamples;
+    let pos = 0;
+    for (const endpoint of this.detector.push(samples)) {
+      const local = endpoint.sample - base;
+      if (local > pos) this.decoder.processRaw(samples.subarray(pos, local));
+      pos = local;
+      this.totalSamples = endpoint.sample;
+      this.close(endpoint.peakDb);
+      this.open(endpoint.sample);
+    }
+    if (pos < samples.length) this.decoder.processRaw(samples.subarray(pos));
+    this.totalSamples = base + samples.length;
+    this.sinceHypothesis += samples.length - pos;
+    if (this.sinceHypothesis >= this.partialSamples) {
+      this.sinceHypothesis = 0;
+      this.partial();
+    }
+  }
+
+  finalize(): void {
+    this.close(this.detector.peakDb);
+    this.detector.startUtterance();
+    this.open(this.totalSamples);
+  }
+
+  end(): void {
+    this.close(this.detector.peakDb);
+  }
+
+  cancel(): void {
+    if (this.inUtt) this.decoder.endUtt();
+    this.inUtt = false;
+  }
+
+  private open(at: number): void {
+    this.decoder.startUtt();
+    this.inUtt = true;
+    this.uttStart = at;
+    this.sinceHypothesis = 0;
+    this.lastPartial = '';
+  }
+
+  /** End the open utterance and send its final tokens, unless it was silence (peak below SILENCE_PEAK_DB). */
+  private close(peak: number): void {
+    if (!this.inUtt) return;
+    this.inUtt = false;
+    this.decoder.endUtt();
+    if (peak < SILENCE_PEAK_DB) return;
+    const tokens = segmentsToTokens(this.decoder.segments(), this.uttStart / SAMPLES_PER_MS, this.totalSamples / SAMPLES_PER_MS);
+    if (tokens.length > 0) send({ type: 'final', session: this.id, tokens });
+  }
+
+  private partial(): void {
+    if (this.detector.peakDb < SILENCE_PEAK_DB) return;
+    const hyp = this.decoder.hypothesis();
+    if (!hyp || hyp.text === this.lastPartial) return;
+    this.lastPartial = hyp.text;
+    const tokens = segmentsToTokens(this.decoder.segments(), this.uttStart / SAMPLES_PER_MS, this.totalSamples / SAMPLES_PER_MS);
+    if (tokens.length > 0) send({ type: 'partial', session: this.id, tokens });
+  }
+}
+
+function createDecoder(): NativeDecoder | undefined {
+  try {
+    const started = performance.now();
+    const addon = loadAddon(init.addonPath);
+    const created = new addon.Decoder({ ...init.model, args: init.decoderArgs });
+    send({ type: 'ready', loadMs: Math.round(performance.now() - started) });
+    return created;
+  } catch (err) {
+    // No message listener is installed after this, so the thread ends by itself; the pool terminates it anyway.
+    send({ type: 'init_error', message: err instanceof Error ? err.message : String(err) });
+    return undefined;
+  }
+}
+
+const decoder = createDecoder();
+if (decoder) port.on('message', onMessage);
+
+let current: Session | undefined;
+
+function fail(session: Session, err: unknown): void {
+  try {
+    session.cancel();
+  } catch {
+    // The decoder reported the error already; leave it to the next startUtt.
+  }
+  current = undefined;
+  send({ type: 'error', session: session.id, message: err instanceof Error ? err.message : String(err) });
+}
+
+function onMessage(msg: ToWorker): void {
+  if (!decoder) return;
+  if (msg.type === 'begin') {
+    if (current) fail(current, new Error('session replaced'));
+    try {
+      current = msg.mode === 'batch' ? new BatchSession(msg.session, decoder) : new StreamSession(msg.session, decoder, msg.stream);
+    } catch (err) {
+      send({ type: 'error', session: msg.session, message: err instanceof Error ? err.message : String(err) });
+    }
+    return;
+  }
+  const session = current;
+  if (!session || session.id !== msg.session) {
+    // A message for a session that already failed or ended: answer control messages so nobody waits forever.
+    if (msg.type === 'end' || msg.type === 'cancel') send({ type: 'ended', session: msg.session, audioMs: 0 });
+    return;
+  }
+  try {
+    switch (msg.type) {
+      case 'audio':
+        session.audio(new Int16Array(msg.pcm));
+        send({ type: 'ack', session: session.id, seq: msg.seq, processedMs: session.totalSamples / SAMPLES_PER_MS });
+        break;
+      case 'finalize':
+        session.finalize();
+        send({ type: 'finalized', session: session.id });
+        break;
+      case 'end':
+        session.end();
+        current = undefined;
+        send({ type: 'ended', session: session.id, audioMs: session.totalSamples / SAMPLES_PER_MS });
+        break;
+      case 'cancel':
+        session.cancel();
+        current = undefined;
+        send({ type: 'ended', session: session.id, audioMs: session.totalSamples / SAMPLES_PER_MS });
+        break;
+    }
+  } catch (err) {
+    fail(session, err);
+  }
+}
