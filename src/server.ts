@@ -2,7 +2,19 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
 import type { Settings } from './config/settings.js';
+import { createSttRegistry } from './engines/stt/index.js';
+import { createJobQueue } from './jobs/index.js';
+import type { JobLog, JobQueue } from './jobs/queue.js';
+import { DownloadBlockedError, DownloadFailedError, downloadToFile } from './lib/ssrf-fetch.js';
+import { BalanceGuard } from './modules/billing/guard.js';
+import { defaultCatalog, ModelCatalog } from './modules/models/catalog.js';
+import { AudioFetchError, type AudioFetcher, TranscriptionProcessor, type WebhookSender } from './modules/transcriptions/processor.js';
+import { TranscriptionsRepository } from './modules/transcriptions/repository.js';
+import { transcriptionsRoutes } from './modules/transcriptions/routes.js';
+import { TranscriptionsService } from './modules/transcriptions/service.js';
+import { deliverWebhook, webhookBackoffMs } from './modules/webhooks/delivery.js';
 import { buildApp, type App } from './http/app.js';
 import type { AppContext } from './http/context.js';
 import { CursorCodec } from './lib/cursor.js';
@@ -48,40 +60,119 @@ export async function openTenancy(
 /** Build every service. The error reference URL defaults to this server's own page, known once it listens. */
 export interface ContextHandle {
   ctx: AppContext;
+  queue: JobQueue;
   setPublicUrl(url: string): void;
   /** Periodic upkeep; returns a stop function. */
   startHousekeeping(): () => void;
+  /** Release engines, queue and storage (after the HTTP server closed). */
+  close(): Promise<void>;
 }
 
 const HOUR_MS = 3_600_000;
 
+/** audio_url fetches: SSRF-checked, size- and time-capped; failures classified for the job record. */
+function audioFetcher(settings: Settings): AudioFetcher {
+  return async (url, destPath, signal) => {
+    try {
+      await downloadToFile(url, destPath, {
+        allowPrivateHosts: settings.allowPrivateHosts,
+        maxBytes: settings.downloadMaxBytes,
+        timeoutMs: settings.downloadTimeoutMs,
+        signal,
+      });
+    } catch (err) {
+      if (err instanceof DownloadBlockedError) throw new AudioFetchError('file_download_blocked', err.message);
+      if (err instanceof DownloadFailedError) throw new AudioFetchError('file_download_failed', err.message);
+      throw err;
+    }
+  };
+}
+
+function webhookSender(settings: Settings): WebhookSender {
+  return (d) =>
+    deliverWebhook({
+      url: d.url,
+      body: d.body,
+      authHeaderName: d.authHeaderName ?? undefined,
+      authHeaderValue: d.authHeaderValue ?? undefined,
+      signingSecret: settings.webhookSigningSecret || undefined,
+      messageId: d.messageId,
+      allowPrivateHosts: settings.allowPrivateHosts,
+      timeoutMs: settings.webhookTimeoutMs,
+    });
+}
+
 export async function createContext(settings: Settings): Promise<ContextHandle> {
   const { db, tenancy } = await openTenancy(settings);
+  // Logs go to stderr: stdout carries the first-start key and the listening address.
+  const log = pino({ level: settings.logLevel }, process.stderr);
+  const jobLog: JobLog = (level, msg, detail) => log[level]({ ...detail }, msg);
   const keys = new KeyRepository(db.kysely);
   const cursors = new CursorCodec(await instanceSecret(db, 'cursor_secret'));
   const blobs = new LocalBlobStore(path.join(settings.dataDir, 'blobs'));
   await blobs.init();
   let referenceUrl = settings.errorReferenceUrl || `${settings.publicUrl.replace(/\/+$/, '')}/docs/errors`;
+  const files = new FilesService(new FilesRepository(db.kysely, db.dialect), blobs, cursors, settings);
+  const stt = createSttRegistry({ pocketsphinx: settings.sttWorkers ? { poolSize: settings.sttWorkers } : {} });
+  const models = new ModelCatalog(stt, defaultCatalog, settings.sttModelAliases);
+  const queue = createJobQueue({
+    db,
+    databaseUrl: settings.databaseUrl || undefined,
+    mode: settings.jobQueue as 'local' | 'pg-boss',
+    leaseMs: settings.jobLeaseSeconds * 1000,
+    heartbeatMs: (settings.jobLeaseSeconds * 1000) / 3,
+    log: jobLog,
+  });
+  const billing = new BalanceGuard(new TenancyRepository(db.kysely));
+  const transcriptionsRepo = new TranscriptionsRepository(db.kysely);
+  const transcriptions = new TranscriptionsService(transcriptionsRepo, files, models, queue, billing, cursors, blobs, {
+    profile: settings.compat as 'spec' | 'soniox-sdk',
+    pendingCap: settings.transcribeAsyncPendingNumFiles,
+  });
+  new TranscriptionProcessor(transcriptions, transcriptionsRepo, files, blobs, models, billing, audioFetcher(settings), webhookSender(settings), {
+    profile: settings.compat as 'spec' | 'soniox-sdk',
+    maxAudioMs: settings.asyncMaxAudioSeconds * 1000,
+    maxTokens: settings.transcriptMaxTokens,
+    concurrency: settings.transcriptionConcurrency,
+    webhookMaxAttempts: settings.webhookMaxAttempts,
+    webhookBackoffMs,
+    log: jobLog,
+  }).register(queue);
   const ctx: AppContext = {
     settings,
+    log,
     db,
     auth: new AuthService(keys, { environment: settings.environment }),
     tenancy,
-    files: new FilesService(new FilesRepository(db.kysely, db.dialect), blobs, cursors, settings),
+    files,
+    transcriptions,
+    models,
     rateLimits: new RateLimits(settings),
     cursors,
     errorReferenceUrl: () => referenceUrl,
-    routeModules: [authRoutes, filesRoutes],
+    routeModules: [authRoutes, filesRoutes, transcriptionsRoutes],
   };
   return {
     ctx,
+    queue,
     startHousekeeping() {
-      // Expired temporary keys can never authenticate again; keep a day of them for troubleshooting.
-      const sweep = () => void keys.deleteExpiredTemporaryKeys(new Date(Date.now() - 24 * HOUR_MS).toISOString()).catch(() => undefined);
-      sweep();
-      const timer = setInterval(sweep, HOUR_MS);
+      const sweep = async () => {
+        // Expired temporary keys can never authenticate again; keep a day of them for troubleshooting.
+        await keys.deleteExpiredTemporaryKeys(new Date(Date.now() - 24 * HOUR_MS).toISOString());
+        const purged = await transcriptions.purgeExpired(settings.transcriptRetentionDays);
+        if (purged) log.info({ purged }, 'purged transcripts past their retention window');
+      };
+      const run = () => void sweep().catch((err: unknown) => log.warn({ err }, 'housekeeping failed'));
+      run();
+      const timer = setInterval(run, settings.housekeepingIntervalSeconds * 1000);
       timer.unref();
       return () => clearInterval(timer);
+    },
+    async close() {
+      await queue.stop();
+      await stt.close();
+      await ctx.rateLimits.close();
+      await db.close();
     },
     setPublicUrl(url) {
       if (!settings.errorReferenceUrl) referenceUrl = `${url.replace(/\/+$/, '')}/docs/errors`;
@@ -99,7 +190,8 @@ export interface RunningServer {
 }
 
 export async function startServer(settings: Settings): Promise<RunningServer> {
-  const { ctx, setPublicUrl, startHousekeeping } = await createContext(settings);
+  const handle = await createContext(settings);
+  const { ctx, setPublicUrl, startHousekeeping } = handle;
   let bootstrap: RunningServer['bootstrap'];
   if (!(await ctx.tenancy.isBootstrapped())) {
     const b = await ctx.tenancy.bootstrap();
@@ -111,6 +203,8 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
   setPublicUrl(settings.publicUrl || url);
+  // Jobs start after the API listens: a crashed predecessor's jobs resume now.
+  await handle.queue.start();
   const stopHousekeeping = startHousekeeping();
   let closed = false;
   return {
@@ -123,8 +217,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
       closed = true;
       stopHousekeeping();
       await app.close();
-      await ctx.rateLimits.close();
-      await ctx.db.close();
+      await handle.close();
     },
   };
 }

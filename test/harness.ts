@@ -22,6 +22,9 @@ export interface Parlance {
   /** fetch() against the server with the bootstrap key unless `headers.authorization` is given. */
   request(pathname: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
   stop(): Promise<void>;
+  /** SIGKILL the server (a crash: no shutdown hooks run); the data dir is kept. */
+  kill9(): Promise<void>;
+  pid: number;
   stderr(): string;
 }
 
@@ -99,6 +102,13 @@ export async function startParlance(opts: { env?: Record<string, string>; dataDi
       }
       if (!opts.keepDataDir && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
+    async kill9() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+    },
+    pid: child.pid!,
     stderr: () => stderr,
   };
   return server;
@@ -149,4 +159,29 @@ export async function errorBody(res: Response): Promise<{
   if (JSON.stringify(keys) !== JSON.stringify(expected)) throw new Error(`error body keys ${keys.join(',')} != ${expected.join(',')}`);
   if (body.status_code !== res.status) throw new Error(`status_code ${String(body.status_code)} != HTTP ${res.status}`);
   return body as never;
+}
+
+/** Synthesize English speech with flite (16 kHz mono WAV unless `format` says otherwise). */
+export async function makeSpeech(file: string, text: string, opts: { voice?: string; format?: string; padSeconds?: number } = {}): Promise<string> {
+  const raw = `${file}.flite.wav`;
+  await execFileP('flite', ['-voice', opts.voice ?? 'slt', '-t', text, '-o', raw]);
+  const args = ['-nostdin', '-v', 'error', '-i', raw];
+  if (opts.padSeconds) args.push('-af', `apad=pad_dur=${opts.padSeconds}`);
+  args.push('-ar', '16000', '-ac', '1');
+  if (opts.format) args.push('-f', opts.format);
+  await execFileP('ffmpeg', [...args, '-y', file]);
+  rmSync(raw, { force: true });
+  return file;
+}
+
+/** Poll `fn` until `done(value)` or the timeout; returns the last value. */
+export async function waitFor<T>(fn: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 60_000, intervalMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let v = await fn();
+  while (!done(v)) {
+    if (Date.now() > deadline) throw new Error(`waitFor timed out after ${timeoutMs} ms; last value: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+    v = await fn();
+  }
+  return v;
 }

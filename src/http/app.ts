@@ -14,6 +14,7 @@ import { errorCatalog } from '../wire/error-catalog.js';
 import { restErrorBody } from '../wire/rest-error.js';
 import type { AppContext } from './context.js';
 import { toApiError } from './error-mapping.js';
+import { validatorCompiler } from './validation.js';
 
 export interface RouteGuard {
   /** Permission needed; `null` means any valid key of the project. */
@@ -43,8 +44,7 @@ export type App = FastifyInstance<
 export async function buildApp(ctx: AppContext): Promise<App> {
   const { settings } = ctx;
   const app = Fastify({
-    // Logs go to stderr: stdout carries the first-start key and the listening address.
-    logger: settings.logLevel === 'silent' ? false : { level: settings.logLevel, stream: process.stderr },
+    loggerInstance: ctx.log,
     logController: new LogController({
       requestIdLogLabel: 'request_id',
       disableRequestLogging: settings.logLevel !== 'debug' && settings.logLevel !== 'trace',
@@ -52,7 +52,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     genReqId: () => newRequestId(),
     trustProxy: settings.trustProxy,
     bodyLimit: settings.jsonBodyLimitBytes,
-    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false } },
     // Requests Node's HTTP parser rejects (a control character in a header, a broken request line) never
     // reach Fastify's routing: answer them on the socket with the same REST body, then close.
     clientErrorHandler: (err: NodeJS.ErrnoException, socket: import('node:net').Socket) => {
@@ -80,6 +79,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
         .send(restErrorBody(apiErr, req.id, ctx.errorReferenceUrl()));
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  app.setValidatorCompiler(validatorCompiler());
 
   // The SDKs send `Content-Type: application/json` on bodyless GET/DELETE and on some POSTs (sdk-wire-notes
   // D23): an empty body is "no body", not malformed JSON.

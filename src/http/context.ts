@@ -1,7 +1,10 @@
+import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import type { CursorCodec } from '../lib/cursor.js';
 import type { AuthService } from '../modules/auth/service.js';
 import type { FilesService } from '../modules/files/service.js';
+import type { ModelCatalog } from '../modules/models/catalog.js';
+import type { TranscriptionsService } from '../modules/transcriptions/service.js';
 import type { RateLimits } from '../modules/limits/rate-limits.js';
 import type { TenancyService } from '../modules/tenancy/service.js';
 import type { Db } from '../storage/database.js';
@@ -12,10 +15,14 @@ export type RouteModule = (app: App, opts: { ctx: AppContext }) => Promise<void>
 /** Everything a request can reach: settings, storage, services. Built once per process. */
 export interface AppContext {
   settings: Settings;
+  /** The process logger (JSON on stderr); Fastify's request loggers are its children. */
+  log: Logger;
   db: Db;
   auth: AuthService;
   tenancy: TenancyService;
   files: FilesService;
+  transcriptions: TranscriptionsService;
+  models: ModelCatalog;
   rateLimits: RateLimits;
   cursors: CursorCodec;
   /** Base address of the error reference (more_info = this + '#' + type). */

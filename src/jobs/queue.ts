@@ -15,7 +15,10 @@ export interface EnqueueOptions {
   tx?: Kysely<Database>;
   /** Not before this time (retries with backoff, delayed webhook redelivery). */
   runAt?: Date;
-  /** Total attempts including the first; default per kind (see WorkOptions.maxAttempts), else 1. */
+  /**
+   * Total attempts including the first; default per kind (see WorkOptions.maxAttempts), else 1. Without it
+   * the default of the process that runs the job applies (resolved when it runs, not when it is enqueued).
+   */
   maxAttempts?: number;
   /** At most one unfinished job with this key per kind; enqueueing again returns the existing id. */
   singletonKey?: string;
@@ -25,8 +28,15 @@ export interface Job<P extends JsonValue = JsonValue> {
   id: string;
   kind: string;
   payload: P;
-  /** 1 on the first run. */
+  /**
+   * 1 on the first run; counts every run, including a re-run after the process running the job crashed
+   * (its lease expired). A run interrupted by stop() is given back and not counted.
+   */
   attempt: number;
+  /**
+   * Runs allowed to end in a handler error. Crash re-runs are not counted against it (they have their own,
+   * separate bound), so `attempt` can exceed `maxAttempts` after a crash.
+   */
   maxAttempts: number;
   /** Aborted when the queue stops or the job's lease is lost; handlers pass it to long work. */
   signal: AbortSignal;
@@ -45,9 +55,21 @@ export interface WorkOptions {
   concurrency: number;
   /** Default attempts for jobs of this kind. */
   maxAttempts?: number;
-  /** Delay before retry n (1-based); default exponential from 1 s, capped at 5 min. */
+  /**
+   * Delay before retry n (1-based: n is the number of runs that have ended in an error so far); default
+   * exponential from 1 s, capped at 5 min, with jitter (see defaultBackoffMs).
+   */
   backoffMs?: (attempt: number) => number;
 }
+
+/** The default retry delay: 1 s, 2 s, 4 s, ... capped at 5 min, each scaled by a random 0.8-1.2. */
+export function defaultBackoffMs(retry: number): number {
+  const base = Math.min(5 * 60_000, 1000 * 2 ** Math.max(0, Math.min(retry - 1, 20)));
+  return Math.round(Math.min(5 * 60_000, base * (0.8 + 0.4 * Math.random())));
+}
+
+/** An optional log sink for the queue implementations (no logger dependency). */
+export type JobLog = (level: 'info' | 'warn' | 'error', msg: string, detail?: Record<string, unknown>) => void;
 
 export type JobHandler<P extends JsonValue = JsonValue> = (job: Job<P>) => Promise<void>;
 
@@ -64,7 +86,11 @@ export interface JobQueue {
   work<P extends JsonValue>(kind: string, handler: JobHandler<P>, options: WorkOptions): void;
   /** Begin running jobs, recovering those a crashed process left running. */
   start(): Promise<void>;
-  /** Stop taking jobs, abort running handlers' signals, wait for them to settle. */
+  /**
+   * Stop taking jobs, abort running handlers' signals, wait for them to settle (up to the implementation's
+   * stop timeout). A handler that rejects after its signal was aborted by stop() gives its job back without
+   * using up an attempt.
+   */
   stop(): Promise<void>;
   /** Position of a queued job among the queued jobs of its kind (0 = next), or null when not queued. */
   position(jobId: string): Promise<number | null>;

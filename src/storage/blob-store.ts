@@ -1,7 +1,7 @@
 // Blobs on the local filesystem. Uploads stream into tmp/ and are renamed into place once accepted, so a
 // half-written or rejected upload never shows up under a real key.
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { randomToken } from '../lib/ids.js';
 
@@ -32,6 +32,26 @@ export class LocalBlobStore {
     const dest = this.pathOf(key);
     await mkdir(path.dirname(dest), { recursive: true });
     await rename(tempPath, dest);
+  }
+
+  async ensureParent(key: string): Promise<void> {
+    await mkdir(path.dirname(this.pathOf(key)), { recursive: true });
+  }
+
+  /**
+   * Make `destKey` hold the bytes of `srcKey` without sharing fate: a hard link (instant, no extra space)
+   * where the filesystem allows, else a copy. Removing either key later leaves the other intact.
+   */
+  async linkOrCopy(srcKey: string, destKey: string): Promise<void> {
+    const dest = this.pathOf(destKey);
+    await this.ensureParent(destKey);
+    await rm(dest, { force: true });
+    try {
+      await link(this.pathOf(srcKey), dest);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV' && (err as NodeJS.ErrnoException).code !== 'EPERM') throw err;
+      await copyFile(this.pathOf(srcKey), dest);
+    }
   }
 
   async discardTemp(tempPath: string): Promise<void> {

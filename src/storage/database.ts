@@ -5,6 +5,8 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration }
 import pg from 'pg';
 import * as m0001 from './migrations/0001-foundation.js';
 import * as m0002 from './migrations/0002-file-usage.js';
+import * as m0003 from './migrations/0003-jobs.js';
+import * as m0004 from './migrations/0004-transcriptions.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -21,6 +23,8 @@ export interface Db {
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
   '0002-file-usage': m0002,
+  '0003-jobs': m0003,
+  '0004-transcriptions': m0004,
 };
 
 /** Every migration, in order; a database at the latest version has run exactly these. */

@@ -86,6 +86,64 @@ export interface FileUsageTable {
   bytes: number;
 }
 
+export interface TranscriptionsTable {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  api_key_id: string;
+  source: string;
+  request_id: string;
+  model: string;
+  resolved_model: string;
+  status: string;
+  audio_url: string | null;
+  file_id: string | null;
+  filename: string;
+  language_hints: string;
+  language_hints_strict: Flag;
+  context: string | null;
+  translation: string | null;
+  enable_speaker_diarization: Flag;
+  enable_language_identification: Flag;
+  webhook_url: string | null;
+  webhook_auth_header_name: string | null;
+  webhook_auth_header_value: string | null;
+  webhook_status_code: number | null;
+  client_reference_id: string | null;
+  audio_duration_ms: number;
+  audio_blob_key: string | null;
+  error_type: string | null;
+  error_message: string | null;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+  transcript_purged_at: string | null;
+}
+
+export interface TranscriptsTable {
+  transcription_id: string;
+  text: string;
+  tokens: string;
+}
+
+export interface JobsTable {
+  id: string;
+  kind: string;
+  payload: string; // JSON
+  state: 'queued' | 'running' | 'completed' | 'failed';
+  attempt: Generated<number>;
+  max_attempts: number | null;
+  recoveries: Generated<number>;
+  run_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+  singleton_key: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
 export interface InstanceSettingsTable {
   key: string;
   value: string;
@@ -99,5 +157,8 @@ export interface Database {
   temporary_api_keys: TemporaryApiKeysTable;
   files: FilesTable;
   file_usage: FileUsageTable;
+  transcriptions: TranscriptionsTable;
+  transcripts: TranscriptsTable;
   instance_settings: InstanceSettingsTable;
+  jobs: JobsTable;
 }

@@ -38,8 +38,11 @@ class ByteLimitExceeded extends Error {
   }
 }
 
+export type FileDeletedListener = (projectId: string, fileId: string) => Promise<void>;
+
 export class FilesService {
   private readonly clock: Clock;
+  private readonly deletedListeners: FileDeletedListener[] = [];
 
   constructor(
     private readonly repo: FilesRepository,
@@ -201,10 +204,16 @@ export class FilesService {
     return { playground, public_api, total: playground + public_api };
   }
 
-  /** Permanent: the row goes, then the bytes. */
+  /** Other modules react to deletions (a queued transcription of the file fails). */
+  onDeleted(listener: FileDeletedListener): void {
+    this.deletedListeners.push(listener);
+  }
+
+  /** Permanent: the row goes, then the bytes; then whoever depended on the file hears of it. */
   async delete(ctx: AuthContext, id: string): Promise<void> {
     const row = await this.repo.delete(ctx.projectId, id);
     if (!row) throw new ApiError('file_not_found', `File ${id} not found.`);
     await this.blobs.remove(row.blob_key);
+    for (const listener of this.deletedListeners) await listener(ctx.projectId, id);
   }
 }

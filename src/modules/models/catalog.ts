@@ -1,0 +1,90 @@
+// The public STT model catalog: ids clients send, what serves them, and the operator-editable alias table
+// (public ids that client code pins, e.g. the SDK docs' `stt-async-v4`, mapped onto our models).
+import type { ResolvedModel, SttRegistry } from '../../engines/stt/registry.js';
+import { ApiError } from '../../wire/api-error.js';
+
+export type TranscriptionMode = 'async' | 'real_time';
+
+export interface CatalogModel {
+  id: string;
+  name: string;
+  mode: TranscriptionMode;
+  /** Model id in the engine registry. */
+  engineModelId: string;
+}
+
+/** Built-in catalog: every engine model offered for batch and for real time under version-suffixed ids. */
+export const defaultCatalog: readonly CatalogModel[] = [
+  { id: 'parlance-async-en-v1', name: 'Parlance English v1 (pocketsphinx), async', mode: 'async', engineModelId: 'parlance-en-pocketsphinx-v1' },
+  { id: 'parlance-rt-en-v1', name: 'Parlance English v1 (pocketsphinx), real time', mode: 'real_time', engineModelId: 'parlance-en-pocketsphinx-v1' },
+];
+
+const LANGUAGE_NAMES: Record<string, string> = { en: 'English' };
+
+export interface ResolvedCatalogModel {
+  /** The catalog model (after following an alias). */
+  model: CatalogModel;
+  engine: ResolvedModel;
+}
+
+export class ModelCatalog {
+  private readonly byId = new Map<string, CatalogModel>();
+  private readonly aliases = new Map<string, string>();
+
+  constructor(
+    private readonly registry: SttRegistry,
+    models: readonly CatalogModel[] = defaultCatalog,
+    aliasPairs: readonly string[] = [],
+  ) {
+    for (const m of models) {
+      if (!registry.resolve(m.engineModelId)) throw new Error(`catalog model ${m.id} names unknown engine model ${m.engineModelId}`);
+      this.byId.set(m.id, m);
+    }
+    for (const pair of aliasPairs) {
+      const [alias, target, extra] = pair.split('=').map((s) => s.trim());
+      if (!alias || !target || extra !== undefined) throw new Error(`model alias "${pair}" must look like alias=model`);
+      if (!this.byId.has(target)) throw new Error(`model alias ${alias} points at unknown model ${target}`);
+      if (this.byId.has(alias)) throw new Error(`model alias ${alias} hides a model of the same id`);
+      this.aliases.set(alias, target);
+    }
+  }
+
+  /** The model for `id` in `mode`, or 400 model_not_available naming what exists. */
+  resolve(id: string, mode: TranscriptionMode): ResolvedCatalogModel {
+    const model = this.byId.get(this.aliases.get(id) ?? id);
+    if (!model || model.mode !== mode) {
+      const offered = [...this.byId.values()].filter((m) => m.mode === mode).map((m) => m.id);
+      throw new ApiError('model_not_available', `Model "${id}" is not available for ${mode === 'async' ? 'async' : 'real-time'} transcription. Available: ${offered.join(', ')}.`);
+    }
+    return { model, engine: this.registry.resolve(model.engineModelId)! };
+  }
+
+  /** GET /v1/models entries in the shape the SDK reads (sdk-wire-notes §2.3), aliases included. */
+  list(): Record<string, unknown>[] {
+    const entry = (id: string, m: CatalogModel, aliasOf: string | null) => {
+      const engine = this.registry.resolve(m.engineModelId)!;
+      return {
+        id,
+        aliased_model_id: aliasOf,
+        name: aliasOf ? `${m.name} (alias of ${aliasOf})` : m.name,
+        context_version: null,
+        transcription_mode: m.mode,
+        languages: engine.model.languages.map((code) => ({ code, name: LANGUAGE_NAMES[code] ?? code })),
+        supports_language_hints_strict: true,
+        supports_max_endpoint_delay: m.mode === 'real_time',
+        supports_endpoint_sensitivity: false,
+        supports_endpoint_latency_adjustment: false,
+        endpoint_latency_adjustment_max_level: 0,
+        supports_speaker_diarization: engine.model.features.diarization,
+        supports_language_identification: false,
+        translation_targets: [],
+        two_way_translation_pairs: [],
+        one_way_translation: null,
+        two_way_translation: null,
+      };
+    };
+    const out = [...this.byId.values()].map((m) => entry(m.id, m, null));
+    for (const [alias, target] of this.aliases) out.push(entry(alias, this.byId.get(target)!, target));
+    return out;
+  }
+}

@@ -1,0 +1,234 @@
+// The worker side of async transcription: queued → downloading → transcribing → completed | failed, and
+// webhook delivery. Each step is idempotent and resumes from the last durable state, so a job re-run after
+// a crash (kill -9 mid-download or mid-decode) finishes or fails cleanly instead of sticking.
+import { decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
+import { AudioProbeError, probeAudioFile } from '../../audio/probe.js';
+import type { Token } from '../../engines/stt/interface.js';
+import { type Clock, systemClock } from '../../lib/clock.js';
+import { type Job, type JobQueue, PermanentJobError } from '../../jobs/queue.js';
+import type { LocalBlobStore } from '../../storage/blob-store.js';
+import { ApiError } from '../../wire/api-error.js';
+import { type CompatProfile, type TranscriptionStatus, wireWebhookStatus } from '../../wire/compat.js';
+import type { BillingGuard } from '../billing/guard.js';
+import type { FilesService } from '../files/service.js';
+import type { ModelCatalog } from '../models/catalog.js';
+import type { TranscriptionRow, TranscriptionsRepository } from './repository.js';
+import type { TranscriptToken } from './schemas.js';
+import { PROCESS_JOB, type ProcessJobPayload, type TranscriptionsService, WEBHOOK_JOB, type WebhookJobPayload } from './service.js';
+
+/** A failed audio_url fetch, already classified into the spec's two record-only error types. */
+export class AudioFetchError extends Error {
+  constructor(
+    readonly type: 'file_download_blocked' | 'file_download_failed',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Fetch `url` into `destPath` (SSRF-checked, size- and time-capped) or throw AudioFetchError. */
+export type AudioFetcher = (url: string, destPath: string, signal: AbortSignal) => Promise<void>;
+
+export interface WebhookDelivery {
+  url: string;
+  body: Record<string, unknown>;
+  authHeaderName: string | null;
+  authHeaderValue: string | null;
+  /** Stable per delivery (not per attempt), for receivers that deduplicate. */
+  messageId: string;
+}
+export type WebhookSender = (delivery: WebhookDelivery) => Promise<{ statusCode: number | null; retryable: boolean; error?: string }>;
+
+export interface ProcessorOptions {
+  profile: CompatProfile;
+  maxAudioMs: number;
+  maxTokens: number;
+  concurrency: number;
+  webhookMaxAttempts: number;
+  webhookBackoffMs: (attempt: number) => number;
+  clock?: Clock;
+  log?: (level: 'info' | 'warn' | 'error', msg: string, detail?: Record<string, unknown>) => void;
+}
+
+/** Engine words → transcript tokens: the first bare, the rest with the leading space that joins them. */
+export function toTranscriptTokens(words: Token[]): TranscriptToken[] {
+  return words.map((w, i) => ({ text: i === 0 ? w.text : ` ${w.text}`, start_ms: w.start_ms, end_ms: w.end_ms, confidence: w.confidence }));
+}
+
+/** An error meant for the job's record (error_type + message), as opposed to a bug. */
+class JobFailure extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class TranscriptionProcessor {
+  private readonly clock: Clock;
+
+  constructor(
+    private readonly service: TranscriptionsService,
+    private readonly repo: TranscriptionsRepository,
+    private readonly files: FilesService,
+    private readonly blobs: LocalBlobStore,
+    private readonly catalog: ModelCatalog,
+    private readonly billing: BillingGuard,
+    private readonly fetchAudio: AudioFetcher,
+    private readonly sendWebhook: WebhookSender,
+    private readonly opts: ProcessorOptions,
+  ) {
+    this.clock = opts.clock ?? systemClock;
+  }
+
+  register(queue: JobQueue): void {
+    // Crash re-runs are the only re-runs: a failed transcription is terminal (spec), so handlers record
+    // failures on the row instead of throwing for retry.
+    queue.work<ProcessJobPayload>(PROCESS_JOB, (job) => this.process(job), { concurrency: this.opts.concurrency, maxAttempts: 3 });
+    queue.work<WebhookJobPayload>(WEBHOOK_JOB, (job) => this.deliver(job), {
+      concurrency: 4,
+      maxAttempts: this.opts.webhookMaxAttempts,
+      backoffMs: this.opts.webhookBackoffMs,
+    });
+  }
+
+  private now(): string {
+    return this.clock.now().toISOString();
+  }
+
+  private log(level: 'info' | 'warn' | 'error', msg: string, detail?: Record<string, unknown>): void {
+    this.opts.log?.(level, msg, detail);
+  }
+
+  async process(job: Job<ProcessJobPayload>): Promise<void> {
+    const id = job.payload.id;
+    let row = await this.repo.getById(id);
+    if (!row || row.status === 'completed' || row.status === 'failed') return;
+    const active: TranscriptionStatus[] = ['queued', 'downloading', 'transcribing'];
+    try {
+      // Budget and balance are checked at the start of download and of transcription (spec).
+      await this.billing.assertCanStart(row.organization_id, row.project_id).catch((err: unknown) => {
+        if (err instanceof ApiError && err.status === 402) throw new JobFailure(err.type, err.message);
+        throw err;
+      });
+      if (row.status === 'queued') {
+        if (!(await this.repo.transition(id, ['queued'], 'downloading', {}, this.now()))) return; // failed or deleted meanwhile
+        row = { ...row, status: 'downloading' };
+      }
+      if (row.status === 'downloading') row = await this.download(row, job.signal);
+      if (!row) return;
+      await this.transcribe(row, job.signal);
+    } catch (err) {
+      if (job.signal.aborted) throw err; // stopping: leave the state for the re-run to resume
+      if (err instanceof JobFailure) {
+        await this.service.fail(id, active, err.type, err.message);
+        return;
+      }
+      this.log('error', 'transcription failed unexpectedly', { id, err: String((err as Error)?.stack ?? err) });
+      await this.service.fail(id, active, 'internal_error', 'Internal error while processing the transcription.');
+    }
+  }
+
+  /** downloading → transcribing: bring the audio next to the job, check it decodes and fits the model. */
+  private async download(row: TranscriptionRow, signal: AbortSignal): Promise<TranscriptionRow | undefined> {
+    const key = `transcriptions/${row.project_id}/${row.id}`;
+    const dest = this.blobs.pathOf(key);
+    await this.blobs.ensureParent(key);
+    if (row.file_id) {
+      const file = await this.files.getRow({ projectId: row.project_id }, row.file_id);
+      if (!file) throw new JobFailure('file_not_found', `File ${row.file_id} was deleted before the transcription started.`);
+      // A link of the upload, so deleting the file later cannot pull the audio from under the job.
+      await this.blobs.linkOrCopy(file.blob_key, key);
+    } else {
+      try {
+        await this.fetchAudio(row.audio_url!, dest, signal);
+      } catch (err) {
+        if (err instanceof AudioFetchError) throw new JobFailure(err.type, err.message);
+        throw err;
+      }
+    }
+    let durationMs: number;
+    try {
+      durationMs = (await probeAudioFile(dest)).durationMs ?? 0;
+    } catch (err) {
+      if (err instanceof AudioProbeError) throw new JobFailure('invalid_audio_file', `Invalid audio file: ${err.message}.`);
+      throw err;
+    }
+    if (durationMs > this.opts.maxAudioMs)
+      throw new JobFailure('invalid_audio_file', `Audio is ${(durationMs / 1000).toFixed(1)} s long; the model's maximum is ${this.opts.maxAudioMs / 1000} s.`);
+    const moved = await this.repo.transition(row.id, ['downloading'], 'transcribing', { audio_duration_ms: durationMs, audio_blob_key: key }, this.now());
+    if (!moved) {
+      await this.blobs.remove(key);
+      return undefined;
+    }
+    return { ...row, status: 'transcribing', audio_duration_ms: durationMs, audio_blob_key: key };
+  }
+
+  /** transcribing → completed: decode, recognise, store the transcript and schedule the webhook together. */
+  private async transcribe(row: TranscriptionRow, signal: AbortSignal): Promise<void> {
+    await this.billing.assertCanStart(row.organization_id, row.project_id).catch((err: unknown) => {
+      if (err instanceof ApiError && err.status === 402) throw new JobFailure(err.type, err.message);
+      throw err;
+    });
+    const { engine } = this.catalog.resolve(row.resolved_model, 'async');
+    const recognizer = await engine.engine.load(engine.model.engineModel);
+    const path = this.blobs.pathOf(row.audio_blob_key!);
+    const maxBytes = Math.ceil((this.opts.maxAudioMs / 1000) * PCM_BYTES_PER_SECOND);
+    let decodedBytes = 0;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    // The decoded length is the real duration: a header can lie. Recheck it against the model maximum.
+    const pcm = async function* (): AsyncGenerator<Buffer> {
+      for await (const chunk of decodeToPcm(path, { signal: controller.signal })) {
+        decodedBytes += chunk.length;
+        if (decodedBytes > maxBytes) throw new JobFailure('invalid_audio_file', `Decoded audio is longer than the model's maximum of ${maxBytes / PCM_BYTES_PER_SECOND} s.`);
+        yield chunk;
+      }
+    };
+    let words: Token[];
+    try {
+      words = await recognizer.transcribe(pcm(), { signal: controller.signal, language: 'en' });
+    } catch (err) {
+      if (err instanceof JobFailure || signal.aborted) throw err;
+      if ((err as Error)?.name === 'AudioDecodeError') throw new JobFailure('invalid_audio_file', 'Invalid audio file: the audio does not decode.');
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    if (words.length > this.opts.maxTokens)
+      throw new JobFailure('transcription_output_too_long', `The transcript has ${words.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`);
+    const tokens = toTranscriptTokens(words);
+    const text = tokens.map((t) => t.text).join('');
+    const durationMs = Math.round((decodedBytes / PCM_BYTES_PER_SECOND) * 1000);
+    const done = await this.repo.db.transaction().execute(async (tx) => {
+      await this.repo.saveTranscript(row.id, text, JSON.stringify(tokens), tx);
+      const moved = await this.repo.transition(row.id, ['transcribing'], 'completed', { completed_at: this.now(), audio_duration_ms: durationMs || row.audio_duration_ms }, this.now(), tx);
+      if (moved && row.webhook_url) await this.service.enqueueWebhook(tx, row.id, 'completed');
+      return moved;
+    });
+    if (done) {
+      await this.blobs.remove(row.audio_blob_key!);
+      await this.repo.update(row.id, { audio_blob_key: null });
+      this.log('info', 'transcription completed', { id: row.id, audio_ms: durationMs, tokens: tokens.length });
+    }
+  }
+
+  async deliver(job: Job<WebhookJobPayload>): Promise<void> {
+    const row = await this.repo.getById(job.payload.id);
+    if (!row?.webhook_url) return; // deleted, or no webhook
+    const result = await this.sendWebhook({
+      url: row.webhook_url,
+      body: { id: row.id, status: wireWebhookStatus(job.payload.status, this.opts.profile) },
+      authHeaderName: row.webhook_auth_header_name,
+      authHeaderValue: row.webhook_auth_header_value,
+      messageId: `msg_${job.id}`,
+    });
+    await this.repo.update(row.id, { webhook_status_code: result.statusCode });
+    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) return;
+    const why = result.error ?? `receiver answered ${result.statusCode}`;
+    if (!result.retryable) throw new PermanentJobError(`webhook for ${row.id} not delivered: ${why}`);
+    throw new Error(`webhook for ${row.id} not delivered yet (attempt ${job.attempt}): ${why}`);
+  }
+}
