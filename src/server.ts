@@ -135,7 +135,8 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     maxTokens: settings.transcriptMaxTokens,
     concurrency: settings.transcriptionConcurrency,
     webhookMaxAttempts: settings.webhookMaxAttempts,
-    webhookBackoffMs,
+    // webhookBackoffMs's schedule starts at 5 s; the setting scales the whole schedule.
+    webhookBackoffMs: (attempt) => (webhookBackoffMs(attempt) * settings.webhookRetryBaseSeconds) / 5,
     log: jobLog,
   }).register(queue);
   const ctx: AppContext = {

@@ -2,6 +2,8 @@
 // in WAL mode waits for locks), so they are safe to run while it serves.
 import { Command, Option } from 'commander';
 import { ConfigError, loadSettings, type SettingKey, type Settings } from '../config/settings.js';
+import { createSttRegistry } from '../engines/stt/index.js';
+import { defaultCatalog, ModelCatalog } from '../modules/models/catalog.js';
 import { openTenancy, startServer } from '../server.js';
 import { TenancyError, type TenancyService } from '../modules/tenancy/service.js';
 
@@ -200,6 +202,19 @@ withCommon(adminCmd.command('set-budget').description('set a monthly budget for 
       );
     }),
   );
+
+const modelsCmd = program.command('models').description('speech models this server offers');
+
+withCommon(modelsCmd.command('list').description('list speech-to-text models and aliases (as GET /v1/models)')).action(async (opts: CommonOpts) => {
+  const settings = settingsFrom(opts);
+  const catalog = new ModelCatalog(createSttRegistry(), defaultCatalog, settings.sttModelAliases);
+  const models = catalog.list() as { id: string; aliased_model_id: string | null; transcription_mode: string; name: string }[];
+  print(
+    opts,
+    { models },
+    models.map((m) => `${m.id.padEnd(28)} ${m.transcription_mode.padEnd(10)} ${m.aliased_model_id ? `→ ${m.aliased_model_id}` : m.name}`).join('\n'),
+  );
+});
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError || err instanceof TenancyError) {

@@ -255,6 +255,13 @@ export const settingDefs = {
     default: 6,
     doc: 'Webhook delivery attempts (network errors and 5xx are retried with exponential backoff).',
   },
+  webhookRetryBaseSeconds: {
+    env: 'PARLANCE_WEBHOOK_RETRY_BASE_SECONDS',
+    kind: 'number',
+    min: 0.01,
+    default: 5,
+    doc: 'First webhook retry delay; later retries wait 6x, 24x, 120x and 360x this (5 s, 30 s, 2 min, 10 min, 30 min by default).',
+  },
   sttModelAliases: {
     env: 'PARLANCE_STT_MODEL_ALIASES',
     kind: 'list',

@@ -389,3 +389,44 @@ describe('transcriptions: soniox-sdk profile', () => {
     expect(received).toContainEqual({ id: bad.id, status: 'error' });
   });
 });
+
+describe('transcriptions: signed webhooks', () => {
+  const secret = `whsec_${Buffer.from(Array.from({ length: 32 }, (_, i) => i * 7)).toString('base64')}`;
+  let s: Parlance;
+  let hooks: Awaited<ReturnType<typeof fixtureServer>>;
+  const deliveries: { headers: IncomingMessage['headers']; raw: string }[] = [];
+  let failuresLeft = 2;
+  beforeAll(async () => {
+    s = await startParlance({
+      env: { PARLANCE_WEBHOOK_SIGNING_SECRET: secret, PARLANCE_ALLOW_PRIVATE_HOSTS: '127.0.0.1', PARLANCE_WEBHOOK_RETRY_BASE_SECONDS: '0.2' },
+    });
+    hooks = await fixtureServer((req, body) => {
+      deliveries.push({ headers: req.headers, raw: body.toString('utf8') });
+      // The first two attempts fail with 503: delivery is retried with backoff until it succeeds.
+      return { status: failuresLeft-- > 0 ? 503 : 200 };
+    });
+  });
+  afterAll(async () => {
+    await s?.stop();
+    await hooks?.close();
+  });
+
+  it('signs deliveries with Standard Webhooks headers that verify, and retries 5xx', async () => {
+    const { Webhook } = await import('standardwebhooks');
+    const rec = (await (await create(s, { model: 'parlance-async-en-v1', file_id: await upload(s, speechWav), webhook_url: `${hooks.url}/signed` })).json()) as Rec;
+    const done = await waitFor(() => get(s, rec.id), (r) => r.webhook_status_code === 200, 45_000, 250);
+    expect(done.status).toBe('completed');
+    expect(deliveries.length).toBe(3);
+    const ids = new Set(deliveries.map((d) => d.headers['webhook-id']));
+    expect(ids.size).toBe(1); // one message, three attempts
+    for (const d of deliveries) {
+      const verified = new Webhook(secret).verify(d.raw, {
+        'webhook-id': String(d.headers['webhook-id']),
+        'webhook-timestamp': String(d.headers['webhook-timestamp']),
+        'webhook-signature': String(d.headers['webhook-signature']),
+      });
+      expect(verified).toEqual({ id: rec.id, status: 'completed' });
+    }
+    expect(() => new Webhook(secret).verify(deliveries[0]!.raw.replace('completed', 'failed'), deliveries[0]!.headers as Record<string, string>)).toThrow();
+  }, 60_000);
+});
