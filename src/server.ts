@@ -17,6 +17,7 @@ import { TranscriptionsService } from './modules/transcriptions/service.js';
 import { deliverWebhook, webhookBackoffMs } from './modules/webhooks/delivery.js';
 import { buildApp, type App } from './http/app.js';
 import type { AppContext } from './http/context.js';
+import { attachWebSockets } from './http/websocket.js';
 import { CursorCodec } from './lib/cursor.js';
 import { randomToken } from './lib/ids.js';
 import { KeyRepository } from './modules/auth/repository.js';
@@ -152,6 +153,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     cursors,
     errorReferenceUrl: () => referenceUrl,
     routeModules: [authRoutes, filesRoutes, transcriptionsRoutes],
+    wsRoutes: {},
   };
   return {
     ctx,
@@ -200,6 +202,10 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   }
   const app = await buildApp(ctx);
   await app.listen({ host: settings.host, port: settings.port });
+  const sockets = attachWebSockets(app.server, ctx.wsRoutes, {
+    maxPayload: settings.wsMaxMessageBytes,
+    pingIntervalMs: settings.wsPingIntervalSeconds * 1000,
+  });
   const addr = app.server.address() as AddressInfo;
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
@@ -217,6 +223,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
       if (closed) return;
       closed = true;
       stopHousekeeping();
+      await sockets.close();
       await app.close();
       await handle.close();
     },

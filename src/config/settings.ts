@@ -30,7 +30,7 @@ export const rateCategories: readonly RateCategory[] = RATE_CATEGORIES;
 // Default requests per minute (organization, project). 0 disables a limit.
 const RATE_DEFAULTS: Record<RateCategory, [number, number]> = {
   transcribe_websocket: [600, 300],
-  transcribe_async: [600, 300],
+  transcribe_async: [12000, 6000], // polling: the SDK's wait() reads each job once a second
   files: [3000, 1500],
   tts: [1200, 600],
   temporary_api_key: [600, 300],
@@ -122,6 +122,20 @@ export const settingDefs = {
     min: 1024,
     default: 1_048_576,
     doc: 'Largest JSON request body accepted.',
+  },
+  wsMaxMessageBytes: {
+    env: 'PARLANCE_WS_MAX_MESSAGE_BYTES',
+    kind: 'int',
+    min: 1024,
+    default: 4_194_304,
+    doc: 'Largest WebSocket message accepted (bytes); a bigger one closes the connection.',
+  },
+  wsPingIntervalSeconds: {
+    env: 'PARLANCE_WS_PING_INTERVAL_SECONDS',
+    kind: 'number',
+    min: 0.1,
+    default: 20,
+    doc: 'WebSocket ping interval; a client that misses a ping is disconnected and its resources freed.',
   },
   maxFileSizeBytes: {
     env: 'PARLANCE_MAX_FILE_SIZE_BYTES',

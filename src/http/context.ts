@@ -9,6 +9,7 @@ import type { RateLimits } from '../modules/limits/rate-limits.js';
 import type { TenancyService } from '../modules/tenancy/service.js';
 import type { Db } from '../storage/database.js';
 import type { App } from './app.js';
+import type { WsRoutes } from './websocket.js';
 
 export type RouteModule = (app: App, opts: { ctx: AppContext }) => Promise<void>;
 
@@ -28,4 +29,6 @@ export interface AppContext {
   /** Base address of the error reference (more_info = this + '#' + type). */
   errorReferenceUrl(): string;
   routeModules: RouteModule[];
+  /** WebSocket handlers by path (the real-time STT and TTS interfaces register here). */
+  wsRoutes: WsRoutes;
 }

@@ -283,18 +283,52 @@ describe('transcriptions (spec profile)', () => {
 
 describe('transcriptions: limits, queueing, retention, billing', () => {
   let s: Parlance;
+  // Holds a download open until released, so a job stays in `downloading` and (with one job slot) the
+  // jobs behind it stay `queued` for as long as the test needs.
+  let gate: Awaited<ReturnType<typeof fixtureServer>> & { release(): void; hold(): void };
   beforeAll(async () => {
+    const wav = readFileSync(speechWav);
+    const held: (() => void)[] = [];
+    let open = false;
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': wav.length });
+      res.write(wav.subarray(0, 100));
+      const finish = () => res.end(wav.subarray(100));
+      if (open) finish();
+      else held.push(finish);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    gate = {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      release: () => {
+        open = true;
+        for (const f of held.splice(0)) f();
+      },
+      hold: () => {
+        open = false;
+      },
+      close: () =>
+        new Promise<void>((r) => {
+          server.closeAllConnections();
+          server.close(() => r());
+        }),
+    };
     s = await startParlance({
       env: {
         PARLANCE_TRANSCRIPTION_CONCURRENCY: '1',
         PARLANCE_ASYNC_MAX_AUDIO_SECONDS: '5',
-        PARLANCE_TRANSCRIPT_RETENTION_DAYS: String(3 / 86_400), // 3 seconds
+        PARLANCE_TRANSCRIPT_RETENTION_DAYS: String(8 / 86_400), // 8 seconds
         PARLANCE_HOUSEKEEPING_INTERVAL_SECONDS: '0.5',
         PARLANCE_TRANSCRIBE_ASYNC_PENDING_NUM_FILES: '3',
+        PARLANCE_ALLOW_PRIVATE_HOSTS: '127.0.0.1',
       },
     });
   });
-  afterAll(async () => s?.stop());
+  afterAll(async () => {
+    gate?.release();
+    await s?.stop();
+    await gate?.close();
+  });
 
   it('fails audio over the model maximum with invalid_audio_file', async () => {
     const six = await makeAudio(path.join(work, 'six.wav'), { seconds: 6 });
@@ -303,27 +337,30 @@ describe('transcriptions: limits, queueing, retention, billing', () => {
     expect(done).toMatchObject({ status: 'failed', error_type: 'invalid_audio_file' });
   });
 
-  it('fails a still-queued job whose file is deleted, with file_not_found; caps pending jobs', async () => {
-    const blocker = await upload(s, longWav);
-    const first = (await (await create(s, { model: 'parlance-async-en-v1', file_id: blocker })).json()) as Rec; // over 5 s: fails, but occupies the only slot briefly
+  it('caps pending jobs at transcribe_async_pending_num_files and fails a still-queued job whose file is deleted', async () => {
+    gate.hold();
+    const blocker = (await (await create(s, { model: 'parlance-async-en-v1', audio_url: `${gate.url}/held.wav` })).json()) as Rec;
+    await waitFor(() => get(s, blocker.id), (r) => r.status === 'downloading');
     const fileId = await upload(s, speechWav);
     const queued = (await (await create(s, { model: 'parlance-async-en-v1', file_id: fileId })).json()) as Rec;
-    const third = await create(s, { model: 'parlance-async-en-v1', file_id: fileId });
-    expect(third.status).toBe(201);
-    // Pending cap 3: a fourth waiting job is refused while three are pending.
-    const states = await Promise.all([first, queued].map((r) => get(s, r.id)));
-    if (states.every((r) => !terminal(r))) {
-      const fourth = await create(s, { model: 'parlance-async-en-v1', file_id: fileId });
-      expect(fourth.status).toBe(429);
-      const e = await errorBody(fourth);
-      expect(e.error_type).toBe('limit_exceeded');
-      expect(e.message).toContain('transcribe_async_pending_num_files');
-    }
-    if ((await get(s, queued.id)).status === 'queued') {
-      expect((await s.request(`/v1/files/${fileId}`, { method: 'DELETE' })).status).toBe(204);
-      const r = await waitFor(() => get(s, queued.id), terminal);
-      expect(r).toMatchObject({ status: 'failed', error_type: 'file_not_found' });
-    }
+    const third = (await (await create(s, { model: 'parlance-async-en-v1', file_id: await upload(s, speechWav) })).json()) as Rec;
+    expect((await get(s, queued.id)).status).toBe('queued');
+    expect((await get(s, third.id)).status).toBe('queued');
+
+    // Three waiting or in progress: the cap (3) refuses a fourth.
+    const fourth = await create(s, { model: 'parlance-async-en-v1', file_id: fileId });
+    expect(fourth.status).toBe(429);
+    const e = await errorBody(fourth);
+    expect(e.error_type).toBe('limit_exceeded');
+    expect(e.message).toContain('transcribe_async_pending_num_files');
+
+    // Deleting the file of a job that has not started fails that job, and only that job.
+    expect((await s.request(`/v1/files/${fileId}`, { method: 'DELETE' })).status).toBe(204);
+    expect(await get(s, queued.id)).toMatchObject({ status: 'failed', error_type: 'file_not_found' });
+    expect((await get(s, third.id)).status).toBe('queued');
+
+    gate.release();
+    for (const id of [blocker.id, third.id]) expect((await waitFor(() => get(s, id), terminal)).status).toBe('completed');
   });
 
   it('purges transcripts after the retention window: reads give 409', async () => {
@@ -334,9 +371,26 @@ describe('transcriptions: limits, queueing, retention, billing', () => {
     await waitFor(
       async () => (await s.request(`/v1/transcriptions/${rec.id}/transcript`)).status,
       (status) => status === 409,
-      15_000,
+      30_000,
     );
     expect((await get(s, rec.id)).status).toBe('completed');
+  });
+
+  it('fails jobs at the start of download or transcription when the balance runs out meanwhile', async () => {
+    gate.hold();
+    const held = (await (await create(s, { model: 'parlance-async-en-v1', audio_url: `${gate.url}/held-2.wav` })).json()) as Rec;
+    await waitFor(() => get(s, held.id), (r) => r.status === 'downloading');
+    const waiting = (await (await create(s, { model: 'parlance-async-en-v1', file_id: await upload(s, speechWav) })).json()) as Rec;
+    expect((await get(s, waiting.id)).status).toBe('queued');
+    await s.admin('set-balance', '--available-usd', '0', '--invoice-billing', 'off');
+    try {
+      gate.release();
+      // The downloading job is checked again before transcription; the queued one before its download.
+      for (const id of [held.id, waiting.id])
+        expect(await waitFor(() => get(s, id), terminal)).toMatchObject({ status: 'failed', error_type: 'organization_balance_exhausted' });
+    } finally {
+      await s.admin('set-balance', '--invoice-billing', 'on');
+    }
   });
 
   it('refuses creation with 402 when the balance is exhausted', async () => {
