@@ -59,3 +59,17 @@ export function toPage<T>(rows: T[], limit: number, codec: CursorCodec, list: st
   const last = items[items.length - 1];
   return { items, next_page_cursor: more && last ? codec.encode({ list, key: keyOf(last) }) : null };
 }
+
+/** Lists ordered newest first by (created_at, id): where the page after `cursor` starts, or undefined. */
+export function createdAfter(codec: CursorCodec, cursor: string | undefined, list: string): [string, string] | undefined {
+  if (cursor === undefined) return undefined;
+  const key = codec.decode(cursor, list).key;
+  if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string')
+    throw new ApiError('invalid_cursor', 'Invalid cursor: copy next_page_cursor unchanged from the previous page.');
+  return [key[0], key[1]];
+}
+
+/** toPage for those lists. */
+export function pageByCreated<T extends { created_at: string; id: string }>(rows: T[], limit: number, codec: CursorCodec, list: string): Page<T> {
+  return toPage(rows, limit, codec, list, (r) => [r.created_at, r.id]);
+}

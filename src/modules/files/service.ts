@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { AudioProbeError, probeAudioFile } from '../../audio/probe.js';
 import type { Settings } from '../../config/settings.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
-import { type CursorCodec, type Page, toPage } from '../../lib/cursor.js';
+import { createdAfter, type CursorCodec, type Page, pageByCreated } from '../../lib/cursor.js';
 import { newId } from '../../lib/ids.js';
 import type { LocalBlobStore } from '../../storage/blob-store.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
@@ -185,15 +185,8 @@ export class FilesService {
 
   async list(ctx: AuthContext, limit: number, cursor?: string): Promise<Page<FileRecord>> {
     const listName = `files:${ctx.projectId}`;
-    let after: [string, string] | undefined;
-    if (cursor !== undefined) {
-      const key = this.cursors.decode(cursor, listName).key;
-      if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string')
-        throw new ApiError('invalid_cursor', 'Invalid cursor: copy next_page_cursor unchanged from the previous page.');
-      after = [key[0], key[1]];
-    }
-    const rows = await this.repo.list(ctx.projectId, limit + 1, after);
-    const page = toPage(rows, limit, this.cursors, listName, (r) => [r.created_at, r.id]);
+    const after = createdAfter(this.cursors, cursor, listName);
+    const page = pageByCreated(await this.repo.list(ctx.projectId, limit + 1, after), limit, this.cursors, listName);
     return { items: page.items.map(toFileRecord), next_page_cursor: page.next_page_cursor };
   }
 

@@ -2,7 +2,7 @@
 // (create → queued, delete, file deletion → failed). The worker's side lives in processor.ts.
 import type { Kysely } from 'kysely';
 import { type Clock, systemClock } from '../../lib/clock.js';
-import { type CursorCodec, type Page, toPage } from '../../lib/cursor.js';
+import { createdAfter, type CursorCodec, type Page, pageByCreated } from '../../lib/cursor.js';
 import { newId } from '../../lib/ids.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { LocalBlobStore } from '../../storage/blob-store.js';
@@ -218,14 +218,8 @@ export class TranscriptionsService {
 
   async list(ctx: AuthContext, limit: number, cursor?: string): Promise<Page<TranscriptionRecord>> {
     const listName = `transcriptions:${ctx.projectId}`;
-    let after: [string, string] | undefined;
-    if (cursor !== undefined) {
-      const key = this.cursors.decode(cursor, listName).key;
-      if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string')
-        throw new ApiError('invalid_cursor', 'Invalid cursor: copy next_page_cursor unchanged from the previous page.');
-      after = [key[0], key[1]];
-    }
-    const page = toPage(await this.repo.list(ctx.projectId, limit + 1, after), limit, this.cursors, listName, (r) => [r.created_at, r.id]);
+    const after = createdAfter(this.cursors, cursor, listName);
+    const page = pageByCreated(await this.repo.list(ctx.projectId, limit + 1, after), limit, this.cursors, listName);
     return { items: page.items.map((r) => toRecord(r, this.opts.profile)), next_page_cursor: page.next_page_cursor };
   }
 
