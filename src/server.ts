@@ -14,6 +14,12 @@ import { AudioFetchError, type AudioFetcher, TranscriptionProcessor, type Webhoo
 import { TranscriptionsRepository } from './modules/transcriptions/repository.js';
 import { transcriptionsRoutes } from './modules/transcriptions/routes.js';
 import { TranscriptionsService } from './modules/transcriptions/service.js';
+import { TtsRegistry } from './engines/tts/registry.js';
+import { ttsRoutes } from './modules/tts/routes.js';
+import { TtsService } from './modules/tts/service.js';
+import { ttsWebSocketHandler } from './modules/tts/ws.js';
+import { realtimeWsHandler } from './modules/realtime/routes.js';
+import { RealtimeService } from './modules/realtime/service.js';
 import { deliverWebhook, webhookBackoffMs } from './modules/webhooks/delivery.js';
 import { buildApp, type App } from './http/app.js';
 import type { AppContext } from './http/context.js';
@@ -125,6 +131,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     log: jobLog,
   });
   const billing = new BalanceGuard(new TenancyRepository(db.kysely));
+  const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases);
   const transcriptionsRepo = new TranscriptionsRepository(db.kysely);
   const transcriptions = new TranscriptionsService(transcriptionsRepo, files, models, queue, billing, cursors, blobs, {
     profile: settings.compat as 'spec' | 'soniox-sdk',
@@ -140,21 +147,43 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     webhookBackoffMs: (attempt) => (webhookBackoffMs(attempt) * settings.webhookRetryBaseSeconds) / 5,
     log: jobLog,
   }).register(queue);
+  const rateLimits = new RateLimits(settings);
+  const auth = new AuthService(keys, { environment: settings.environment });
+  const tts = new TtsService(ttsRegistry, auth, rateLimits, billing, cursors, {
+    maxTextChars: settings.ttsMaxTextChars,
+    maxAudioSeconds: settings.ttsMaxAudioSeconds,
+    maxConcurrentOrg: settings.ttsConcurrentOrg,
+    maxConcurrentProject: settings.ttsConcurrentProject,
+  });
   const ctx: AppContext = {
     settings,
     log,
     db,
-    auth: new AuthService(keys, { environment: settings.environment }),
+    auth,
     tenancy,
     files,
     transcriptions,
     models,
-    rateLimits: new RateLimits(settings),
+    tts,
+    rateLimits,
     cursors,
     errorReferenceUrl: () => referenceUrl,
-    routeModules: [authRoutes, filesRoutes, transcriptionsRoutes],
+    routeModules: [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes],
     wsRoutes: {},
   };
+  ctx.wsRoutes['/transcribe-websocket'] = realtimeWsHandler(
+    new RealtimeService(
+      { auth: ctx.auth, models, rateLimits: ctx.rateLimits, billing, log, errorReferenceUrl: () => referenceUrl },
+      {
+        audioTimeoutMs: settings.realtimeAudioTimeoutSeconds * 1000,
+        maxDurationMs: settings.realtimeMaxDurationSeconds * 1000,
+        maxConcurrentOrg: settings.realtimeConcurrentStreamsOrg,
+        maxConcurrentProject: settings.realtimeConcurrentStreamsProject,
+        partialIntervalMs: settings.realtimePartialIntervalMs,
+      },
+    ),
+  );
+  ctx.wsRoutes['/tts-websocket'] = ttsWebSocketHandler(ctx);
   return {
     ctx,
     queue,
@@ -174,6 +203,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     async close() {
       await queue.stop();
       await stt.close();
+      await ttsRegistry.close();
       await ctx.rateLimits.close();
       await db.close();
     },

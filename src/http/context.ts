@@ -5,6 +5,7 @@ import type { AuthService } from '../modules/auth/service.js';
 import type { FilesService } from '../modules/files/service.js';
 import type { ModelCatalog } from '../modules/models/catalog.js';
 import type { TranscriptionsService } from '../modules/transcriptions/service.js';
+import type { TtsService } from '../modules/tts/service.js';
 import type { RateLimits } from '../modules/limits/rate-limits.js';
 import type { TenancyService } from '../modules/tenancy/service.js';
 import type { Db } from '../storage/database.js';
@@ -24,6 +25,7 @@ export interface AppContext {
   files: FilesService;
   transcriptions: TranscriptionsService;
   models: ModelCatalog;
+  tts: TtsService;
   rateLimits: RateLimits;
   cursors: CursorCodec;
   /** Base address of the error reference (more_info = this + '#' + type). */

@@ -61,6 +61,7 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
   static Napi::Function Init(Napi::Env env) {
     return DefineClass(env, "Decoder",
                        {
+                           InstanceMethod("startStream", &Decoder::StartStream),
                            InstanceMethod("startUtt", &Decoder::StartUtt),
                            InstanceMethod("processRaw", &Decoder::ProcessRaw),
                            InstanceMethod("endUtt", &Decoder::EndUtt),
@@ -149,6 +150,13 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
       std::string log = TakeLog();
       throw Napi::Error::New(env, std::string("pocketsphinx: ") + what + " failed" + (log.empty() ? "" : ": " + log));
     }
+  }
+
+  // Start of an unrelated stream: resets the noise-removal statistics of the front end (spectral subtraction,
+  // `-remove_noise yes`, otherwise carried from one utterance to the next) and the stream's frame counter.
+  Napi::Value StartStream(const Napi::CallbackInfo &info) {
+    Check(info.Env(), ps_start_stream(Ps(info.Env())), "ps_start_stream");
+    return info.Env().Undefined();
   }
 
   Napi::Value StartUtt(const Napi::CallbackInfo &info) {

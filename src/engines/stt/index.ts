@@ -7,6 +7,8 @@ import { SttRegistry, type SttModelDescriptor } from './registry.js';
 export type { Recognizer, StreamingSession, SttEngine, SttFeatures, Token } from './interface.js';
 export { EngineUnavailableError, STT_SAMPLE_RATE } from './interface.js';
 export { SttRegistry, type ResolvedModel, type SttModelDescriptor } from './registry.js';
+export type { PocketsphinxStats, PocketsphinxTranscribeOptions, TranscriptionReport } from './pocketsphinx/engine.js';
+export type { PocketsphinxOptions } from './pocketsphinx/options.js';
 
 export const POCKETSPHINX_EN_MODEL: SttModelDescriptor = {
   id: 'parlance-en-pocketsphinx-v1',

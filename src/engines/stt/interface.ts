@@ -41,8 +41,15 @@ export interface TranscribeOptions {
   language?: string;
   /** Aborts decoding; the promise then rejects with the signal's reason. */
   signal?: AbortSignal;
-  /** Called with each batch of final tokens as soon as it is known (progress for long files). */
+  /** Called with each batch of final tokens as soon as it is known (progress for long files), in time order. */
   onTokens?: (tokens: Token[]) => void;
+  /**
+   * Queue position, for logs and metrics ("transcription X waiting behind N"). Called while the transcription waits
+   * for its first decoder with its rank among transcriptions waiting for one (1 = next to be served), whenever that
+   * changes, then with 0 once its first segment is being decoded. Not called for audio that contains no speech.
+   * Later segments share the decoders fairly with other transcriptions and are not reported.
+   */
+  onQueuePosition?: (position: number) => void;
 }
 
 export interface StreamOptions {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { frameEnergiesDb, peakDb, PauseDetector, UtteranceSplitter, type Endpoint } from './utterances.js';
+import { frameEnergiesDb, peakDb, PauseDetector, type Endpoint } from './utterances.js';
 
 const RATE = 16_000;
 
@@ -25,47 +25,6 @@ describe('frameEnergiesDb', () => {
     expect(e.length).toBe(20);
     expect(e[0]).toBeGreaterThan(-4);
     expect(e[19]).toBeLessThan(-55);
-  });
-});
-
-describe('UtteranceSplitter', () => {
-  it('cuts long audio inside pauses, never past the maximum, losing no sample', () => {
-    // 6 s speech-like tone, 0.5 s pause, repeated: 39 s in all.
-    const parts: [number, number][] = [];
-    for (let k = 0; k < 6; k++) parts.push([6, 8000], [0.5, 0]);
-    const input = signal(parts);
-    const splitter = new UtteranceSplitter({ maxUtteranceMs: 20_000 });
-    const utts = [];
-    for (let off = 0; off < input.length; off += 3333) utts.push(...splitter.push(input.subarray(off, off + 3333)));
-    utts.push(...splitter.flush());
-    expect(utts.length).toBeGreaterThanOrEqual(2);
-    let expectedStart = 0;
-    for (const u of utts) {
-      expect(u.startSample).toBe(expectedStart);
-      expect(u.samples.length).toBeLessThanOrEqual(20 * RATE);
-      expectedStart += u.samples.length;
-      // Every cut but the end of input falls in a pause: the boundary sample is quiet.
-      if (expectedStart < input.length) {
-        const t = expectedStart / RATE;
-        const inPause = Array.from({ length: 6 }, (_, k) => 6 * (k + 1) + 0.5 * k).some((s) => t > s && t < s + 0.5);
-        expect(inPause, `cut at ${t}s`).toBe(true);
-      }
-    }
-    expect(expectedStart).toBe(input.length);
-    const joined = new Int16Array(input.length);
-    for (const u of utts) joined.set(u.samples, u.startSample);
-    expect(Buffer.compare(Buffer.from(joined.buffer), Buffer.from(input.buffer))).toBe(0);
-  });
-
-  it('cuts continuous sound at the maximum length and keeps short input whole', () => {
-    const splitter = new UtteranceSplitter({ maxUtteranceMs: 5_000 });
-    const out = [...splitter.push(signal([[12, 8000]])), ...splitter.flush()];
-    expect(out.every((u) => u.samples.length <= 5 * RATE)).toBe(true);
-    expect(out.reduce((n, u) => n + u.samples.length, 0)).toBe(12 * RATE);
-    const short = new UtteranceSplitter();
-    expect(short.push(signal([[2, 8000]]))).toEqual([]);
-    expect(short.flush()).toHaveLength(1);
-    expect(new UtteranceSplitter().flush()).toEqual([]);
   });
 });
 

@@ -1,10 +1,9 @@
-// Cutting a PCM stream into utterances for engines that decode one utterance at a time.
+// Energy measures and the causal end-of-utterance detector used by live (streaming) decoding.
 //
-// Two flavours over the same per-frame energy measure:
-// - UtteranceSplitter (batch): sees up to maxUtteranceMs ahead, so it can pick the best pause to cut at.
-// - PauseDetector (streaming): causal; declares an end of utterance after a run of silence following speech.
-// Both are deliberately simple energy detectors: the cut only has to fall between words, not classify speech
-// perfectly, and the engine models silence itself.
+// - PauseDetector: declares an end of utterance after a run of silence following speech. A deliberately simple
+//   energy detector: the cut only has to fall between words, not classify speech perfectly, and the engine models
+//   silence itself.
+// Batch decoding cuts files with a voice activity detector instead (segmenter.ts, src/audio/vad.ts).
 
 export const FRAME_SAMPLES = 160; // 10 ms at 16 kHz
 const FRAME_MS = 10;
@@ -24,126 +23,6 @@ export function frameEnergiesDb(samples: Int16Array, frameSamples = FRAME_SAMPLE
     out[f] = Math.max(MIN_DB, 10 * Math.log10(meanSquare + 1e-12));
   }
   return out;
-}
-
-export interface Utterance {
-  /** Absolute index (in samples from the start of the stream) of the first sample. */
-  startSample: number;
-  samples: Int16Array;
-}
-
-export interface SplitterOptions {
-  /** Cut before an utterance grows past this (default 20 s). */
-  maxUtteranceMs?: number;
-  /** Do not cut an utterance shorter than this at a pause (default 4 s): longer utterances give the engine context. */
-  minUtteranceMs?: number;
-  /** A pause is at least this much quiet audio (default 250 ms). */
-  minPauseMs?: number;
-}
-
-/** Growable Int16 buffer with cheap consumption from the front. */
-class SampleQueue {
-  private buf = new Int16Array(16_000 * 4);
-  private start = 0;
-  private end = 0;
-
-  get length(): number {
-    return this.end - this.start;
-  }
-
-  push(samples: Int16Array): void {
-    if (this.end + samples.length > this.buf.length) {
-      const live = this.length;
-      const size = Math.max(this.buf.length, (live + samples.length) * 2);
-      // Same size: compact in place (TypedArray#set copes with overlapping ranges of one buffer).
-      const next = size === this.buf.length ? this.buf : new Int16Array(size);
-      next.set(this.buf.subarray(this.start, this.end), 0);
-      this.buf = next;
-      this.start = 0;
-      this.end = live;
-    }
-    this.buf.set(samples, this.end);
-    this.end += samples.length;
-  }
-
-  view(from = 0, to = this.length): Int16Array {
-    return this.buf.subarray(this.start + from, this.start + to);
-  }
-
-  /** Remove and return (a copy of) the first n samples. */
-  shift(n: number): Int16Array {
-    const out = this.buf.slice(this.start, this.start + n);
-    this.start += n;
-    if (this.start === this.end) this.start = this.end = 0;
-    return out;
-  }
-}
-
-export class UtteranceSplitter {
-  private readonly maxFrames: number;
-  private readonly minFrames: number;
-  private readonly minPauseFrames: number;
-  private readonly queue = new SampleQueue();
-  private offset = 0;
-
-  constructor(options: SplitterOptions = {}) {
-    this.maxFrames = Math.max(100, Math.round((options.maxUtteranceMs ?? 20_000) / FRAME_MS));
-    this.minFrames = Math.min(this.maxFrames - 1, Math.round((options.minUtteranceMs ?? 4_000) / FRAME_MS));
-    this.minPauseFrames = Math.max(1, Math.round((options.minPauseMs ?? 250) / FRAME_MS));
-  }
-
-  /** Add audio; returns the utterances that are now complete. */
-  push(samples: Int16Array): Utterance[] {
-    this.queue.push(samples);
-    const out: Utterance[] = [];
-    while (this.queue.length > this.maxFrames * FRAME_SAMPLES) out.push(this.take(this.chooseCut()));
-    return out;
-  }
-
-  /** End of stream: returns the remaining audio as utterances (none when nothing is left). */
-  flush(): Utterance[] {
-    const out: Utterance[] = [];
-    while (this.queue.length > this.maxFrames * FRAME_SAMPLES) out.push(this.take(this.chooseCut()));
-    if (this.queue.length > 0) out.push(this.take(this.queue.length));
-    return out;
-  }
-
-  private take(nSamples: number): Utterance {
-    const startSample = this.offset;
-    const samples = this.queue.shift(nSamples);
-    this.offset += nSamples;
-    return { startSample, samples };
-  }
-
-  /** Where to end the next utterance, in samples from the queue start; always within maxFrames. */
-  private chooseCut(): number {
-    const energies = frameEnergiesDb(this.queue.view(0, this.maxFrames * FRAME_SAMPLES));
-    const smooth = movingAverage(energies, 5);
-    // Quiet = within 6–10 dB of the quietest frames (further up when the level spread is large).
-    const floor = percentile(smooth, 0.02);
-    const threshold = floor + Math.min(10, Math.max(6, (percentile(smooth, 0.5) - floor) / 2));
-    // Longest quiet run that ends after minFrames; prefer later ones on ties (longer utterances).
-    let best: { start: number; len: number } | undefined;
-    let runStart = -1;
-    for (let f = 0; f <= smooth.length; f++) {
-      const quiet = f < smooth.length && smooth[f]! <= threshold;
-      if (quiet && runStart < 0) runStart = f;
-      if (!quiet && runStart >= 0) {
-        const len = f - runStart;
-        const center = runStart + Math.floor(len / 2);
-        if (len >= this.minPauseFrames && center >= this.minFrames && (!best || len >= best.len)) {
-          best = { start: runStart, len };
-        }
-        runStart = -1;
-      }
-    }
-    if (best) return (best.start + Math.floor(best.len / 2)) * FRAME_SAMPLES;
-    // No pause: cut at the quietest 100 ms in the second half.
-    const wide = movingAverage(energies, 10);
-    let quietest = Math.floor(this.maxFrames / 2);
-    for (let f = quietest; f < wide.length; f++) if (wide[f]! < wide[quietest]!) quietest = f;
-    return Math.max(1, quietest) * FRAME_SAMPLES;
-  }
 }
 
 export interface Endpoint {
@@ -253,34 +132,4 @@ export class PauseDetector {
     this.silentRun = 0;
     this.peak = MIN_DB;
   }
-}
-
-function movingAverage(values: Float64Array, width: number): Float64Array {
-  const out = new Float64Array(values.length);
-  const half = Math.floor(width / 2);
-  let sum = 0;
-  let count = 0;
-  // Sliding window [f - half, f + half].
-  let lo = 0;
-  let hi = -1;
-  for (let f = 0; f < values.length; f++) {
-    while (hi < Math.min(values.length - 1, f + half)) {
-      hi++;
-      sum += values[hi]!;
-      count++;
-    }
-    while (lo < f - half) {
-      sum -= values[lo]!;
-      count--;
-      lo++;
-    }
-    out[f] = sum / count;
-  }
-  return out;
-}
-
-function percentile(values: Float64Array, q: number): number {
-  if (values.length === 0) return MIN_DB;
-  const sorted = Float64Array.from(values).sort();
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }

@@ -24,6 +24,11 @@ export interface NativeDecoderOptions {
 }
 
 export interface NativeDecoder {
+  /**
+   * Start an unrelated stream: resets the front end's noise-removal statistics (otherwise carried from one utterance
+   * to the next, so results would depend on what the decoder heard before) and its frame counter.
+   */
+  startStream(): void;
   startUtt(): void;
   /** Feed s16le 16 kHz mono samples; returns the number of frames searched. */
   processRaw(samples: Int16Array | Uint8Array, options?: { noSearch?: boolean; fullUtt?: boolean }): number;

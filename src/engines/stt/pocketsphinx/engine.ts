@@ -1,6 +1,9 @@
 // The pocketsphinx STT engine: English (Debian's pocketsphinx-en-us model), word timings from the segment iterator,
-// word posteriors as confidences, partial results while streaming. Each loaded model is a pool of worker threads,
-// one native decoder per thread.
+// word posteriors as confidences, partial results while streaming. Each loaded model has a batch pool of worker
+// threads (one native decoder each) shared fairly by file transcriptions, segment by segment, and a pool of dedicated
+// decoders for live sessions (pool.ts). Files are cut into speech segments at pauses found by Silero VAD
+// (segmenter.ts); audio without speech is never decoded.
+import { loadVad, type Vad } from '../../../audio/vad.js';
 import type {
   LoadOptions,
   Recognizer,
@@ -20,7 +23,37 @@ import {
   type PocketsphinxOptions,
   type ResolvedPocketsphinxOptions,
 } from './options.js';
-import { DecoderPool, type PoolStats, type SessionChannel } from './pool.js';
+import { VadSegmenter } from '../segmenter.js';
+import { BatchPool, StreamPool, type BatchPoolStats, type SessionChannel, type StreamPoolStats } from './pool.js';
+
+/** Incoming PCM is fed to the segmenter in pieces of at most this many bytes (0.5 s), which bounds its buffer. */
+const PIECE_BYTES = 16_000;
+
+export interface PocketsphinxStats extends BatchPoolStats {
+  streams: StreamPoolStats;
+  /** Voice activity detector in use for batch segmentation. */
+  vad: 'silero' | 'energy';
+}
+
+/** What one transcription did, for logs and tests. */
+export interface TranscriptionReport {
+  audioMs: number;
+  /** Speech segments decoded. */
+  segments: number;
+  /** Audio handed to the decoders, ms. */
+  decodedMs: number;
+  /** Audio skipped as non-speech, ms. */
+  skippedMs: number;
+  /** Most PCM held by the segmenter at once, bytes. */
+  maxBufferedBytes: number;
+  /** Most PCM submitted and not yet decoded at once (queued or on a decoder), bytes. */
+  maxPendingBytes: number;
+}
+
+export interface PocketsphinxTranscribeOptions extends TranscribeOptions {
+  /** Called once the transcription has finished, with what it did. */
+  onReport?: (report: TranscriptionReport) => void;
+}
 
 export const POCKETSPHINX_FEATURES: SttFeatures = {
   timestamps: true,
@@ -74,16 +107,19 @@ export class PocketsphinxEngine implements SttEngine {
     }
     checkModelFiles(paths);
     const addonPath = findAddon(this.options.addonPath);
-    const pool = new DecoderPool(
-      { addonPath, model: paths, decoderArgs: this.options.decoderArgs, maxUtteranceMs: this.options.maxUtteranceMs },
-      this.options.poolSize,
-    );
+    const init = { addonPath, model: paths, decoderArgs: this.options.decoderArgs };
+    const batch = new BatchPool(init, {
+      size: this.options.concurrency[engineModel]!,
+      perRequestLimit: this.options.maxSegmentsPerRequest,
+    });
+    const vadLoading = loadVad({ ...this.options.vad, log: this.options.log });
     try {
-      await pool.start();
+      await batch.start();
     } catch (err) {
       throw new EngineUnavailableError(`pocketsphinx could not load model '${engineModel}': ${(err as Error).message}`);
     }
-    return new PocketsphinxRecognizer(this.id, engineModel, pool, this.options);
+    const streams = new StreamPool(init, this.options.maxStreams, this.options.streamIdleMs);
+    return new PocketsphinxRecognizer(this.id, engineModel, batch, streams, await vadLoading, this.options);
   }
 }
 
@@ -91,27 +127,28 @@ export class PocketsphinxRecognizer implements Recognizer {
   constructor(
     readonly engineId: string,
     readonly engineModel: string,
-    private readonly pool: DecoderPool,
+    private readonly batch: BatchPool,
+    private readonly streams: StreamPool,
+    private readonly vad: Vad,
     private readonly options: ResolvedPocketsphinxOptions,
   ) {}
 
-  stats(): PoolStats {
-    return this.pool.stats();
+  /** Pool state: batch workers and the transcriptions sharing them, live sessions, the VAD in use. */
+  stats(): PocketsphinxStats {
+    return { ...this.batch.stats(), streams: this.streams.stats(), vad: this.vad.backend };
   }
 
-  async transcribe(pcm: AsyncIterable<Uint8Array>, options: TranscribeOptions = {}): Promise<Token[]> {
-    const { signal, onTokens } = options;
-    const tokens: Token[] = [];
-    const channel = await this.pool.open(
-      { mode: 'batch' },
-      {
-        final: (batch) => {
-          tokens.push(...batch);
-          onTokens?.(batch);
-        },
-      },
-      signal,
-    );
+  /**
+   * Transcribe a file: the PCM is cut into speech segments as it arrives (never more than one segment window plus the
+   * segments submitted and not yet decoded is held), and each segment is queued in the batch pool, where segments of
+   * all transcriptions share the decoders fairly. Tokens carry times from the first sample of `pcm`.
+   */
+  async transcribe(pcm: AsyncIterable<Uint8Array>, options: PocketsphinxTranscribeOptions = {}): Promise<Token[]> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    const request = this.batch.open({ onTokens: options.onTokens, onQueuePosition: options.onQueuePosition });
+    const segmenter = new VadSegmenter(this.vad.createStream(), this.options.segmentation);
+    let maxPendingBytes = 0;
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {
       if (!signal) return;
@@ -119,20 +156,35 @@ export class PocketsphinxRecognizer implements Recognizer {
       signal.addEventListener('abort', onAbort, { once: true });
     });
     aborted.catch(() => {});
+    const submit = async (segments: Awaited<ReturnType<VadSegmenter['push']>>): Promise<void> => {
+      for (const segment of segments) {
+        maxPendingBytes = Math.max(maxPendingBytes, request.pendingAudioMs * 32 + segment.samples.byteLength);
+        await request.submit(segment);
+      }
+    };
+    const work = (async () => {
+      for await (const chunk of pcm) {
+        signal?.throwIfAborted();
+        for (let off = 0; off < chunk.length; off += PIECE_BYTES) await submit(await segmenter.push(chunk.subarray(off, off + PIECE_BYTES)));
+      }
+      await submit(await segmenter.flush());
+      return request.finish();
+    })();
+    work.catch(() => {}); // settled through the race below; after an abort nobody else observes it
     try {
-      await Promise.race([
-        (async () => {
-          for await (const chunk of pcm) {
-            signal?.throwIfAborted();
-            await channel.write(chunk);
-          }
-          await channel.end();
-        })(),
-        aborted,
-      ]);
+      const tokens = await Promise.race([work, aborted]);
+      const stats = segmenter.stats;
+      options.onReport?.({
+        audioMs: segmenter.samples / 16,
+        segments: stats.segments,
+        decodedMs: stats.segmentMs,
+        skippedMs: stats.skippedMs,
+        maxBufferedBytes: stats.maxBufferedSamples * 2,
+        maxPendingBytes,
+      });
       return tokens;
     } catch (err) {
-      channel.cancel();
+      request.cancel(err instanceof Error ? err : new Error(String(err)));
       throw err;
     } finally {
       if (onAbort) signal?.removeEventListener('abort', onAbort);
@@ -141,13 +193,10 @@ export class PocketsphinxRecognizer implements Recognizer {
 
   async stream(options: StreamOptions & { signal?: AbortSignal } = {}): Promise<StreamingSession> {
     const session = new PocketsphinxStream();
-    const channel = await this.pool.open(
+    const channel = await this.streams.open(
       {
-        mode: 'stream',
-        stream: {
-          endpointSilenceMs: options.endpointSilenceMs ?? this.options.endpointSilenceMs,
-          partialIntervalMs: options.partialIntervalMs ?? this.options.partialIntervalMs,
-        },
+        endpointSilenceMs: options.endpointSilenceMs ?? this.options.endpointSilenceMs,
+        partialIntervalMs: options.partialIntervalMs ?? this.options.partialIntervalMs,
       },
       {
         partial: (t) => session.emit('partial', t),
@@ -160,8 +209,8 @@ export class PocketsphinxRecognizer implements Recognizer {
     return session;
   }
 
-  close(): Promise<void> {
-    return this.pool.close();
+  async close(): Promise<void> {
+    await Promise.all([this.batch.close(), this.streams.close()]);
   }
 }
 

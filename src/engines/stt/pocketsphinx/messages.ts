@@ -1,6 +1,6 @@
-// Messages between the main thread (pool.ts) and a decoder worker (worker.ts). One worker owns one decoder and
-// serves one session at a time; every session message carries the session number so late replies of an earlier
-// session are recognisable.
+// Messages between the main thread (pool.ts) and a decoder worker (worker.ts). One worker owns one decoder. A batch
+// worker decodes one segment per 'decode' message; a streaming worker serves one live session at a time. Every
+// message carries its job or session number so late replies of an earlier one are recognisable.
 import type { Token } from '../interface.js';
 import type { PocketsphinxModelPaths } from './options.js';
 
@@ -9,7 +9,6 @@ export interface WorkerInit {
   addonPath: string;
   model: PocketsphinxModelPaths;
   decoderArgs: Record<string, string>;
-  maxUtteranceMs: number;
 }
 
 export interface StreamSettings {
@@ -18,12 +17,16 @@ export interface StreamSettings {
 }
 
 export type ToWorker =
-  /** Start a session: 'batch' cuts utterances with lookahead and decodes each one whole; 'stream' decodes live. */
-  | { type: 'begin'; session: number; mode: 'batch' }
-  | { type: 'begin'; session: number; mode: 'stream'; stream: StreamSettings }
+  /**
+   * Batch: decode one segment as a whole utterance (batch CMN over the segment, so the result does not depend on what
+   * the decoder heard before). Answered by 'decoded'. s16le samples, transferred.
+   */
+  | { type: 'decode'; job: number; startSample: number; pcm: ArrayBuffer }
+  /** Start a live session. */
+  | { type: 'begin'; session: number; stream: StreamSettings }
   /** s16le samples (even byte length), transferred. Acknowledged with 'ack' once processed. */
   | { type: 'audio'; session: number; seq: number; pcm: ArrayBuffer }
-  /** Stream mode: end the current utterance now. Answered by 'finalized' after any 'final'. */
+  /** End the current utterance now. Answered by 'finalized' after any 'final'. */
   | { type: 'finalize'; session: number }
   /** End of audio: decode what is left, answered by 'ended' after any 'final'. */
   | { type: 'end'; session: number }
@@ -33,6 +36,8 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'ready'; loadMs: number }
   | { type: 'init_error'; message: string }
+  | { type: 'decoded'; job: number; tokens: Token[]; decodeMs: number }
+  | { type: 'decode_error'; job: number; message: string }
   | { type: 'ack'; session: number; seq: number; processedMs: number }
   | { type: 'partial'; session: number; tokens: Token[] }
   | { type: 'final'; session: number; tokens: Token[] }

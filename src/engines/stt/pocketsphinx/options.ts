@@ -5,7 +5,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import type { VadBackend, VadLog } from '../../../audio/vad.js';
 import { EngineUnavailableError } from '../interface.js';
+import type { SegmenterOptions } from '../segmenter.js';
 
 export const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
 
@@ -18,17 +20,37 @@ export interface PocketsphinxModelPaths {
   dict: string;
 }
 
+export interface PocketsphinxModelConfig extends Partial<PocketsphinxModelPaths> {
+  /** Most segments of this model decoded at once, i.e. its batch decoders (default: poolSize). */
+  concurrency?: number;
+}
+
 export interface PocketsphinxOptions {
   /** Model files per engine model key; default: { 'en-us': Debian's pocketsphinx-en-us }. */
-  models?: Record<string, Partial<PocketsphinxModelPaths>>;
-  /** Decoders (one per worker thread) per loaded model; default: the number of cores. */
+  models?: Record<string, PocketsphinxModelConfig>;
+  /** Batch decoders (one per worker thread) per loaded model, unless the model sets `concurrency`; default: cores. */
   poolSize?: number;
+  /**
+   * Most segments of one transcription decoded at once (default: all the model's batch decoders, so a lone file uses
+   * every core; 1 keeps each file on one decoder at a time).
+   */
+  maxSegmentsPerRequest?: number;
+  /** Most live (streaming) sessions per model; each holds its own decoder (default: 2 × cores, at least 2). */
+  maxStreams?: number;
+  /** A streaming decoder left idle this long is stopped, ms (default 300 000). */
+  streamIdleMs?: number;
   /** Extra pocketsphinx arguments, e.g. { '-beam': '1e-40' }. */
   decoderArgs?: Record<string, string>;
   /** Path of the compiled addon; default: found by walking up to native/pocketsphinx/build/Release. */
   addonPath?: string;
-  /** Batch decoding: longest utterance handed to the decoder at once, ms (default 20 000). */
+  /** Batch decoding: longest segment handed to the decoder at once, ms (default 20 000). */
   maxUtteranceMs?: number;
+  /** Batch segmentation at pauses (see segmenter.ts); maxSegmentMs defaults to maxUtteranceMs. */
+  segmentation?: SegmenterOptions;
+  /** Voice activity detector for batch segmentation: Silero (default, falls back to energy) or energy. */
+  vad?: { backend?: VadBackend; modelPath?: string };
+  /** Operational messages (the VAD fallback); default: JSON lines on stderr. */
+  log?: VadLog;
   /** Streaming defaults (a session can override them). */
   endpointSilenceMs?: number;
   partialIntervalMs?: number;
@@ -36,10 +58,18 @@ export interface PocketsphinxOptions {
 
 export interface ResolvedPocketsphinxOptions {
   models: Record<string, PocketsphinxModelPaths>;
+  /** Batch decoders per model key. */
+  concurrency: Record<string, number>;
   poolSize: number;
+  maxSegmentsPerRequest: number | undefined;
+  maxStreams: number;
+  streamIdleMs: number;
   decoderArgs: Record<string, string>;
   addonPath: string | undefined;
   maxUtteranceMs: number;
+  segmentation: SegmenterOptions;
+  vad: { backend?: VadBackend; modelPath?: string };
+  log: VadLog | undefined;
   endpointSilenceMs: number;
   partialIntervalMs: number;
 }
@@ -56,23 +86,44 @@ export const BASE_DECODER_ARGS: Readonly<Record<string, string>> = { '-remove_si
 
 export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): ResolvedPocketsphinxOptions {
   const models: Record<string, PocketsphinxModelPaths> = {};
+  const concurrency: Record<string, number> = {};
   const given = options.models ?? { 'en-us': {} };
-  for (const [key, paths] of Object.entries(given)) models[key] = { ...defaultModelPaths(), ...paths };
   const poolSize = options.poolSize ?? availableParallelism();
-  if (!Number.isInteger(poolSize) || poolSize < 1) throw new RangeError(`pocketsphinx poolSize must be a positive integer, got ${poolSize}`);
+  positiveInteger('poolSize', poolSize);
+  for (const [key, config] of Object.entries(given)) {
+    const defaults = defaultModelPaths();
+    models[key] = { hmm: config.hmm ?? defaults.hmm, lm: config.lm ?? defaults.lm, dict: config.dict ?? defaults.dict };
+    concurrency[key] = config.concurrency ?? poolSize;
+    positiveInteger(`concurrency of model '${key}'`, concurrency[key]);
+  }
+  if (options.maxSegmentsPerRequest !== undefined) positiveInteger('maxSegmentsPerRequest', options.maxSegmentsPerRequest);
+  const maxStreams = options.maxStreams ?? Math.max(2, 2 * availableParallelism());
+  positiveInteger('maxStreams', maxStreams);
   const decoderArgs = { ...BASE_DECODER_ARGS, ...options.decoderArgs };
   if ((decoderArgs['-frate'] ?? '100') !== '100' || (decoderArgs['-samprate'] ?? '16000') !== '16000') {
     throw new RangeError('pocketsphinx -frate and -samprate are fixed at 100 and 16000');
   }
+  const maxUtteranceMs = options.maxUtteranceMs ?? 20_000;
   return {
     models,
+    concurrency,
     poolSize,
+    maxSegmentsPerRequest: options.maxSegmentsPerRequest,
+    maxStreams,
+    streamIdleMs: options.streamIdleMs ?? 300_000,
     decoderArgs,
     addonPath: options.addonPath,
-    maxUtteranceMs: options.maxUtteranceMs ?? 20_000,
+    maxUtteranceMs,
+    segmentation: { maxSegmentMs: maxUtteranceMs, ...options.segmentation },
+    vad: { ...options.vad },
+    log: options.log,
     endpointSilenceMs: options.endpointSilenceMs ?? 600,
     partialIntervalMs: options.partialIntervalMs ?? 200,
   };
+}
+
+function positiveInteger(name: string, value: number): void {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`pocketsphinx ${name} must be a positive integer, got ${value}`);
 }
 
 const HMM_FILES = ['mdef', 'means', 'variances', 'transition_matrices', 'noisedict'];

@@ -1,6 +1,8 @@
 // The pocketsphinx engine end to end: real addon, real worker threads, real model, speech synthesized with flite
 // and one human recording from pocketsphinx-testdata.
 //
+// Long files, segmentation and scheduling: scheduling.test.ts.
+//
 // WER thresholds. Measured on this machine (batch mode, Debian pocketsphinx-en-us): 30 flite clips of six sentences
 // in five voices had an overall WER of 0.076 and a worst clip of 0.45 (the 8 kHz "kal" voice; the 16 kHz voices used
 // here stayed ≤ 0.20 per clip). The asserted limits (0.25 overall, 0.5 per clip, 0.5 for the live stream) leave room
@@ -253,19 +255,24 @@ describe('pocketsphinx worker failure', () => {
     const errors: Error[] = [];
     session.on('error', (e) => errors.push(e));
     await session.write(pcm[0]!.subarray(0, 16_000));
-    // Reach into the pool (test only) and kill the thread that serves this session. (Another worker may still be
-    // finishing the session aborted in the previous test, so match the channel exactly.)
-    const pool = (recognizer as unknown as { pool: { workers: Set<{ worker: { terminate(): Promise<number> }; channel?: unknown }> } }).pool;
+    // Reach into the streaming pool (test only) and kill the thread that serves this session. (Another worker may
+    // still be finishing the session aborted in the previous test, so match the channel exactly.)
+    const pool = (recognizer as unknown as { streams: { workers: Set<{ worker: { terminate(): Promise<number> }; channel?: unknown }> } }).streams;
     const channel = (session as unknown as { channel: unknown }).channel;
     const serving = [...pool.workers].find((w) => w.channel === channel)!;
     await serving.worker.terminate();
     await expect(session.end()).rejects.toThrow(/pocketsphinx worker failed/);
     expect(errors).toHaveLength(1);
     expect(session.closed).toBe(true);
-    // Two requests at once need two decoders: the pool starts a replacement for the dead one.
-    const results = await Promise.all([recognizer.transcribe(chunked(pcm[1]!, 8192)), recognizer.transcribe(chunked(pcm[2]!, 8192))]);
-    expect(results.every((t) => t.length > 3)).toBe(true);
-    expect(recognizer.stats()).toMatchObject({ size: 2, busy: 0 });
+    expect(recognizer.stats().streams.active).toBe(0);
+    // The next session gets a working decoder.
+    const next = await recognizer.stream();
+    const finals: Token[] = [];
+    next.on('final', (t) => finals.push(...t));
+    await next.write(pcm[1]!);
+    await next.end();
+    expect(finals.length).toBeGreaterThan(3);
+    // (A batch decoder that dies fails only its transcription: scheduling.test.ts.)
   }, 60_000);
   it('closing the engine in the middle of a decode rejects the work and leaves the process alive', async () => {
     const other = new PocketsphinxEngine({ poolSize: 1 });

@@ -1,9 +1,11 @@
-// Decoder worker thread: owns one pocketsphinx decoder and runs one session at a time, so the blocking native calls
-// never run on the main event loop. Started by pool.ts (as worker.js from dist/, or worker.ts through tsx when the
-// sources run directly, e.g. under vitest). Speaks only the messages in messages.ts.
+// Decoder worker thread: owns one pocketsphinx decoder, so the blocking native calls never run on the main event
+// loop. A batch worker decodes one segment per 'decode' message (the pool decides whose segment comes next); a
+// streaming worker runs one live session at a time. Started by pool.ts (as worker.js from dist/, or worker.ts through
+// tsx when the sources run directly, e.g. under vitest). Speaks only the messages in messages.ts.
 import { parentPort, workerData } from 'node:worker_threads';
-import { PauseDetector, peakDb, SILENCE_PEAK_DB, UtteranceSplitter } from '../utterances.js';
+import { PauseDetector, peakDb, SILENCE_PEAK_DB } from '../utterances.js';
 import { loadAddon, type NativeDecoder } from './addon.js';
+import type { Token } from '../interface.js';
 import type { FromWorker, StreamSettings, ToWorker, WorkerInit } from './messages.js';
 import { segmentsToTokens } from './tokens.js';
 
@@ -17,60 +19,26 @@ function send(msg: FromWorker): void {
   port!.postMessage(msg);
 }
 
-interface Session {
-  readonly id: number;
-  audio(samples: Int16Array): void;
-  finalize(): void;
-  end(): void;
-  cancel(): void;
-  readonly totalSamples: number;
-}
-
-/** Whole-file decoding: utterances cut with lookahead, each decoded in one call with batch CMN. */
-class BatchSession implements Session {
-  private readonly splitter: UtteranceSplitter;
-  totalSamples = 0;
-
-  constructor(
-    readonly id: number,
-    private readonly decoder: NativeDecoder,
-  ) {
-    this.splitter = new UtteranceSplitter({ maxUtteranceMs: init.maxUtteranceMs });
-    // Same start state for every session, whatever earlier sessions on this pooled decoder heard.
-    decoder.resetCmn();
-  }
-
-  audio(samples: Int16Array): void {
-    this.totalSamples += samples.length;
-    for (const utt of this.splitter.push(samples)) this.decode(utt.startSample, utt.samples);
-  }
-
-  finalize(): void {
-    // Batch sessions have no notion of an open utterance; nothing to do.
-  }
-
-  end(): void {
-    for (const utt of this.splitter.flush()) this.decode(utt.startSample, utt.samples);
-  }
-
-  cancel(): void {}
-
-  private decode(startSample: number, samples: Int16Array): void {
-    if (peakDb(samples) < SILENCE_PEAK_DB) return; // nothing to hear; the decoder would invent a word
-    this.decoder.startUtt();
-    this.decoder.processRaw(samples, { fullUtt: true });
-    this.decoder.endUtt();
-    const tokens = segmentsToTokens(
-      this.decoder.segments(),
-      startSample / SAMPLES_PER_MS,
-      (startSample + samples.length) / SAMPLES_PER_MS,
-    );
-    if (tokens.length > 0) send({ type: 'final', session: this.id, tokens });
-  }
+/**
+ * Decode one batch segment as a whole utterance, from the state of a fresh decoder: segments of different requests
+ * can then be interleaved on one decoder without changing anybody's result. Two things carry over between utterances
+ * of one pocketsphinx decoder: the front end's noise-removal statistics (reset by startStream) and the live cepstral
+ * mean (reset by resetCmn; a `fullUtt` decode computes the mean over the segment itself anyway, the model's
+ * `-cmn batch`).
+ */
+function decodeSegment(decoder: NativeDecoder, startSample: number, samples: Int16Array): Token[] {
+  if (peakDb(samples) < SILENCE_PEAK_DB) return []; // nothing to hear; the decoder would invent a word
+  decoder.startStream();
+  decoder.resetCmn();
+  decoder.startUtt();
+  decoder.processRaw(samples, { fullUtt: true });
+  decoder.endUtt();
+  // Segments start on the VAD's 32 ms grid, so times are whole milliseconds; the end of the input may not be.
+  return segmentsToTokens(decoder.segments(), startSample / SAMPLES_PER_MS, Math.floor((startSample + samples.length) / SAMPLES_PER_MS));
 }
 
 /** Live decoding: partial hypotheses while audio arrives, final tokens at pauses, finalize() and end(). */
-class StreamSession implements Session {
+class StreamSession {
   private readonly detector: PauseDetector;
   private readonly partialSamples: number;
   private uttStart = 0;
@@ -86,6 +54,8 @@ class StreamSession implements Session {
   ) {
     this.detector = new PauseDetector({ silenceMs: settings.endpointSilenceMs });
     this.partialSamples = Math.max(1, settings.partialIntervalMs) * SAMPLES_PER_MS;
+    // Same start state for every session, whatever earlier sessions on this pooled decoder heard.
+    decoder.startStream();
     decoder.resetCmn();
     this.open(0);
   }
@@ -170,9 +140,9 @@ function createDecoder(): NativeDecoder | undefined {
 const decoder = createDecoder();
 if (decoder) port.on('message', onMessage);
 
-let current: Session | undefined;
+let current: StreamSession | undefined;
 
-function fail(session: Session, err: unknown): void {
+function fail(session: StreamSession, err: unknown): void {
   try {
     session.cancel();
   } catch {
@@ -184,10 +154,21 @@ function fail(session: Session, err: unknown): void {
 
 function onMessage(msg: ToWorker): void {
   if (!decoder) return;
+  if (msg.type === 'decode') {
+    if (current) fail(current, new Error('session replaced by a batch segment'));
+    const started = performance.now();
+    try {
+      const tokens = decodeSegment(decoder, msg.startSample, new Int16Array(msg.pcm));
+      send({ type: 'decoded', job: msg.job, tokens, decodeMs: performance.now() - started });
+    } catch (err) {
+      send({ type: 'decode_error', job: msg.job, message: err instanceof Error ? err.message : String(err) });
+    }
+    return;
+  }
   if (msg.type === 'begin') {
     if (current) fail(current, new Error('session replaced'));
     try {
-      current = msg.mode === 'batch' ? new BatchSession(msg.session, decoder) : new StreamSession(msg.session, decoder, msg.stream);
+      current = new StreamSession(msg.session, decoder, msg.stream);
     } catch (err) {
       send({ type: 'error', session: msg.session, message: err instanceof Error ? err.message : String(err) });
     }

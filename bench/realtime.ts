@@ -1,0 +1,195 @@
+// Real-time STT suite (issue: Real-time transcription WebSocket), against a real `parlance serve` process over
+// /transcribe-websocket with the `ws` client, flite speech sent as pcm_s16le at real-time pace in 20 ms chunks:
+//   1. first non-final token latency: from sending the chunk where speech starts to the first non-final token
+//      (target ≤ 300 ms)
+//   2. finalization latency: from sending the chunk where speech ends to the frame that makes the last word final
+//      (p50 / p95, target p95 ≤ 1 s; includes the engine's 600 ms pause that ends an utterance)
+//   3. concurrent streams sustained while keeping up (every stream's finished frame within 1.5 s of its end frame,
+//      first-token latency p95 ≤ 1 s), and server RSS per stream
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
+import WebSocket from 'ws';
+import { makeSpeech, startParlance, tempDir } from '../test/harness.js';
+import { benchServerEnv, findServerPid, mib, processMemory, round, type Row, summarize, type SuiteOptions, type SuiteResult } from './lib.js';
+
+const execFileP = promisify(execFile);
+const CHUNK_MS = 20;
+const BYTES_PER_MS = 32;
+const SENTENCES = [
+  'the birch canoe slid on the smooth planks',
+  'glue the sheet to the dark blue background',
+  'it is easy to tell the depth of a well',
+  'these days a chicken leg is a rare dish',
+  'rice is often served in round bowls',
+  'the juice of lemons makes fine punch',
+  'the box was thrown beside the parked truck',
+  'the hogs were fed chopped corn and garbage',
+  'four hours of steady work faced us',
+  'a large size in stockings is hard to sell',
+];
+
+interface Clip {
+  pcm: Buffer;
+  speechStartMs: number;
+  speechEndMs: number;
+}
+
+interface StreamResult {
+  firstNonFinalMs: number | null;
+  finalizeMs: number | null;
+  /** From the empty end frame to the finished frame. */
+  finishMs: number;
+  error?: string;
+}
+
+/** Speech onset and end: first and last 10 ms window with a peak above -30 dBFS. */
+function speechBounds(pcm: Buffer): { start: number; end: number } {
+  let start = -1;
+  let end = 0;
+  for (let w = 0; w + 320 <= pcm.length; w += 320) {
+    let peak = 0;
+    for (let i = w; i < w + 320; i += 2) peak = Math.max(peak, Math.abs(pcm.readInt16LE(i)));
+    if (peak > 1000) {
+      if (start < 0) start = w / BYTES_PER_MS;
+      end = (w + 320) / BYTES_PER_MS;
+    }
+  }
+  return { start: Math.max(0, start), end };
+}
+
+async function makeClip(dir: string, i: number): Promise<Clip> {
+  const wav = await makeSpeech(path.join(dir, `s${i}.wav`), SENTENCES[i % SENTENCES.length]!, { padSeconds: 2 });
+  await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-i', wav, '-f', 's16le', '-ar', '16000', '-ac', '1', '-y', `${wav}.raw`]);
+  const pcm = readFileSync(`${wav}.raw`);
+  const { start, end } = speechBounds(pcm);
+  return { pcm, speechStartMs: start, speechEndMs: end };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One session at real-time pace; latencies measured against the send time of the relevant chunk. */
+async function stream(wsUrl: string, apiKey: string, clip: Clip): Promise<StreamResult> {
+  const ws = new WebSocket(wsUrl);
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  let speechStartSentAt: number | undefined;
+  let speechEndSentAt: number | undefined;
+  let firstNonFinalMs: number | null = null;
+  let finalizeMs: number | null = null;
+  let endSentAt = 0;
+  let error: string | undefined;
+  const finished = new Promise<number>((resolve) => {
+    ws.on('message', (data) => {
+      const now = performance.now();
+      const f = JSON.parse((data as Buffer).toString('utf8')) as { tokens: { text: string; is_final: boolean; end_ms?: number }[]; finished?: boolean; error_type?: string };
+      if (f.error_type) error = f.error_type;
+      if (firstNonFinalMs === null && speechStartSentAt !== undefined && f.tokens.some((t) => !t.is_final)) firstNonFinalMs = now - speechStartSentAt;
+      if (
+        finalizeMs === null &&
+        speechEndSentAt !== undefined &&
+        f.tokens.some((t) => t.is_final && t.end_ms !== undefined && t.end_ms >= clip.speechEndMs - 300)
+      )
+        finalizeMs = now - speechEndSentAt;
+      if (f.finished || f.error_type) resolve(now);
+    });
+    ws.on('close', () => resolve(performance.now()));
+  });
+  ws.send(JSON.stringify({ api_key: apiKey, model: 'parlance-rt-en-v1', audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1 }));
+  const t0 = performance.now();
+  const chunkBytes = CHUNK_MS * BYTES_PER_MS;
+  for (let off = 0, n = 0; off < clip.pcm.length; off += chunkBytes, n++) {
+    // Absolute schedule: no drift from timer lateness.
+    const due = t0 + n * CHUNK_MS;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    ws.send(clip.pcm.subarray(off, off + chunkBytes));
+    const sentMs = (off + chunkBytes) / BYTES_PER_MS;
+    if (speechStartSentAt === undefined && sentMs > clip.speechStartMs) speechStartSentAt = performance.now();
+    if (speechEndSentAt === undefined && sentMs >= clip.speechEndMs) speechEndSentAt = performance.now();
+  }
+  endSentAt = performance.now();
+  ws.send('');
+  const finishedAt = await finished;
+  ws.close();
+  return { firstNonFinalMs, finalizeMs, finishMs: finishedAt - endSentAt, ...(error ? { error } : {}) };
+}
+
+export async function run({ quick, cleanup, log }: SuiteOptions): Promise<SuiteResult> {
+  const rows: Row[] = [];
+  const raw: Record<string, unknown> = {};
+  const dir = tempDir('parlance-bench-rt-');
+  cleanup.add('remove temp dir', () => execFileP('rm', ['-rf', dir]));
+  const clips = await Promise.all(Array.from({ length: quick ? 3 : SENTENCES.length }, (_, i) => makeClip(dir, i)));
+  const s = await startParlance({ env: benchServerEnv({ PARLANCE_REALTIME_CONCURRENT_STREAMS_PROJECT: '0', PARLANCE_REALTIME_CONCURRENT_STREAMS_ORG: '0' }) });
+  cleanup.add('stop server', () => s.stop());
+  const wsUrl = `${s.url.replace('http', 'ws')}/transcribe-websocket`;
+  const pid = findServerPid(s.dataDir);
+
+  // Warm-up: the first session loads the model.
+  await stream(wsUrl, s.apiKey, clips[0]!);
+
+  log(`latency: ${clips.length} sessions one after another at real-time pace`);
+  const sequential: StreamResult[] = [];
+  for (const clip of clips) sequential.push(await stream(wsUrl, s.apiKey, clip));
+  raw.sequential = sequential;
+  const firsts = sequential.map((r) => r.firstNonFinalMs).filter((v): v is number => v !== null);
+  const finals = sequential.map((r) => r.finalizeMs).filter((v): v is number => v !== null);
+  const fs = summarize(firsts);
+  const fz = summarize(finals);
+  raw.first_non_final_ms = fs;
+  raw.finalization_ms = fz;
+  rows.push({
+    benchmark: `first non-final token after speech starts (${firsts.length}/${clips.length} sessions, ${CHUNK_MS} ms chunks at real-time pace)`,
+    result: `p50 ${round(fs.p50, 0)} ms, p95 ${round(fs.p95, 0)} ms, max ${round(fs.max, 0)} ms`,
+    target: '≤ 300 ms',
+    met: firsts.length === clips.length && fs.p95 <= 300,
+  });
+  rows.push({
+    benchmark: `finalization after speech ends (${finals.length}/${clips.length} sessions; includes the 600 ms endpoint pause)`,
+    result: `p50 ${round(fz.p50, 0)} ms, p95 ${round(fz.p95, 0)} ms`,
+    target: 'p95 ≤ 1 s',
+    met: finals.length === clips.length && fz.p95 <= 1000,
+  });
+
+  const levels = quick ? [1, 2, 4] : [1, 2, 4, 8, 12, 16, 24, 32].filter((n) => n <= Math.max(4, 2 * os.availableParallelism()) * 2);
+  const concurrency: Record<string, unknown>[] = [];
+  let sustained = 0;
+  const idleRss = processMemory(pid).rss;
+  let rssPerStream = NaN;
+  for (const n of levels) {
+    log(`concurrency: ${n} simultaneous sessions`);
+    let peakRss = 0;
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, processMemory(pid).rss)), 100);
+    const results = await Promise.all(Array.from({ length: n }, (_, i) => stream(wsUrl, s.apiKey, clips[i % clips.length]!)));
+    clearInterval(sampler);
+    const firstP95 = summarize(results.map((r) => r.firstNonFinalMs ?? Infinity)).p95;
+    const finishMax = Math.max(...results.map((r) => r.finishMs));
+    const errors = results.filter((r) => r.error).length;
+    const ok = errors === 0 && firstP95 <= 1000 && finishMax <= 1500;
+    concurrency.push({ streams: n, ok, errors, first_non_final_p95_ms: round(firstP95, 0), finish_max_ms: round(finishMax, 0), peak_rss_mib: mib(peakRss) });
+    if (!ok) break;
+    sustained = n;
+    rssPerStream = (peakRss - idleRss) / n;
+  }
+  raw.concurrency = concurrency;
+  raw.idle_rss_mib = mib(idleRss);
+  rows.push({
+    benchmark: `concurrent real-time streams keeping up (first token p95 ≤ 1 s, finished ≤ 1.5 s after the end frame; ${os.availableParallelism()} cores)`,
+    result: `${sustained} streams${sustained === levels[levels.length - 1] ? ' (highest level tried)' : ''}`,
+    target: '— (report)',
+    met: null,
+  });
+  rows.push({
+    benchmark: `server memory per stream (RSS peak above idle ${mib(idleRss)} MiB, at ${sustained} streams)`,
+    result: `${mib(rssPerStream)} MiB`,
+    target: '— (report)',
+    met: null,
+  });
+  return { rows, raw };
+}

@@ -1,0 +1,81 @@
+// espeak-ng (Debian `espeak-ng`): every language it ships (mbrola voices excluded: they need the mbrola
+// program and databases) and every voice variant. One process per segment: `espeak-ng -v <lang>+<variant>
+// -s <wpm> --stdout`, text on stdin (so text starting with "-" is never read as an option).
+// An engine voice id is `<variant>` or `<english accent>:<variant>` (the accent applies when language=en).
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { EngineVoice, SynthesisChunk, SynthesisOptions, TtsEngine, TtsLanguage } from './interface.js';
+import { commandExists, runWavProcess } from './process.js';
+import { segments } from './text.js';
+
+const execFileP = promisify(execFile);
+const SAMPLE_RATE = 22_050;
+const BASE_WPM = 175;
+/** Preferred espeak voice for a two-letter code where several exist or the code differs. */
+const PREFERRED: Record<string, string> = { en: 'en-us', fr: 'fr-fr', es: 'es', pt: 'pt-br', zh: 'cmn', vi: 'vi' };
+
+function prettyName(raw: string): string {
+  return raw.replace(/_/g, ' ').replace(/\s*\(.*\)\s*$/, '').trim();
+}
+
+export class EspeakEngine implements TtsEngine {
+  readonly name = 'espeak-ng';
+  readonly supportsSpeed = true;
+  readonly supportsTimestamps = true;
+  languages: TtsLanguage[] = [];
+  voices: EngineVoice[] = [];
+  /** two-letter code → espeak voice name. */
+  private readonly langVoice = new Map<string, string>();
+
+  constructor(private readonly bin = 'espeak-ng') {}
+
+  available(): Promise<boolean> {
+    return commandExists(this.bin, ['--version']);
+  }
+
+  /** Read the installed languages and variants. */
+  async init(): Promise<this> {
+    const langs = (await execFileP(this.bin, ['--voices'])).stdout.split('\n').slice(1);
+    const byCode = new Map<string, { voice: string; name: string }>();
+    for (const line of langs) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length < 5 || cols[4]!.startsWith('mb/')) continue;
+      const code = cols[1]!;
+      const base = code.split('-')[0]!;
+      const two = base === 'cmn' ? 'zh' : base;
+      if (two.length !== 2) continue;
+      const preferred = PREFERRED[two];
+      const existing = byCode.get(two);
+      if (!existing || code === preferred || (existing.voice !== preferred && code === two))
+        byCode.set(two, { voice: code, name: two === 'zh' ? 'Chinese' : prettyName(cols[3]!) });
+    }
+    for (const [code, v] of [...byCode.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+      this.langVoice.set(code, v.voice);
+      this.languages.push({ code, name: v.name });
+    }
+    const variants = (await execFileP(this.bin, ['--voices=variant'])).stdout.split('\n').slice(1);
+    for (const line of variants) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length < 5) continue;
+      const file = cols[4]!.replace(/^!v\//, '');
+      const gender = cols[2]!.endsWith('/F') ? 'female' : 'male';
+      this.voices.push({ id: file, gender, sampleRate: SAMPLE_RATE });
+    }
+    return this;
+  }
+
+  espeakVoice(voice: string, language: string): string {
+    const [accent, variant] = voice.includes(':') ? voice.split(':', 2) as [string, string] : [undefined, voice];
+    const lang = language === 'en' && accent ? accent : (this.langVoice.get(language) ?? language);
+    return `${lang}+${variant}`;
+  }
+
+  async *synthesize(text: AsyncIterable<string> | string, voice: string, language: string, opts: SynthesisOptions = {}): AsyncGenerator<SynthesisChunk> {
+    const v = this.espeakVoice(voice, language);
+    const wpm = String(Math.round(BASE_WPM * (opts.speed ?? 1)));
+    for await (const seg of segments(text)) {
+      const { pcm, sampleRate } = await runWavProcess(this.bin, ['-v', v, '-s', wpm, '--stdout'], { stdin: seg, signal: opts.signal });
+      yield { pcm, sampleRate: sampleRate || SAMPLE_RATE, text: seg };
+    }
+  }
+}

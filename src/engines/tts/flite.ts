@@ -1,0 +1,36 @@
+// flite (Debian `flite`): English voices kal (8 kHz), kal16, awb, awb_time, rms, slt (16 kHz). One process
+// per segment; speed through `--setf duration_stretch=` (pitch kept).
+import type { EngineVoice, SynthesisChunk, SynthesisOptions, TtsEngine } from './interface.js';
+import { commandExists, OUT_FILE, runWavProcess } from './process.js';
+import { segments } from './text.js';
+
+export class FliteEngine implements TtsEngine {
+  readonly name = 'flite';
+  readonly supportsSpeed = true;
+  readonly supportsTimestamps = true;
+  readonly languages = [{ code: 'en', name: 'English' }];
+  readonly voices: EngineVoice[] = [
+    { id: 'kal', gender: 'male', sampleRate: 8000 },
+    { id: 'kal16', gender: 'male', sampleRate: 16000 },
+    { id: 'awb', gender: 'male', sampleRate: 16000 },
+    { id: 'awb_time', gender: 'male', sampleRate: 16000 },
+    { id: 'rms', gender: 'male', sampleRate: 16000 },
+    { id: 'slt', gender: 'female', sampleRate: 16000 },
+  ];
+
+  constructor(private readonly bin = 'flite') {}
+
+  available(): Promise<boolean> {
+    return commandExists(this.bin, ['-lv']);
+  }
+
+  async *synthesize(text: AsyncIterable<string> | string, voice: string, _language: string, opts: SynthesisOptions = {}): AsyncGenerator<SynthesisChunk> {
+    const stretch = (1 / (opts.speed ?? 1)).toFixed(3);
+    for await (const seg of segments(text)) {
+      // -t takes the next argument as text verbatim, whatever it starts with.
+      const args = ['-voice', voice, '--setf', `duration_stretch=${stretch}`, '-t', seg, '-o', OUT_FILE];
+      const { pcm, sampleRate } = await runWavProcess(this.bin, args, { signal: opts.signal });
+      yield { pcm, sampleRate, text: seg };
+    }
+  }
+}

@@ -1,0 +1,53 @@
+// The TTS engine contract. An engine turns text (a whole string, or a stream of text chunks as the
+// WebSocket receives them) into mono s16le PCM, segment by segment (a sentence or a clause), as it
+// synthesizes: the first sentence's audio is out while later text is still arriving or being spoken.
+// Engines run their synthesizer in child processes; nothing here blocks the event loop.
+
+export interface TtsLanguage {
+  /** Two-letter language code (the API's `language`). */
+  code: string;
+  name: string;
+}
+
+export type Gender = 'male' | 'female' | 'neutral';
+
+/** A voice as the engine knows it (the public, human-named voices map onto these). */
+export interface EngineVoice {
+  /** Engine-specific voice id (espeak-ng variant, flite voice name, festival voice). */
+  id: string;
+  gender: Gender;
+  /** Languages this voice can speak; undefined = every language of the engine. */
+  languages?: readonly string[];
+  /** Native output sample rate of this voice. */
+  sampleRate: number;
+}
+
+export interface SynthesisOptions {
+  /** 0.7 .. 1.3; 1 = normal. Pitch is kept (engine rate controls). */
+  speed?: number;
+  signal?: AbortSignal;
+}
+
+/** One synthesized segment: its text and its audio. */
+export interface SynthesisChunk {
+  /** Mono signed 16-bit little-endian samples. */
+  pcm: Buffer;
+  sampleRate: number;
+  /** The text this audio speaks (the segment), for character timings. */
+  text: string;
+  /** Character timings relative to this chunk's start, in seconds, where the engine knows them. */
+  timings?: { characters: string[]; start: number[]; end: number[] };
+}
+
+export interface TtsEngine {
+  /** Engine name: `espeak-ng`, `flite`, `festival`. */
+  readonly name: string;
+  readonly languages: readonly TtsLanguage[];
+  readonly voices: readonly EngineVoice[];
+  readonly supportsSpeed: boolean;
+  readonly supportsTimestamps: boolean;
+  /** Synthesize `text` with `voice` (an EngineVoice id) in `language`. Abort with opts.signal. */
+  synthesize(text: AsyncIterable<string> | string, voice: string, language: string, opts?: SynthesisOptions): AsyncIterable<SynthesisChunk>;
+  /** Check that the engine's program is present (startup). */
+  available(): Promise<boolean>;
+}

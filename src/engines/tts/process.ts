@@ -1,0 +1,81 @@
+// Run one synthesizer CLI that writes a WAV to stdout; return its PCM. The child is killed on abort.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/** Argument replaced by a temporary WAV path: some CLIs cannot write to /dev/stdout when it is a socket. */
+export const OUT_FILE = '{out}';
+
+export class SynthesisError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SynthesisError';
+  }
+}
+
+/** Parse a (possibly streamed, size-less) RIFF/WAVE: sample rate and the PCM after the data chunk header. */
+export function parseWav(buf: Buffer): { sampleRate: number; pcm: Buffer } {
+  if (buf.length < 12 || buf.toString('ascii', 0, 4) !== 'RIFF' || buf.toString('ascii', 8, 12) !== 'WAVE')
+    throw new SynthesisError('synthesizer output is not a WAV file');
+  let off = 12;
+  let sampleRate = 0;
+  while (off + 8 <= buf.length) {
+    const id = buf.toString('ascii', off, off + 4);
+    const size = buf.readUInt32LE(off + 4);
+    if (id === 'fmt ') {
+      sampleRate = buf.readUInt32LE(off + 12);
+      off += 8 + size + (size & 1);
+      continue;
+    }
+    if (id === 'data') {
+      // Streamed WAVs carry a placeholder size; everything after the header is audio.
+      let pcm = buf.subarray(off + 8);
+      if (pcm.length & 1) pcm = pcm.subarray(0, pcm.length - 1);
+      return { sampleRate, pcm };
+    }
+    off += 8 + size + (size & 1);
+  }
+  throw new SynthesisError('synthesizer output has no data chunk');
+}
+
+export async function runWavProcess(cmd: string, args: string[], opts: { stdin?: string; signal?: AbortSignal }): Promise<{ sampleRate: number; pcm: Buffer }> {
+  opts.signal?.throwIfAborted();
+  const outFile = args.includes(OUT_FILE) ? path.join(tmpdir(), `parlance-tts-${randomBytes(8).toString('hex')}.wav`) : undefined;
+  if (outFile) args = args.map((a) => (a === OUT_FILE ? outFile : a));
+  const child = spawn(cmd, args, { stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  const out: Buffer[] = [];
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => out.push(d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    if (stderr.length < 4096) stderr += d;
+  });
+  const onAbort = () => child.kill('SIGKILL');
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  if (opts.stdin !== undefined) {
+    child.stdin!.on('error', () => undefined);
+    child.stdin!.end(opts.stdin);
+  }
+  try {
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once('error', (err) => reject(new SynthesisError(`cannot run ${cmd}: ${err.message}`)));
+      child.once('close', (c) => resolve(c));
+    });
+    opts.signal?.throwIfAborted();
+    if (code !== 0) throw new SynthesisError(`${cmd} exited with ${code}: ${stderr.trim().split('\n')[0] ?? ''}`);
+    return parseWav(outFile ? await readFile(outFile) : Buffer.concat(out));
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+    if (outFile) await rm(outFile, { force: true });
+  }
+}
+
+/** Whether `cmd` runs (exit status ignored). */
+export function commandExists(cmd: string, args: string[] = ['--help']): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: 'ignore' });
+    child.once('error', () => resolve(false));
+    child.once('close', () => resolve(true));
+  });
+}

@@ -1,0 +1,443 @@
+// Real-time transcription sessions: the state machine behind /transcribe-websocket, free of WebSocket types.
+//
+//   awaiting_config ──config──▶ starting ──(auth, limits, engine)──▶ streaming ──empty frame──▶ finishing ──▶ closed
+//          │                       │                                     │                          │
+//          └──────────── any error: ONE error frame, then close ─────────┴──────────────────────────┘
+//
+// The transport hands over every client message (`text`, `binary`) and the socket's close (`gone`); the session
+// answers through `SessionIO.send` (JSON frames) and `SessionIO.close` (close 1000, always after a finished or an
+// error frame: the legacy web SDK has no close handler, D22). One place owns the timers: request_timeout (no audio
+// or keepalive for N seconds while streaming; the clock starts at the config message), the fixed session cap
+// (max_duration_reached) and the temporary key's max_session_duration (temp_api_key_session_expired).
+import type { Logger } from 'pino';
+import type { Recognizer, StreamingSession, Token } from '../../engines/stt/interface.js';
+import { ApiError } from '../../wire/api-error.js';
+import { sttErrorFrame } from '../../wire/stt-frames.js';
+import { type AuthContext, type AuthService, sessionDeadline } from '../auth/service.js';
+import { requirePermission } from '../auth/permissions.js';
+import type { BillingGuard } from '../billing/guard.js';
+import type { RateLimits } from '../limits/rate-limits.js';
+import type { ModelCatalog } from '../models/catalog.js';
+import { isRawFormat, parseRealtimeConfig, type RealtimeConfig, rejectUnavailableTranslation } from './config.js';
+import { AudioFormatError, createPcmSource, type PcmSource } from './pcm.js';
+import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
+
+export interface RealtimeOptions {
+  /** request_timeout after this long without audio (or a keepalive / control message) while streaming. */
+  audioTimeoutMs: number;
+  /** Fixed session cap (max_duration_reached). */
+  maxDurationMs: number;
+  /** Concurrent sessions per organization / project on this node (0 = unlimited). */
+  maxConcurrentOrg: number;
+  maxConcurrentProject: number;
+  /** Audio between two non-final results, ms (engine default when unset). */
+  partialIntervalMs?: number;
+  /** Silence that ends an utterance (engine endpoint) when the client asks for nothing shorter. */
+  endpointSilenceMs?: number;
+  ffmpegPath?: string;
+}
+
+export interface RealtimeDeps {
+  auth: AuthService;
+  models: ModelCatalog;
+  rateLimits: RateLimits;
+  billing: BillingGuard;
+  log: Logger;
+  errorReferenceUrl(): string;
+}
+
+export interface SessionIO {
+  send(frame: object): void;
+  /** Close the connection normally (1000) after the frames sent so far. */
+  close(): void;
+}
+
+type State = 'awaiting_config' | 'starting' | 'streaming' | 'finishing' | 'closed';
+
+type Incoming = { kind: 'text'; text: string } | { kind: 'binary'; data: Uint8Array };
+
+const CONTROL = /^\s*\{/;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+export class RealtimeService {
+  private readonly perOrg = new Map<string, number>();
+  private readonly perProject = new Map<string, number>();
+  private readonly live = new Set<RealtimeSession>();
+
+  constructor(
+    readonly deps: RealtimeDeps,
+    readonly opts: RealtimeOptions,
+  ) {}
+
+  /** A new connection: the session waits for its configuration message. */
+  open(io: SessionIO, requestId: string, handshakeKey?: string): RealtimeSession {
+    const s = new RealtimeSession(this, io, requestId, handshakeKey);
+    this.live.add(s);
+    return s;
+  }
+
+  /** Sessions currently open (any state), for stats and tests. */
+  get openSessions(): number {
+    return this.live.size;
+  }
+
+  /** @internal Take a concurrency slot or throw limit_exceeded naming the limit. */
+  acquire(ctx: AuthContext): () => void {
+    const org = this.perOrg.get(ctx.organizationId) ?? 0;
+    const project = this.perProject.get(ctx.projectId) ?? 0;
+    const { maxConcurrentOrg, maxConcurrentProject } = this.opts;
+    if (maxConcurrentProject && project >= maxConcurrentProject)
+      throw new ApiError('limit_exceeded', `Concurrent real-time transcription streams limit reached for the project (${maxConcurrentProject}).`);
+    if (maxConcurrentOrg && org >= maxConcurrentOrg)
+      throw new ApiError('limit_exceeded', `Concurrent real-time transcription streams limit reached for the organization (${maxConcurrentOrg}).`);
+    this.perOrg.set(ctx.organizationId, org + 1);
+    this.perProject.set(ctx.projectId, project + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const dec = (m: Map<string, number>, k: string) => {
+        const n = (m.get(k) ?? 1) - 1;
+        if (n <= 0) m.delete(k);
+        else m.set(k, n);
+      };
+      dec(this.perOrg, ctx.organizationId);
+      dec(this.perProject, ctx.projectId);
+    };
+  }
+
+  /** @internal */
+  forget(s: RealtimeSession): void {
+    this.live.delete(s);
+  }
+
+  /** Current streams of an organization and a project on this node. */
+  current(organizationId: string, projectId: string): { organization: number; project: number } {
+    return { organization: this.perOrg.get(organizationId) ?? 0, project: this.perProject.get(projectId) ?? 0 };
+  }
+}
+
+export class RealtimeSession {
+  private state: State = 'awaiting_config';
+  private pending: Incoming[] = [];
+  private config!: RealtimeConfig;
+  private source: PcmSource | undefined;
+  private engine: StreamingSession | undefined;
+  private tracker!: TokenTracker;
+  private release: (() => void) | undefined;
+  private readonly abort = new AbortController();
+  private control: Promise<void> = Promise.resolve();
+  private pumpDone: Promise<void> = Promise.resolve();
+  /** Engine finalizations in flight (client finalize, forced by max_non_final_tokens_duration_ms). */
+  private finalizing = 0;
+  private forcing = false;
+  private ending = false;
+  private lastActivity = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private capTimer: NodeJS.Timeout | undefined;
+  private startedAt = 0;
+
+  constructor(
+    private readonly service: RealtimeService,
+    private readonly io: SessionIO,
+    readonly requestId: string,
+    private readonly handshakeKey: string | undefined,
+  ) {}
+
+  get backlogBytes(): number {
+    return this.source?.backlogBytes ?? 0;
+  }
+
+  get closed(): boolean {
+    return this.state === 'closed';
+  }
+
+  /** A text message from the client. */
+  text(text: string): void {
+    if (this.state === 'closed' || this.state === 'finishing') return;
+    if (this.state === 'awaiting_config') return void this.configure(text);
+    if (this.state === 'starting') return void this.pending.push({ kind: 'text', text });
+    this.handleText(text);
+  }
+
+  /** A binary message from the client. */
+  binary(data: Uint8Array): void {
+    if (this.state === 'closed' || this.state === 'finishing') return;
+    if (this.state === 'awaiting_config')
+      return this.fail(new ApiError('invalid_request', 'Invalid request: the first message must be the JSON configuration (a text frame), not audio.'));
+    if (this.state === 'starting') return void this.pending.push({ kind: 'binary', data });
+    this.handleBinary(data);
+  }
+
+  /** The client went away: free everything at once, send nothing. */
+  gone(): void {
+    if (this.state === 'closed') return;
+    this.teardown();
+  }
+
+  private async configure(text: string): Promise<void> {
+    this.state = 'starting';
+    this.startedAt = Date.now();
+    this.touch();
+    this.armIdleTimer();
+    const { deps, opts } = this.service;
+    try {
+      let msg: unknown;
+      try {
+        msg = JSON.parse(text);
+      } catch {
+        throw new ApiError('invalid_request', 'Invalid request: the configuration message is not valid JSON.');
+      }
+      if (!msg || typeof msg !== 'object' || Array.isArray(msg))
+        throw new ApiError('invalid_request', 'Invalid request: the configuration message must be a JSON object.');
+      const key = (msg as Record<string, unknown>).api_key;
+      if (key !== undefined && typeof key !== 'string') throw new ApiError('unauthenticated', 'api_key must be a string.');
+      const ctx = await deps.auth.authenticate(key ?? this.handshakeKey, { temporaryUsage: 'transcribe_websocket', consume: true });
+      requirePermission(ctx.permissions, 'stt_rt', 'write');
+      if (this.closed) return;
+      await deps.rateLimits.consume('transcribe_websocket', ctx.organizationId, ctx.projectId);
+      const config = parseRealtimeConfig(msg);
+      const resolved = deps.models.resolve(config.model, 'real_time');
+      if (config.translation) rejectUnavailableTranslation(config.translation, config.model);
+      await deps.billing.assertCanStart(ctx.organizationId, ctx.projectId);
+      if (this.closed) return;
+      this.release = this.service.acquire(ctx);
+      this.config = config;
+      this.armCapTimer(ctx);
+      this.tracker = new TokenTracker(config.enableNonFinalTokens);
+      const raw = isRawFormat(config.audioFormat)
+        ? { format: config.audioFormat, sampleRate: config.sampleRate!, channels: config.numChannels! }
+        : undefined;
+      this.source = createPcmSource(config.audioFormat, raw, { ffmpegPath: opts.ffmpegPath });
+      // No abort signal here: the load is shared with every other session of the model.
+      const recognizer: Recognizer = await resolved.engine.engine.load(resolved.engine.model.engineModel);
+      const endpointSilenceMs = Math.min(opts.endpointSilenceMs ?? 600, config.maxEndpointDelayMs);
+      // All recognizers busy: wait at most the audio timeout for one, then refuse rather than queue audio forever.
+      const busy = AbortSignal.timeout(opts.audioTimeoutMs);
+      const engine = await recognizer
+        .stream({ language: 'en', endpointSilenceMs, partialIntervalMs: opts.partialIntervalMs, signal: AbortSignal.any([this.abort.signal, busy]) })
+        .catch((err: unknown) => {
+          if (busy.aborted && !this.abort.signal.aborted)
+            throw new ApiError('limit_exceeded', 'Concurrent real-time transcription streams limit reached for this server: every recognizer is busy.');
+          throw err;
+        });
+      if (this.closed) {
+        engine.abort();
+        return;
+      }
+      this.engine = engine;
+      engine.on('partial', (t) => this.onPartial(t));
+      engine.on('final', (t) => this.onFinal(t));
+      engine.on('error', (err) => this.fail(new ApiError('internal_error', 'Speech recognition failed.', { cause: err })));
+      this.state = 'streaming';
+      this.pumpDone = this.pump(this.source, engine);
+      deps.log.debug({ request_id: this.requestId, model: resolved.model.id, audio_format: config.audioFormat }, 'real-time session started');
+      const queued = this.pending;
+      this.pending = [];
+      if (queued.length) this.touch();
+      for (const m of queued) {
+        if (this.state !== 'streaming') break;
+        if (m.kind === 'text') this.handleText(m.text);
+        else this.handleBinary(m.data);
+      }
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  private handleBinary(data: Uint8Array): void {
+    this.touch();
+    if (data.byteLength === 0) return this.finish();
+    this.source!.write(data);
+  }
+
+  private handleText(text: string): void {
+    this.touch();
+    if (text.length === 0) return this.finish();
+    if (CONTROL.test(text)) {
+      let msg: unknown;
+      try {
+        msg = JSON.parse(text);
+      } catch {
+        return this.fail(new ApiError('invalid_request', 'Invalid request: malformed JSON control message.'));
+      }
+      const type = msg && typeof msg === 'object' && !Array.isArray(msg) ? (msg as Record<string, unknown>).type : undefined;
+      if (type === 'keepalive') return;
+      if (type === 'finalize') {
+        const trailing = (msg as Record<string, unknown>).trailing_silence_ms;
+        if (trailing !== undefined && trailing !== null && (typeof trailing !== 'number' || !Number.isFinite(trailing) || trailing < 0))
+          return this.fail(new ApiError('invalid_request', 'Invalid request: trailing_silence_ms must be a non-negative number.'));
+        return this.clientFinalize();
+      }
+      return this.fail(new ApiError('invalid_request', `Invalid request: unknown control message type ${JSON.stringify(type ?? null)}; expected "finalize" or "keepalive".`));
+    }
+    const b64 = text.replace(/\s+/g, '');
+    if (b64.length % 4 === 1 || !BASE64.test(b64)) return this.fail(new ApiError('invalid_request', 'Invalid request: text audio message is not valid base64.'));
+    const bytes = Buffer.from(b64, 'base64');
+    if (bytes.length) this.source!.write(bytes);
+  }
+
+  /** Feed the engine from the PCM source, in order; markers resolve once the audio before them was written. */
+  private async pump(source: PcmSource, engine: StreamingSession): Promise<void> {
+    try {
+      for await (const item of source.output) {
+        if (this.closed) return;
+        if (Buffer.isBuffer(item)) await engine.write(item);
+        else item.mark();
+      }
+    } catch (err) {
+      if (this.closed) return;
+      if (err instanceof AudioFormatError) this.fail(new ApiError('invalid_request', `Invalid request: ${err.message}`));
+      else this.fail(new ApiError('internal_error', 'Audio processing failed.', { cause: err }));
+    }
+  }
+
+  private onPartial(tokens: Token[]): void {
+    if (this.closed) return;
+    this.tracker.partial(tokens);
+    this.flush();
+    const start = this.tracker.nonFinalStartMs;
+    if (start !== undefined && !this.forcing && !this.ending && this.engine && this.engine.audioMs - start > this.config.maxNonFinalTokensDurationMs) {
+      this.forcing = true;
+      this.enqueue(async () => {
+        await this.engineFinalize();
+        this.forcing = false;
+      });
+    }
+  }
+
+  private onFinal(tokens: Token[]): void {
+    if (this.closed) return;
+    this.tracker.final(tokens);
+    // Final tokens the engine produced by itself closed an utterance at a pause: that is an endpoint.
+    if (this.config.enableEndpointDetection && this.finalizing === 0 && !this.ending) this.tracker.marker(END_TOKEN);
+    this.flush();
+  }
+
+  private async engineFinalize(): Promise<void> {
+    this.finalizing++;
+    try {
+      await this.engine!.finalize();
+    } finally {
+      this.finalizing--;
+    }
+  }
+
+  private clientFinalize(): void {
+    this.enqueue(async () => {
+      await this.source!.mark();
+      if (this.closed) return;
+      await this.engineFinalize();
+      if (this.closed) return;
+      this.tracker.finalizedUpTo(this.engine!.audioMs);
+      this.tracker.marker(FIN_TOKEN);
+      this.flush();
+    });
+  }
+
+  private finish(): void {
+    if (this.state !== 'streaming') return;
+    this.state = 'finishing';
+    this.clearIdleTimer();
+    this.enqueue(async () => {
+      this.source!.end();
+      await this.pumpDone;
+      if (this.closed) return;
+      this.ending = true;
+      await this.engine!.end();
+      if (this.closed) return;
+      const audioMs = this.engine!.audioMs;
+      this.tracker.finalizedUpTo(audioMs);
+      if (this.tracker.hasNews()) this.send(this.tracker.frame(audioMs));
+      this.send({ ...this.tracker.frame(audioMs), finished: true });
+      this.service.deps.log.info({ request_id: this.requestId, audio_ms: audioMs, ms: Date.now() - this.startedAt }, 'real-time session finished');
+      this.teardown();
+      this.io.close();
+    });
+  }
+
+  /** Serialise finalizations and the end of stream. */
+  private enqueue(step: () => Promise<void>): void {
+    this.control = this.control
+      .then(async () => {
+        if (!this.closed) await step();
+      })
+      .catch((err: unknown) => this.fail(err));
+  }
+
+  private flush(): void {
+    if (this.closed || !this.tracker.hasNews()) return;
+    this.send(this.tracker.frame(this.engine?.audioMs ?? 0));
+  }
+
+  private send(frame: object): void {
+    if (this.state !== 'closed') this.io.send(frame);
+  }
+
+  /** One error frame, then close; everything is released. */
+  fail(err: unknown): void {
+    if (this.closed) return;
+    const apiErr =
+      err instanceof ApiError ? err : new ApiError('internal_error', 'Internal server error.', { cause: err });
+    if (apiErr.type === 'internal_error') this.service.deps.log.error({ err: apiErr.cause ?? err, request_id: this.requestId }, 'real-time session failed');
+    this.io.send(sttErrorFrame(apiErr, this.requestId, this.service.deps.errorReferenceUrl()));
+    this.teardown();
+    this.io.close();
+  }
+
+  private teardown(): void {
+    this.state = 'closed';
+    this.clearIdleTimer();
+    if (this.capTimer) clearTimeout(this.capTimer);
+    this.abort.abort();
+    this.source?.abort();
+    this.engine?.abort();
+    this.release?.();
+    this.release = undefined;
+    this.pending = [];
+    this.service.forget(this);
+  }
+
+  private touch(): void {
+    this.lastActivity = Date.now();
+  }
+
+  private armIdleTimer(): void {
+    const timeout = this.service.opts.audioTimeoutMs;
+    const check = () => {
+      if (this.state !== 'starting' && this.state !== 'streaming') return;
+      // Audio that arrived while the recognizer is still being assigned is the server's delay, not the client's.
+      if (this.state === 'starting' && this.pending.length) this.touch();
+      const idle = Date.now() - this.lastActivity;
+      if (idle >= timeout)
+        return this.fail(new ApiError('request_timeout', `Request timeout: no audio received for ${Math.round(timeout / 100) / 10} seconds.`));
+      this.idleTimer = setTimeout(check, timeout - idle);
+    };
+    this.idleTimer = setTimeout(check, timeout);
+  }
+
+  private clearIdleTimer(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  private armCapTimer(ctx: AuthContext): void {
+    const { maxDurationMs } = this.service.opts;
+    const tempDeadline = sessionDeadline(ctx, new Date(this.startedAt));
+    const tempMs = tempDeadline ? tempDeadline.getTime() - this.startedAt : Infinity;
+    if (tempMs < maxDurationMs) {
+      this.capTimer = setTimeout(
+        () =>
+          this.fail(
+            new ApiError('temp_api_key_session_expired', `Session exceeded the temporary API key's max_session_duration_seconds (${ctx.temporary!.maxSessionDurationSeconds}).`),
+          ),
+        Math.max(0, tempMs),
+      );
+    } else {
+      this.capTimer = setTimeout(
+        () => this.fail(new ApiError('max_duration_reached', `Maximum real-time stream duration reached (${Math.round(maxDurationMs / 1000)} seconds).`)),
+        maxDurationMs,
+      );
+    }
+  }
+}

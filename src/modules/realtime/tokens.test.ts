@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
+
+const tok = (text: string, start_ms: number, end_ms: number, confidence = 1) => ({ text, start_ms, end_ms, confidence });
+
+describe('TokenTracker', () => {
+  it('replaces non-final tokens, sends each final token once with the leading-space convention', () => {
+    const t = new TokenTracker(true);
+    t.partial([tok('the', 100, 200)]);
+    expect(t.frame(300)).toEqual({
+      tokens: [{ text: 'the', start_ms: 100, end_ms: 200, confidence: 1, is_final: false }],
+      final_audio_proc_ms: 0,
+      total_audio_proc_ms: 300,
+    });
+    t.partial([tok('the', 100, 200), tok('quick', 200, 400)]);
+    expect(t.frame(500).tokens.map((x) => x.text)).toEqual(['the', ' quick']);
+    t.final([tok('the', 100, 210, 0.51234), tok('quick', 210, 400)]);
+    t.partial([tok('fox', 700, 900)]);
+    const f = t.frame(1000);
+    expect(f.tokens).toEqual([
+      { text: 'the', start_ms: 100, end_ms: 210, confidence: 0.512, is_final: true },
+      { text: ' quick', start_ms: 210, end_ms: 400, confidence: 1, is_final: true },
+      { text: ' fox', start_ms: 700, end_ms: 900, confidence: 1, is_final: false },
+    ]);
+    expect(f.final_audio_proc_ms).toBe(400);
+    expect(t.hasNews()).toBe(false);
+    t.final([tok('fox', 700, 900)]);
+    t.marker(END_TOKEN);
+    expect(t.frame(1100).tokens).toEqual([
+      { text: ' fox', start_ms: 700, end_ms: 900, confidence: 1, is_final: true },
+      { text: END_TOKEN, confidence: 1, is_final: true },
+    ]);
+  });
+
+  it('finalizedUpTo clears non-final tokens and advances final audio; times never go backwards', () => {
+    const t = new TokenTracker(true);
+    t.partial([tok('a', 0, 100)]);
+    t.frame(2000);
+    t.finalizedUpTo(1500);
+    t.marker(FIN_TOKEN);
+    const f = t.frame(1200);
+    expect(f.tokens).toEqual([{ text: FIN_TOKEN, confidence: 1, is_final: true }]);
+    expect(f.final_audio_proc_ms).toBe(1500);
+    expect(f.total_audio_proc_ms).toBe(2000);
+  });
+
+  it('without non-final tokens only final ones are sent', () => {
+    const t = new TokenTracker(false);
+    t.partial([tok('a', 0, 100)]);
+    expect(t.hasNews()).toBe(false);
+    t.final([tok('a', 0, 100)]);
+    expect(t.frame(200).tokens.map((x) => x.is_final)).toEqual([true]);
+  });
+});

@@ -1,0 +1,116 @@
+// Token tracker of one real-time session: turns the engine's partial/final events into result frames.
+// - Non-final tokens are the engine's current hypothesis of the open utterance; each frame carries all of them
+//   (replacing the previous frame's non-final tokens), until they turn final.
+// - Final tokens are sent exactly once, in time order.
+// - Spacing follows async transcripts: the session's first word bare, every later word " word".
+// - `<end>` (endpoint) and `<fin>` (finalize done) are final marker tokens the SDKs turn into events (D6).
+// - final_audio_proc_ms and total_audio_proc_ms never decrease, and final <= total.
+import type { Token } from '../../engines/stt/interface.js';
+
+export interface WireToken {
+  text: string;
+  start_ms?: number;
+  end_ms?: number;
+  confidence: number;
+  is_final: boolean;
+}
+
+export interface ResultFrame {
+  tokens: WireToken[];
+  final_audio_proc_ms: number;
+  total_audio_proc_ms: number;
+  finished?: true;
+}
+
+export const END_TOKEN = '<end>';
+export const FIN_TOKEN = '<fin>';
+
+const round3 = (n: number) => Math.round(n * 1000) / 1000;
+
+export class TokenTracker {
+  private finalWords = 0;
+  private pendingFinal: WireToken[] = [];
+  private nonFinal: Token[] = [];
+  private finalMs = 0;
+  private totalMs = 0;
+  /** Non-final tokens as last sent (to skip frames that would change nothing). */
+  private lastSentNonFinal = '';
+
+  constructor(private readonly includeNonFinal: boolean) {}
+
+  /** Start of the oldest non-final token, or undefined when there are none. */
+  get nonFinalStartMs(): number | undefined {
+    return this.nonFinal[0]?.start_ms;
+  }
+
+  get finalAudioMs(): number {
+    return this.finalMs;
+  }
+
+  partial(tokens: Token[]): void {
+    this.nonFinal = tokens;
+  }
+
+  final(tokens: Token[]): void {
+    for (const t of tokens) {
+      this.pendingFinal.push({
+        text: this.finalWords === 0 ? t.text : ` ${t.text}`,
+        start_ms: t.start_ms,
+        end_ms: t.end_ms,
+        confidence: round3(t.confidence),
+        is_final: true,
+      });
+      this.finalWords++;
+      this.finalMs = Math.max(this.finalMs, t.end_ms);
+    }
+    // The utterance closed: its hypothesis is replaced by the final tokens.
+    this.nonFinal = [];
+  }
+
+  /** A marker token (`<end>`, `<fin>`) after the final tokens so far. */
+  marker(text: string): void {
+    this.pendingFinal.push({ text, confidence: 1, is_final: true });
+  }
+
+  /** Everything before `ms` of audio is final (a finalize completed, or the stream ended). */
+  finalizedUpTo(ms: number): void {
+    this.nonFinal = [];
+    this.finalMs = Math.max(this.finalMs, Math.round(ms));
+  }
+
+  /** Whether a frame now would tell the client anything new. */
+  hasNews(): boolean {
+    return this.pendingFinal.length > 0 || (this.includeNonFinal && this.nonFinalKey() !== this.lastSentNonFinal);
+  }
+
+  /** Build the next frame; `audioMs` is the audio received by the engine so far. */
+  frame(audioMs: number): ResultFrame {
+    const tokens = this.pendingFinal;
+    this.pendingFinal = [];
+    if (this.includeNonFinal) {
+      this.nonFinal.forEach((t, i) =>
+        tokens.push({
+          text: this.finalWords + i === 0 ? t.text : ` ${t.text}`,
+          start_ms: t.start_ms,
+          end_ms: t.end_ms,
+          confidence: round3(t.confidence),
+          is_final: false,
+        }),
+      );
+      this.lastSentNonFinal = this.nonFinalKey();
+    }
+    // Final audio stops where the non-final hypothesis starts.
+    const openFrom = this.nonFinal[0]?.start_ms;
+    const final = openFrom === undefined ? this.finalMs : Math.min(this.finalMs, openFrom);
+    this.totalMs = Math.max(this.totalMs, Math.round(audioMs), this.finalMs);
+    const reported = Math.max(0, Math.min(final, this.totalMs));
+    this.reportedFinal = Math.max(this.reportedFinal, reported);
+    return { tokens, final_audio_proc_ms: this.reportedFinal, total_audio_proc_ms: this.totalMs };
+  }
+
+  private reportedFinal = 0;
+
+  private nonFinalKey(): string {
+    return this.nonFinal.map((t) => `${t.text}@${t.start_ms}-${t.end_ms}`).join(' ');
+  }
+}

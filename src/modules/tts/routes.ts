@@ -1,0 +1,108 @@
+// Text-to-speech over HTTP: GET /v1/tts-models, GET /v1/tts-voices, POST /tts (streamed audio). Transport
+// only: parse, authenticate, delegate to TtsService, stream the bytes, render errors in the TTS body.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteModule } from '../../http/context.js';
+import { toApiError } from '../../http/error-mapping.js';
+import { ttsErrorBody } from '../../wire/tts-frames.js';
+import { AuthService, sessionDeadline } from '../auth/service.js';
+import { generateSpeechSchema, listTtsModelsSchema, listTtsVoicesSchema } from './schemas.js';
+import type { VoiceQuery } from './service.js';
+
+const listGuard = { permission: null, rate: 'models' } as const;
+/** The service validates these requests itself (TTS body, per-format rules). */
+const passThrough = () => (data: unknown) => ({ value: data });
+
+export const ttsRoutes: RouteModule = async (app, { ctx }) => {
+  const tts = ctx.tts;
+
+  app.get('/v1/tts-models', { schema: listTtsModelsSchema, config: { guard: listGuard } }, async () => tts.listModels());
+
+  app.get(
+    '/v1/tts-voices',
+    { schema: listTtsVoicesSchema, config: { guard: listGuard }, validatorCompiler: passThrough },
+    async (req) => tts.listVoices(req.query as VoiceQuery),
+  );
+
+  const renderError = (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
+    const apiErr = toApiError(err);
+    if (apiErr.status >= 500) req.log.error({ err }, 'tts request failed');
+    if (reply.raw.headersSent) return void reply.raw.destroy();
+    void reply.code(apiErr.status).headers(apiErr.headers).send(ttsErrorBody(apiErr, req.id, ctx.errorReferenceUrl()));
+  };
+
+  app.post(
+    '/tts',
+    {
+      schema: generateSpeechSchema,
+      validatorCompiler: passThrough,
+      errorHandler: renderError,
+      onRequest: async (req) => {
+        const key = AuthService.bearerToken(req.headers.authorization);
+        req.auth = await tts.admit(await ctx.auth.authenticate(key, { temporaryUsage: 'tts_rt', consume: true }));
+      },
+    },
+    async (req, reply) => {
+      const startedAt = new Date();
+      const body = req.body as Record<string, unknown> | undefined;
+      const cfg = tts.resolveConfig(body);
+      const text = tts.checkText(body?.text);
+      const release = tts.acquire(req.auth);
+      const ac = new AbortController();
+      const out = tts.synthesize(cfg, text, ac.signal);
+      const res = reply.raw;
+      const onClose = () => ac.abort();
+      res.once('close', onClose);
+      res.once('close', release);
+      // The first chunk decides between an error body and a 200: failures before any audio are reported.
+      let first: IteratorResult<{ audio: Buffer }>;
+      try {
+        first = await out.chunks.next();
+      } catch (err) {
+        res.off('close', onClose);
+        release();
+        throw err;
+      }
+      reply.hijack();
+      res.writeHead(200, { 'content-type': cfg.contentType, 'x-request-id': req.id, 'cache-control': 'no-store' });
+      const deadline = req.auth.temporary ? sessionDeadline(req.auth, startedAt) : null;
+      const timer = deadline
+        ? setTimeout(() => {
+            // temp_api_key_session_expired mid-stream: the connection is dropped.
+            ac.abort();
+            res.destroy();
+          }, Math.max(0, deadline.getTime() - Date.now()))
+        : undefined;
+      try {
+        if (!first.done) {
+          if (!res.write(first.value.audio)) await drained(res);
+          for await (const chunk of out.chunks) {
+            if (res.destroyed) break;
+            if (!res.write(chunk.audio)) await drained(res);
+          }
+        }
+        // The 2-minute cap ends the response cleanly with the truncated audio.
+        res.end();
+      } catch (err) {
+        if (!res.destroyed) req.log.warn({ err }, 'tts stream failed after audio began');
+        res.destroy();
+      } finally {
+        if (timer) clearTimeout(timer);
+        res.off('close', onClose);
+        ac.abort();
+        release();
+      }
+    },
+  );
+};
+
+function drained(res: import('node:http').ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}

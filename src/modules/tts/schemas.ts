@@ -1,0 +1,81 @@
+// OpenAPI descriptions of the TTS routes. Requests are validated by TtsService (per-format rules and the
+// TTS error body do not fit the generic validator), so these schemas document rather than enforce.
+import { Type } from '@sinclair/typebox';
+import { ErrorBody } from '../../wire/schemas.js';
+import { AUDIO_FORMATS } from './encoder.js';
+import { BITRATES, SAMPLE_RATES } from './service.js';
+
+const TtsErrorBody = Type.Object({
+  error_code: Type.Integer(),
+  error_type: Type.String(),
+  error_message: Type.String(),
+  more_info: Type.String(),
+  request_id: Type.String(),
+});
+
+const Voice = Type.Object({ id: Type.String(), description: Type.String(), gender: Type.Union([Type.Literal('male'), Type.Literal('female'), Type.Literal('neutral')]) });
+
+const TtsModel = Type.Object({
+  id: Type.String(),
+  aliased_model_id: Type.Union([Type.String(), Type.Null()]),
+  name: Type.String(),
+  languages: Type.Array(Type.Object({ code: Type.String(), name: Type.String() })),
+  voices: Type.Array(Voice),
+  supports_timestamps: Type.Boolean(),
+  supports_speed_adjustment: Type.Boolean(),
+  speed_min: Type.Number(),
+  speed_max: Type.Number(),
+  supports_silence_reduction: Type.Boolean(),
+});
+
+export const listTtsModelsSchema = {
+  tags: ['tts'],
+  summary: 'List text-to-speech models with their languages and voices',
+  response: { 200: Type.Object({ models: Type.Array(TtsModel) }), '4xx': ErrorBody, 500: ErrorBody },
+};
+
+const SharedVoice = Type.Object({
+  id: Type.String(),
+  description: Type.String(),
+  gender: Type.String(),
+  age: Type.String(),
+  accent: Type.String(),
+  use_case: Type.Array(Type.String()),
+  style: Type.Array(Type.String()),
+});
+
+export const listTtsVoicesSchema = {
+  tags: ['tts'],
+  summary: 'List the built-in (shared) voices of one TTS model; every given filter must match',
+  querystring: Type.Object({
+    model: Type.String({ maxLength: 64, description: 'TTS model id (required)' }),
+    gender: Type.Optional(Type.Union([Type.Literal('male'), Type.Literal('female'), Type.Literal('neutral')])),
+    age: Type.Optional(Type.Union([Type.Literal('young'), Type.Literal('middle_aged'), Type.Literal('old')])),
+    accent: Type.Optional(Type.String({ maxLength: 40 })),
+    use_case: Type.Optional(Type.Array(Type.String({ maxLength: 40 }), { maxItems: 10, description: 'repeated or comma-separated' })),
+    style: Type.Optional(Type.Array(Type.String({ maxLength: 40 }), { maxItems: 10, description: 'repeated or comma-separated' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 100 })),
+    cursor: Type.Optional(Type.String()),
+  }),
+  response: { 200: Type.Object({ voices: Type.Array(SharedVoice), next_page_cursor: Type.Union([Type.String(), Type.Null()]) }), '4xx': ErrorBody, 500: ErrorBody },
+};
+
+export const generateSpeechSchema = {
+  // POST /tts lives on the TTS interface ({tts_url}), not the versioned main interface /openapi.json describes.
+  hide: true,
+  tags: ['tts'],
+  summary: 'Generate speech; the audio streams back as it is synthesized',
+  body: Type.Object({
+    model: Type.String(),
+    language: Type.String(),
+    voice: Type.String(),
+    audio_format: Type.Union(AUDIO_FORMATS.map((f) => Type.Literal(f))),
+    text: Type.String(),
+    sample_rate: Type.Optional(Type.Union(SAMPLE_RATES.map((r) => Type.Literal(r)))),
+    bitrate: Type.Optional(Type.Union(BITRATES.map((r) => Type.Literal(r)))),
+    speed: Type.Optional(Type.Number({ minimum: 0.7, maximum: 1.3 })),
+    reduce_silence: Type.Optional(Type.Boolean()),
+    client_reference_id: Type.Optional(Type.String({ maxLength: 256 })),
+  }),
+  response: { '4xx': TtsErrorBody, 500: TtsErrorBody },
+};

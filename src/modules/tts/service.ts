@@ -1,0 +1,394 @@
+// Text-to-speech rules: request validation (before any audio), model / voice resolution, the synthesis
+// pipeline (engine → silence reduction → 2-minute cap → streaming encoder) with character timings, the
+// model and voice listings. No HTTP or WebSocket types here.
+import type { TtsModel, TtsRegistry, TtsVoice } from '../../engines/tts/registry.js';
+import { AGES } from '../../engines/tts/registry.js';
+import type { CursorCodec } from '../../lib/cursor.js';
+import { ApiError, invalidField } from '../../wire/api-error.js';
+import { requirePermission } from '../auth/permissions.js';
+import type { AuthContext, AuthService } from '../auth/service.js';
+import type { BillingGuard } from '../billing/guard.js';
+import type { RateLimits } from '../limits/rate-limits.js';
+import { AUDIO_FORMATS, type AudioFormat, contentTypeOf, encode } from './encoder.js';
+import { RAW_FORMATS, rawEncode } from './pcm.js';
+
+export const SAMPLE_RATES = [8000, 16000, 24000, 44100, 48000] as const;
+export const BITRATES = [32000, 64000, 96000, 128000, 192000, 256000, 320000] as const;
+export const SPEED_MIN = 0.7;
+export const SPEED_MAX = 1.3;
+const COMPRESSED: readonly AudioFormat[] = ['mp3', 'aac', 'opus'];
+const DEFAULT_BITRATE: Partial<Record<AudioFormat, number>> = { mp3: 128000, aac: 128000, opus: 64000 };
+const DEFAULT_SAMPLE_RATE = 24000;
+
+export interface TtsConfig {
+  model: TtsModel;
+  /** The id the client sent (an alias or the model id). */
+  requestedModel: string;
+  voice: TtsVoice;
+  language: string;
+  format: AudioFormat;
+  contentType: string;
+  sampleRate: number;
+  bitrate?: number;
+  speed: number;
+  reduceSilence: boolean;
+  clientReferenceId: string | null;
+}
+
+export interface Timestamps {
+  characters: string[];
+  character_start_times_seconds: number[];
+  character_end_times_seconds: number[];
+}
+
+export interface TtsOutputChunk {
+  audio: Buffer;
+  /** Characters whose audio was handed to the encoder since the previous chunk. */
+  timestamps?: Timestamps;
+}
+
+export interface TtsOutput {
+  chunks: AsyncGenerator<TtsOutputChunk>;
+  /** True once the 2-minute cap cut the audio. */
+  truncated(): boolean;
+  /** Timings not yet attached to a chunk (for the final frame). */
+  takeTimestamps(): Timestamps | undefined;
+  /** Seconds of audio generated so far. */
+  seconds(): number;
+}
+
+export interface TtsServiceOptions {
+  maxTextChars: number;
+  maxAudioSeconds: number;
+  /** Concurrent requests/streams per organization and per project on this node (0 = unlimited). */
+  maxConcurrentOrg?: number;
+  maxConcurrentProject?: number;
+}
+
+const invalid = (msg: string) => new ApiError('invalid_request', msg);
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Trim leading and trailing silence of a segment, keeping a short pad (reduce_silence). */
+function trimSilence(pcm: Buffer, rate: number): Buffer {
+  const n = pcm.length >> 1;
+  const threshold = 400;
+  let first = 0;
+  while (first < n && Math.abs(pcm.readInt16LE(first * 2)) < threshold) first++;
+  if (first >= n) return pcm.subarray(0, 0);
+  let last = n - 1;
+  while (last > first && Math.abs(pcm.readInt16LE(last * 2)) < threshold) last--;
+  const pad = Math.round(rate * 0.06);
+  return pcm.subarray(Math.max(0, first - pad) * 2, Math.min(n, last + 1 + pad) * 2);
+}
+
+function charTimings(text: string, startSec: number, durSec: number): Timestamps {
+  const chars = Array.from(text);
+  const step = chars.length ? durSec / chars.length : 0;
+  const r = (x: number) => Math.round(x * 1000) / 1000;
+  return {
+    characters: chars,
+    character_start_times_seconds: chars.map((_, i) => r(startSec + i * step)),
+    character_end_times_seconds: chars.map((_, i) => r(startSec + (i + 1) * step)),
+  };
+}
+
+function mergeTimestamps(list: Timestamps[]): Timestamps | undefined {
+  if (!list.length) return undefined;
+  return {
+    characters: list.flatMap((t) => t.characters),
+    character_start_times_seconds: list.flatMap((t) => t.character_start_times_seconds),
+    character_end_times_seconds: list.flatMap((t) => t.character_end_times_seconds),
+  };
+}
+
+export interface TtsModelRecord {
+  id: string;
+  aliased_model_id: string | null;
+  name: string;
+  languages: { code: string; name: string }[];
+  voices: { id: string; description: string; gender: 'male' | 'female' | 'neutral' }[];
+  supports_timestamps: boolean;
+  supports_speed_adjustment: boolean;
+  speed_min: number;
+  speed_max: number;
+  supports_silence_reduction: boolean;
+}
+
+export interface VoiceQuery {
+  model?: unknown;
+  gender?: unknown;
+  age?: unknown;
+  accent?: unknown;
+  use_case?: unknown;
+  style?: unknown;
+  limit?: unknown;
+  cursor?: unknown;
+}
+
+export class TtsService {
+  private readonly active = new Map<string, number>();
+
+  constructor(
+    readonly registry: TtsRegistry,
+    private readonly auth: AuthService,
+    private readonly rateLimits: RateLimits,
+    private readonly billing: BillingGuard,
+    private readonly cursors: CursorCodec,
+    readonly opts: TtsServiceOptions,
+  ) {}
+
+  /** Authenticate a stream or request start: API key or tts_rt temporary key, tts_rt:write, rate, billing. */
+  async authorizeStart(key: unknown): Promise<AuthContext> {
+    if (key !== undefined && typeof key !== 'string') throw new ApiError('unauthenticated', 'api_key must be a string.');
+    const auth = await this.auth.authenticate(key, { temporaryUsage: 'tts_rt', consume: true });
+    return this.admit(auth);
+  }
+
+  /** The checks after authentication: permission, rate limit, billing. */
+  async admit(auth: AuthContext): Promise<AuthContext> {
+    requirePermission(auth.permissions, 'tts_rt', 'write');
+    await this.rateLimits.consume('tts', auth.organizationId, auth.projectId);
+    await this.billing.assertCanStart(auth.organizationId, auth.projectId);
+    return auth;
+  }
+
+  /**
+   * Take a concurrency slot for one HTTP request or WebSocket stream; 429 limit_exceeded when the
+   * organization or project is at its cap. The returned release is idempotent.
+   */
+  acquire(auth: AuthContext): () => void {
+    const keys: [string, number, string][] = [
+      [`o:${auth.organizationId}`, this.opts.maxConcurrentOrg ?? 0, 'organization'],
+      [`p:${auth.projectId}`, this.opts.maxConcurrentProject ?? 0, 'project'],
+    ];
+    for (const [key, cap, scope] of keys)
+      if (cap > 0 && (this.active.get(key) ?? 0) >= cap)
+        throw new ApiError('limit_exceeded', `Concurrent text-to-speech requests limit exceeded for the ${scope} (${cap}).`);
+    for (const [key] of keys) this.active.set(key, (this.active.get(key) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const [key] of keys) {
+        const n = (this.active.get(key) ?? 1) - 1;
+        if (n <= 0) this.active.delete(key);
+        else this.active.set(key, n);
+      }
+    };
+  }
+
+  /** Validate a generation request (the HTTP body or a WebSocket start message). Throws before any audio. */
+  resolveConfig(body: unknown): TtsConfig {
+    if (!isObject(body)) throw invalid('Request body must be a JSON object.');
+    const str = (k: string, required: boolean, max = 256): string | undefined => {
+      const v = body[k];
+      if (v === undefined || v === null) {
+        if (required) throw invalid(`${k} is required.`);
+        return undefined;
+      }
+      if (typeof v !== 'string') throw invalid(`${k} must be a string.`);
+      if (required && v.length === 0) throw invalid(`${k} must not be empty.`);
+      if (v.length > max) throw invalid(`${k} is longer than ${max} characters.`);
+      return v;
+    };
+    const modelId = str('model', true)!;
+    const model = this.registry.resolve(modelId);
+    if (!model) {
+      const offered = [...this.registry.models().map((m) => m.id), ...this.registry.aliases.keys()];
+      throw new ApiError('model_not_available', `TTS model "${modelId}" is not available. Available: ${offered.join(', ')}.`);
+    }
+    const language = str('language', true, 16)!;
+    if (!model.engine.languages.some((l) => l.code === language))
+      throw invalid(`language "${language}" is not supported by model ${modelId}; GET /v1/tts-models lists the languages.`);
+    const fmt = str('audio_format', true, 32)!;
+    if (!(AUDIO_FORMATS as readonly string[]).includes(fmt)) throw invalid(`audio_format must be one of ${AUDIO_FORMATS.join(', ')}.`);
+    const format = fmt as AudioFormat;
+
+    let sampleRate = DEFAULT_SAMPLE_RATE;
+    if (body.sample_rate !== undefined && body.sample_rate !== null) {
+      const sr = body.sample_rate;
+      if (typeof sr !== 'number' || !(SAMPLE_RATES as readonly number[]).includes(sr)) throw invalid(`sample_rate must be one of ${SAMPLE_RATES.join(', ')}.`);
+      if (format === 'opus' && sr === 44100) throw invalid('sample_rate 44100 is not valid for opus; use 8000, 16000, 24000 or 48000.');
+      sampleRate = sr;
+    }
+    let bitrate: number | undefined;
+    if (body.bitrate !== undefined && body.bitrate !== null) {
+      const br = body.bitrate;
+      if (typeof br !== 'number' || !(BITRATES as readonly number[]).includes(br)) throw invalid(`bitrate must be one of ${BITRATES.join(', ')}.`);
+      if (!COMPRESSED.includes(format)) throw invalid(`bitrate applies only to mp3, aac and opus, not ${format}.`);
+      bitrate = br;
+    } else bitrate = DEFAULT_BITRATE[format];
+    if (bitrate !== undefined) {
+      // What each encoder can produce at the sample rate (MPEG-2/2.5 layer III, AAC, mono Opus).
+      const max = format === 'mp3' ? (sampleRate <= 8000 ? 64000 : sampleRate <= 24000 ? 160000 : 320000) : format === 'aac' ? 6 * sampleRate : 256000;
+      if (bitrate > max) {
+        if (body.bitrate !== undefined && body.bitrate !== null) throw invalid(`bitrate ${bitrate} is not valid for ${format} at sample_rate ${sampleRate} (at most ${max}).`);
+        bitrate = BITRATES.filter((b) => b <= max).pop();
+      }
+    }
+    let speed = 1;
+    if (body.speed !== undefined && body.speed !== null) {
+      if (typeof body.speed !== 'number' || !Number.isFinite(body.speed) || body.speed < SPEED_MIN || body.speed > SPEED_MAX)
+        throw invalid(`speed must be a number from ${SPEED_MIN} to ${SPEED_MAX}.`);
+      speed = body.speed;
+    }
+    let reduceSilence = false;
+    if (body.reduce_silence !== undefined && body.reduce_silence !== null) {
+      if (typeof body.reduce_silence !== 'boolean') throw invalid('reduce_silence must be a boolean.');
+      if (body.reduce_silence && !model.supportsSilenceReduction) throw invalid(`reduce_silence is not supported by model ${modelId}.`);
+      reduceSilence = body.reduce_silence;
+    }
+    const clientReferenceId = str('client_reference_id', false, 256) ?? null;
+    const voiceName = str('voice', true)!;
+    const voice = model.voices.find((v) => v.id === voiceName) ?? model.voices.find((v) => v.id.toLowerCase() === voiceName.toLowerCase());
+    if (!voice) throw new ApiError('voice_not_found', `Voice "${voiceName}" not found for model ${modelId}.`);
+    return { model, requestedModel: modelId, voice, language, format, contentType: contentTypeOf(format), sampleRate, bitrate, speed, reduceSilence, clientReferenceId };
+  }
+
+  /** Validate the whole text of an HTTP request. */
+  checkText(text: unknown): string {
+    if (text === undefined || text === null) throw invalid('text is required.');
+    if (typeof text !== 'string') throw invalid('text must be a string.');
+    if (!/[\p{L}\p{N}]/u.test(text)) throw invalid('text must contain something to speak.');
+    if (text.length > this.opts.maxTextChars) throw invalid(`text is longer than ${this.opts.maxTextChars} characters.`);
+    return text;
+  }
+
+  /** Start synthesis. The returned chunks stream as the engine produces audio; stopping them stops the engine. */
+  synthesize(cfg: TtsConfig, text: AsyncIterable<string> | string, signal?: AbortSignal): TtsOutput {
+    const ac = new AbortController();
+    const onAbort = () => ac.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const inRate = cfg.voice.sampleRate;
+    const maxSamples = Math.round(this.opts.maxAudioSeconds * inRate);
+    const state = { samples: 0, truncated: false, pending: [] as Timestamps[] };
+    const engine = cfg.model.engine;
+
+    async function* pcm(): AsyncGenerator<Buffer> {
+      for await (const ch of engine.synthesize(text, cfg.voice.engineVoice, cfg.language, { speed: cfg.speed, signal: ac.signal })) {
+        let p = ch.pcm;
+        if (cfg.reduceSilence) p = trimSilence(p, inRate);
+        let n = p.length >> 1;
+        let segText = ch.text;
+        if (state.samples + n > maxSamples) {
+          const keep = Math.max(0, maxSamples - state.samples);
+          segText = segText.slice(0, Math.floor((segText.length * keep) / Math.max(1, n)));
+          p = p.subarray(0, keep * 2);
+          n = keep;
+          state.truncated = true;
+        }
+        const start = state.samples / inRate;
+        // A space between segments keeps the character stream equal to the spoken text.
+        const spoken = state.samples > 0 && segText ? ` ${segText}` : segText;
+        if (spoken) state.pending.push(charTimings(spoken, start, n / inRate));
+        state.samples += n;
+        if (p.length) yield p;
+        if (state.truncated) return;
+      }
+    }
+
+    // Uncompressed formats are converted in-process; codecs go through a streaming ffmpeg encoder.
+    const encoded = RAW_FORMATS.includes(cfg.format)
+      ? rawEncode(pcm(), { inputRate: inRate, outputRate: cfg.sampleRate, format: cfg.format })
+      : encode(pcm(), { inputRate: inRate, outputRate: cfg.sampleRate, format: cfg.format, bitrate: cfg.bitrate });
+    async function* chunks(): AsyncGenerator<TtsOutputChunk> {
+      try {
+        for await (const audio of encoded) {
+          const ts = mergeTimestamps(state.pending.splice(0));
+          yield ts ? { audio, timestamps: ts } : { audio };
+        }
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+        ac.abort();
+      }
+    }
+    return {
+      chunks: chunks(),
+      truncated: () => state.truncated,
+      takeTimestamps: () => mergeTimestamps(state.pending.splice(0)),
+      seconds: () => state.samples / inRate,
+    };
+  }
+
+  /** GET /v1/tts-models: every model, then every alias as its own entry pointing at its model. */
+  listModels(): { models: TtsModelRecord[] } {
+    const entry = (m: TtsModel, id: string, aliased: string | null): TtsModelRecord => ({
+      id,
+      aliased_model_id: aliased,
+      name: aliased ? `${m.name} (alias ${id})` : m.name,
+      languages: m.engine.languages.map((l) => ({ code: l.code, name: l.name })),
+      voices: m.voices.map((v) => ({ id: v.id, description: v.description, gender: v.gender })),
+      supports_timestamps: m.engine.supportsTimestamps,
+      supports_speed_adjustment: m.engine.supportsSpeed,
+      speed_min: SPEED_MIN,
+      speed_max: SPEED_MAX,
+      supports_silence_reduction: m.supportsSilenceReduction,
+    });
+    const out = this.registry.models().map((m) => entry(m, m.id, null));
+    for (const [alias, target] of this.registry.aliases) out.push(entry(this.registry.resolve(target)!, alias, target));
+    return { models: out };
+  }
+
+  /** Shared voices of one model, filtered, paged by voice id. */
+  listVoices(q: VoiceQuery): { voices: Omit<TtsVoice, 'engineVoice' | 'sampleRate'>[]; next_page_cursor: string | null } {
+    const one = (k: string, max?: number): string | undefined => {
+      let v = q[k as keyof VoiceQuery];
+      if (Array.isArray(v)) {
+        if (v.length !== 1) throw invalidField(k, 'must be given once', 'invalid_value');
+        v = v[0];
+      }
+      if (v === undefined) return undefined;
+      if (typeof v !== 'string') throw invalidField(k, 'must be a string', 'invalid_type');
+      if (max !== undefined && v.length > max) throw invalidField(k, `must be at most ${max} characters`, 'invalid_length');
+      return v;
+    };
+    const many = (k: 'use_case' | 'style'): string[] => {
+      const raw = q[k];
+      if (raw === undefined) return [];
+      const list = (Array.isArray(raw) ? raw : [raw]).flatMap((v) => String(v).split(',')).map((s) => s.trim()).filter(Boolean);
+      if (list.length > 10) throw invalidField(k, 'at most 10 values', 'invalid_length');
+      for (const v of list) if (v.length > 40) throw invalidField(k, 'each value must be at most 40 characters', 'invalid_length');
+      return list;
+    };
+    const modelId = one('model', 64);
+    if (modelId === undefined || modelId === '') throw invalidField('model', 'is required', 'missing');
+    const gender = one('gender');
+    if (gender !== undefined && !['male', 'female', 'neutral'].includes(gender)) throw invalidField('gender', 'must be male, female or neutral');
+    const age = one('age', 40);
+    if (age !== undefined && !(AGES as readonly string[]).includes(age)) throw invalidField('age', `must be one of ${AGES.join(', ')}`);
+    const accent = one('accent', 40);
+    const useCases = many('use_case');
+    const styles = many('style');
+    const limitRaw = one('limit');
+    let limit = 100;
+    if (limitRaw !== undefined) {
+      if (!/^\d+$/.test(limitRaw)) throw invalidField('limit', 'must be an integer from 1 to 200', 'invalid_type');
+      limit = Number(limitRaw);
+      if (limit < 1 || limit > 200) throw invalidField('limit', 'must be from 1 to 200', 'out_of_range');
+    }
+    const cursor = one('cursor');
+    const model = this.registry.resolve(modelId);
+    if (!model) throw new ApiError('invalid_request', `No TTS model with id "${modelId}".`, { status: 404 });
+    const list = `tts-voices:${modelId}`;
+    const after = cursor === undefined ? undefined : this.cursors.decode(cursor, list).key[0];
+    if (cursor !== undefined && typeof after !== 'string') throw new ApiError('invalid_cursor', 'Invalid cursor: copy next_page_cursor unchanged from the previous page.');
+    const lower = (s: string) => s.toLowerCase();
+    const matches = model.voices
+      .filter((v) => gender === undefined || v.gender === gender)
+      .filter((v) => age === undefined || v.age === age)
+      .filter((v) => accent === undefined || lower(v.accent) === lower(accent))
+      .filter((v) => useCases.every((u) => v.use_case.map(lower).includes(lower(u))))
+      .filter((v) => styles.every((s) => v.style.map(lower).includes(lower(s))))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .filter((v) => after === undefined || v.id > after);
+    const page = matches.slice(0, limit);
+    const next = matches.length > limit ? this.cursors.encode({ list, key: [page[page.length - 1]!.id] }) : null;
+    return {
+      voices: page.map((v) => ({ id: v.id, description: v.description, gender: v.gender, age: v.age, accent: v.accent, use_case: v.use_case, style: v.style })),
+      next_page_cursor: next,
+    };
+  }
+}
