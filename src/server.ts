@@ -120,7 +120,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   await blobs.init();
   let referenceUrl = settings.errorReferenceUrl || `${settings.publicUrl.replace(/\/+$/, '')}/docs/errors`;
   const files = new FilesService(new FilesRepository(db.kysely, db.dialect), blobs, cursors, settings);
-  const stt = createSttRegistry({ pocketsphinx: settings.sttWorkers ? { poolSize: settings.sttWorkers } : {} });
+  const stt = createSttRegistry({ pocketsphinx: { ...(settings.sttWorkers ? { poolSize: settings.sttWorkers } : {}), log: jobLog } });
   const models = new ModelCatalog(stt, defaultCatalog, settings.sttModelAliases);
   const queue = createJobQueue({
     db,

@@ -189,7 +189,14 @@ export class TranscriptionProcessor {
     };
     let words: Token[];
     try {
-      words = await recognizer.transcribe(pcm(), { signal: controller.signal, language: 'en' });
+      words = await recognizer.transcribe(pcm(), {
+        signal: controller.signal,
+        language: 'en',
+        // Visible queueing: how many requests are ahead of this one for an STT worker.
+        onQueuePosition: (position) => {
+          if (position > 0) this.log('info', 'transcription waiting for an STT worker', { id: row.id, position });
+        },
+      });
     } catch (err) {
       if (err instanceof JobFailure || signal.aborted) throw err;
       if ((err as Error)?.name === 'AudioDecodeError') throw new JobFailure('invalid_audio_file', 'Invalid audio file: the audio does not decode.');
