@@ -135,11 +135,14 @@ export class TranscriptionProcessor {
     const key = `transcriptions/${row.project_id}/${row.id}`;
     const dest = this.blobs.pathOf(key);
     await this.blobs.ensureParent(key);
+    // Uploads were probed (and decoded) at the door and their duration stored: no second probe for them.
+    let knownDurationMs: number | null = null;
     if (row.file_id) {
       const file = await this.files.getRow({ projectId: row.project_id }, row.file_id);
       if (!file) throw new JobFailure('file_not_found', `File ${row.file_id} was deleted before the transcription started.`);
       // A link of the upload, so deleting the file later cannot pull the audio from under the job.
       await this.blobs.linkOrCopy(file.blob_key, key);
+      knownDurationMs = file.duration_ms;
     } else {
       try {
         await this.fetchAudio(row.audio_url!, dest, signal);
@@ -150,7 +153,7 @@ export class TranscriptionProcessor {
     }
     let durationMs: number;
     try {
-      durationMs = (await probeAudioFile(dest)).durationMs ?? 0;
+      durationMs = knownDurationMs ?? (await probeAudioFile(dest)).durationMs ?? 0;
     } catch (err) {
       if (err instanceof AudioProbeError) throw new JobFailure('invalid_audio_file', `Invalid audio file: ${err.message}.`);
       throw err;
