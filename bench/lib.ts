@@ -195,3 +195,17 @@ export function formatTable(rows: Row[]): string {
   const line = (c: string[]) => `| ${c.map((s, i) => s.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...cells.map(line)].join('\n');
 }
+
+/** Sentences from the Harvard sentence lists (IEEE 1969): phonetically balanced, public domain. */
+export const HARVARD_SENTENCES: readonly string[] = [
+  'the birch canoe slid on the smooth planks',
+  'glue the sheet to the dark blue background',
+  'it is easy to tell the depth of a well',
+  'these days a chicken leg is a rare dish',
+  'rice is often served in round bowls',
+  'the juice of lemons makes fine punch',
+  'the box was thrown beside the parked truck',
+  'the hogs were fed chopped corn and garbage',
+  'four hours of steady work faced us',
+  'a large size in stockings is hard to sell',
+];

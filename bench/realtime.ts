@@ -14,23 +14,12 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import WebSocket from 'ws';
 import { makeSpeech, startParlance, tempDir } from '../test/harness.js';
-import { benchServerEnv, findServerPid, mib, processMemory, round, type Row, summarize, type SuiteOptions, type SuiteResult } from './lib.js';
+import { HARVARD_SENTENCES, benchServerEnv, findServerPid, mib, processMemory, round, type Row, summarize, type SuiteOptions, type SuiteResult } from './lib.js';
 
 const execFileP = promisify(execFile);
 const CHUNK_MS = 20;
 const BYTES_PER_MS = 32;
-const SENTENCES = [
-  'the birch canoe slid on the smooth planks',
-  'glue the sheet to the dark blue background',
-  'it is easy to tell the depth of a well',
-  'these days a chicken leg is a rare dish',
-  'rice is often served in round bowls',
-  'the juice of lemons makes fine punch',
-  'the box was thrown beside the parked truck',
-  'the hogs were fed chopped corn and garbage',
-  'four hours of steady work faced us',
-  'a large size in stockings is hard to sell',
-];
+const SENTENCES = HARVARD_SENTENCES;
 
 interface Clip {
   pcm: Buffer;

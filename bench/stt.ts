@@ -5,7 +5,7 @@
 //   3. server overhead vs the engine called directly on the same audio (target ≤ 10 %)
 //   4. head of line: a 3 s file submitted behind 10-minute files completes within seconds
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -14,7 +14,7 @@ import { decodeToPcm } from '../src/audio/decode.js';
 import { createSttRegistry } from '../src/engines/stt/index.js';
 import { wordErrorRate } from '../src/engines/stt/wer.js';
 import { makeSpeech, startParlance, tempDir, type Parlance } from '../test/harness.js';
-import { benchServerEnv, round, type Row, summarize, type SuiteOptions, type SuiteResult } from './lib.js';
+import { HARVARD_SENTENCES, benchServerEnv, round, type Row, summarize, type SuiteOptions, type SuiteResult } from './lib.js';
 
 const execFileP = promisify(execFile);
 const TESTDATA = '/usr/share/pocketsphinx/test/data';
@@ -43,19 +43,7 @@ function realClips(): Clip[] {
   return clips;
 }
 
-// Sentences from the Harvard sentence lists (IEEE 1969), phonetically balanced, public domain.
-const SENTENCES = [
-  'the birch canoe slid on the smooth planks',
-  'glue the sheet to the dark blue background',
-  'it is easy to tell the depth of a well',
-  'these days a chicken leg is a rare dish',
-  'rice is often served in round bowls',
-  'the juice of lemons makes fine punch',
-  'the box was thrown beside the parked truck',
-  'the hogs were fed chopped corn and garbage',
-  'four hours of steady work faced us',
-  'a large size in stockings is hard to sell',
-];
+const SENTENCES = HARVARD_SENTENCES;
 const VOICES = ['slt', 'kal16', 'awb', 'rms'];
 
 async function durationMs(file: string): Promise<number> {
@@ -177,7 +165,6 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   // 2: throughput with 1 and 2 workers: eight ~30 s jobs submitted at once.
   const longClip = path.join(work, 'thirty.wav');
   const concatList = path.join(work, 'concat.txt');
-  const { writeFileSync } = await import('node:fs');
   writeFileSync(concatList, real.filter((c) => c.set === 'librivox').map((c) => `file '${c.file}'`).join('\n'));
   await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-f', 'concat', '-safe', '0', '-i', concatList, '-ar', '16000', '-ac', '1', '-y', longClip]);
   const longMs = await durationMs(longClip);
