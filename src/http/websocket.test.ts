@@ -2,14 +2,27 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { attachWebSockets } from './websocket.js';
+import { attachWebSockets, handshakeApiKey } from './websocket.js';
 
 let server: Server | undefined;
 let detach: (() => Promise<void>) | undefined;
 
 async function start(pingIntervalMs = 10_000, maxPayload = 1024): Promise<string> {
   server = createServer((_req, res) => res.writeHead(200).end('http'));
-  const ws = attachWebSockets(server, { '/echo': (socket) => socket.on('message', (m, binary) => socket.send(m, { binary })) }, { maxPayload, pingIntervalMs });
+  const ws = attachWebSockets(
+    server,
+    {
+      '/echo': (socket) => {
+        socket.on('message', (m, binary) => socket.send(m, { binary }));
+      },
+      // Answers with the key it was offered, and reports oversized messages in a frame of its own.
+      '/keyed': (socket, request) => {
+        socket.send(JSON.stringify({ key: handshakeApiKey(request) ?? null }));
+        return { oversized: (limit) => socket.send(JSON.stringify({ error: `over ${limit}` })) };
+      },
+    },
+    { maxPayload, pingIntervalMs },
+  );
   detach = ws.close;
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
   return `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -50,6 +63,32 @@ describe('attachWebSockets', () => {
     const code = new Promise<number>((r) => ws.once('close', (c) => r(c)));
     ws.send(Buffer.alloc(2048));
     expect(await code).toBe(1009);
+  });
+
+  it('lets a handler send its own frame about an oversized message before ws closes the socket', async () => {
+    const base = await start(10_000, 1024);
+    const ws = new WebSocket(`${base}/keyed`);
+    const frames: string[] = [];
+    ws.on('message', (m) => frames.push(String(m)));
+    await new Promise((r) => ws.once('open', r));
+    const code = new Promise<number>((r) => ws.once('close', (c) => r(c)));
+    ws.send(Buffer.alloc(1024)); // at the limit: accepted
+    ws.send(Buffer.alloc(1025));
+    expect(await code).toBe(1009);
+    expect(frames).toEqual([JSON.stringify({ key: null }), JSON.stringify({ error: 'over 1024' })]);
+  });
+
+  it('takes the key from the Authorization header or the soniox-api-key subprotocol, and selects that subprotocol', async () => {
+    const base = await start();
+    const first = (ws: WebSocket) => new Promise<string>((r) => ws.once('message', (m) => r(String(m))));
+    const viaHeader = new WebSocket(`${base}/keyed`, { headers: { authorization: 'Bearer prl_abc' } });
+    expect(JSON.parse(await first(viaHeader))).toEqual({ key: 'prl_abc' });
+    viaHeader.close();
+    const tempKey = 'temp:Zm9v/bar+baz=';
+    const viaProtocol = new WebSocket(`${base}/keyed`, ['soniox-api-key', encodeURIComponent(tempKey)]);
+    expect(JSON.parse(await first(viaProtocol))).toEqual({ key: tempKey });
+    expect(viaProtocol.protocol).toBe('soniox-api-key');
+    viaProtocol.close();
   });
 
   it('terminates a peer that stops answering pings', async () => {

@@ -1,11 +1,40 @@
 // One upgrade dispatcher for the WebSocket interfaces (/transcribe-websocket, /tts-websocket): modules
-// register a handler per path; anything else is refused before the handshake completes. Credentials
-// travel in the first JSON messages (sdk-wire-notes §1.4), so no authentication happens here.
+// register a handler per path; anything else is refused before the handshake completes. Credentials travel in the
+// first JSON messages (sdk-wire-notes §1.4) or at the handshake (handshakeApiKey), and each module authenticates.
+import type { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 
-export type WsHandler = (socket: WebSocket, request: IncomingMessage) => void;
+/** What a handler may ask the dispatcher to tell it about its connection. */
+export interface WsConnectionHooks {
+  /** A message over maxPayload arrived: send the surface's error frame now; ws closes the socket right after. */
+  oversized?(limitBytes: number): void;
+}
+
+export type WsHandler = (socket: WebSocket, request: IncomingMessage) => WsConnectionHooks | void;
+
+/** Subprotocol a browser offers to carry its key: `new WebSocket(url, ['soniox-api-key', encodeURIComponent(key)])`. */
+export const API_KEY_SUBPROTOCOL = 'soniox-api-key';
+
+/**
+ * The API key offered at the handshake: `Authorization: Bearer <key>`, or (browsers cannot set headers) the
+ * protocol after `soniox-api-key` in Sec-WebSocket-Protocol, percent-encoded because `:` of temporary keys is not
+ * allowed in a subprotocol token.
+ */
+export function handshakeApiKey(request: IncomingMessage): string | undefined {
+  const bearer = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
+  if (bearer) return bearer[1];
+  const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+  const at = offered.indexOf(API_KEY_SUBPROTOCOL);
+  const encoded = at >= 0 ? offered[at + 1] : undefined;
+  if (!encoded) return undefined;
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return encoded; // not percent-encoded: authentication refuses it if it is not a key
+  }
+}
 
 export interface WsRoutes {
   [path: string]: WsHandler;
@@ -24,7 +53,13 @@ function refuse(socket: Duplex, status: number, reason: string): void {
 }
 
 export function attachWebSockets(server: Server, routes: WsRoutes, opts: WebSocketOptions): { close(): Promise<void> } {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayload, perMessageDeflate: false });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: opts.maxPayload,
+    perMessageDeflate: false,
+    // A client that offered the key subprotocol must see it selected, or browsers fail the handshake.
+    handleProtocols: (protocols) => (protocols.has(API_KEY_SUBPROTOCOL) ? API_KEY_SUBPROTOCOL : false),
+  });
   const alive = new WeakMap<WebSocket, boolean>();
 
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -37,7 +72,16 @@ export function attachWebSockets(server: Server, routes: WsRoutes, opts: WebSock
       // Protocol errors (oversized or malformed frames) close the socket themselves; without a listener
       // the 'error' event would crash the process.
       ws.on('error', () => undefined);
-      handler(ws, request);
+      const hooks = handler(ws, request);
+      if (hooks?.oversized) {
+        // ws rejects an oversized message from its frame header (nothing is buffered) and closes with 1009 in the
+        // same tick; a listener placed before its own on the frame parser lets the surface send its error frame
+        // first (ws has no public hook for this).
+        const receiver = (ws as unknown as { _receiver?: EventEmitter })._receiver;
+        receiver?.prependListener('error', (err: { code?: string }) => {
+          if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') hooks.oversized?.(opts.maxPayload);
+        });
+      }
     });
   });
 

@@ -34,8 +34,8 @@ interface Conn {
   until(pred: (f: Frame) => boolean, timeoutMs?: number): Promise<Frame>;
 }
 
-async function connect(s: Parlance, headers: Record<string, string> = {}): Promise<Conn> {
-  const ws = new WebSocket(`${s.url.replace('http', 'ws')}/transcribe-websocket`, { headers });
+async function connect(s: Parlance, headers: Record<string, string> = {}, protocols: string[] = []): Promise<Conn> {
+  const ws = new WebSocket(`${s.url.replace('http', 'ws')}/transcribe-websocket`, protocols, { headers });
   const frames: Frame[] = [];
   const waiters: { pred: (f: Frame) => boolean; resolve: (f: Frame) => void }[] = [];
   ws.on('message', (data, isBinary) => {
@@ -266,6 +266,28 @@ describe('real-time transcription', () => {
     expect(words(checkFrames(c.frames))).toMatch(/fox/);
   });
 
+  it('authenticates a browser-style client by the soniox-api-key subprotocol, with a temporary key', async () => {
+    const res = await s.request('/v1/auth/temporary-api-key', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ usage_type: 'transcribe_websocket', expires_in_seconds: 60 }),
+    });
+    const { api_key: tempKey } = (await res.json()) as { api_key: string };
+    expect(tempKey).toMatch(/^temp:/); // ':' is not allowed in a subprotocol token, hence the percent-encoding
+    const c = await connect(s, {}, ['soniox-api-key', encodeURIComponent(tempKey)]);
+    expect(c.ws.protocol).toBe('soniox-api-key');
+    const { api_key: _unused, ...rest } = config(s);
+    c.ws.send(JSON.stringify(rest));
+    await sendAudio(c.ws, speech);
+    c.ws.send('');
+    expect(await c.closed).toBe(1000);
+    expect(words(checkFrames(c.frames))).toMatch(/fox/);
+    // A wrong key offered the same way is refused like any other.
+    const bad = await connect(s, {}, ['soniox-api-key', 'prl_nope']);
+    bad.ws.send(JSON.stringify(rest));
+    await expectError(bad, 'unauthenticated', 401);
+  });
+
   it('accepts the SDK keys, an object context and a string context', async () => {
     for (const context of [
       { general: [{ key: 'domain', value: 'animals' }], text: 'a fox story', terms: ['fox'], translation_terms: [{ source: 'fox', target: 'zorro' }] },
@@ -365,6 +387,12 @@ describe('real-time transcription', () => {
       const c = await connect(s);
       c.ws.send(speech.subarray(0, 3200));
       await expectError(c, 'invalid_request', 400, /configuration/);
+    });
+
+    it('a message over the size limit (after a valid configuration)', async () => {
+      const c = await open(s);
+      c.ws.send(Buffer.alloc(4_194_305)); // PARLANCE_WS_MAX_MESSAGE_BYTES default + 1
+      await expectError(c, 'invalid_request', 400, /larger than 4194304 bytes/);
     });
 
     it('a key without stt_rt permission', async () => {
@@ -510,5 +538,29 @@ describe('real-time caps and limits', () => {
       expect(c.frames).toEqual([{ tokens: [], final_audio_proc_ms: 0, total_audio_proc_ms: 0, finished: true }]);
     }
     await expectError(await open(s), 'limit_exceeded', 429, /per minute/);
+  });
+});
+
+describe('real-time flow control', () => {
+  let s: Parlance;
+  beforeAll(async () => {
+    s = await startParlance();
+  });
+  afterAll(() => s.stop());
+
+  it('a client sending far faster than real time is paused (bounded server memory), not buffered', async () => {
+    const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${s.pid}/status`, 'utf8'))![1]) / 1024;
+    const c = await open(s);
+    c.ws.send(speech.subarray(0, 32_000));
+    await c.until((f) => f.tokens !== undefined, 20_000); // session up: engine and decoders allocated
+    const before = rssMb();
+    const chunk = Buffer.alloc(64_000, 1); // 2 s of (non-silent) audio per message
+    for (let i = 0; i < 1000; i++) c.ws.send(chunk); // 64 MB, about 33 minutes of audio, at once
+    await sleep(2000);
+    const grown = rssMb() - before;
+    // The server stopped reading: the rest waits in the client's send buffer instead of the server's memory.
+    expect(c.ws.bufferedAmount).toBeGreaterThan(30_000_000);
+    expect(grown).toBeLessThan(30);
+    c.ws.terminate();
   });
 });

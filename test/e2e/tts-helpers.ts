@@ -47,8 +47,8 @@ export interface WsClient {
   close(): void;
 }
 
-export async function openTts(url: string): Promise<WsClient> {
-  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/tts-websocket`);
+export async function openTts(url: string, handshake: { headers?: Record<string, string>; protocols?: string[] } = {}): Promise<WsClient> {
+  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/tts-websocket`, handshake.protocols ?? [], { headers: handshake.headers });
   const frames: Record<string, unknown>[] = [];
   const waiters: (() => void)[] = [];
   const binary: Buffer[] = [];

@@ -179,6 +179,7 @@ describe('TTS WebSocket: connection-level errors', () => {
     ['start without stream_id', { api_key: 'k', model: 'tts-rt-v2', language: 'en', voice: 'Adrian', audio_format: 'wav' }],
     ['text without stream_id', { text: 'hi', text_end: false }],
     ['unrecognized message', { hello: 1 }],
+    ['a message over the size limit', 'x'.repeat(4_194_305)],
   ];
   for (const [name, msg] of cases) {
     it(`${name}: spec profile sends stream_id "" and closes; soniox-sdk omits stream_id`, async () => {
@@ -193,6 +194,31 @@ describe('TTS WebSocket: connection-level errors', () => {
       }
     });
   }
+
+  it('a key given at the handshake (Authorization header or soniox-api-key subprotocol) authenticates starts without api_key', async () => {
+    const r = await s.request('/v1/auth/temporary-api-key', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ usage_type: 'tts_rt', expires_in_seconds: 60 }),
+    });
+    const { api_key: tempKey } = (await r.json()) as { api_key: string };
+    for (const handshake of [{ headers: { authorization: `Bearer ${s.apiKey}` } }, { protocols: ['soniox-api-key', encodeURIComponent(tempKey)] }]) {
+      const c = await openTts(s.url, handshake);
+      const { api_key: _unused, ...start } = startMsg(s.apiKey, 'h') as Record<string, unknown>;
+      c.send(start);
+      c.send({ text: 'Hello.', text_end: true, stream_id: 'h' });
+      await c.next(isTerminated('h'));
+      expect(c.frames.some((f) => f.stream_id === 'h' && f.audio_end === true)).toBe(true);
+      expect(c.frames.some((f) => f.error_type !== undefined)).toBe(false);
+      c.close();
+    }
+    // Without a handshake key, such a message is not a start.
+    const anon = await openTts(s.url);
+    const { api_key: _k, ...start } = startMsg(s.apiKey, 'x') as Record<string, unknown>;
+    anon.send(start);
+    expectErrorFrame(await anon.next((x) => x.error_type !== undefined), 'invalid_request', 400);
+    await anon.closed;
+  });
 
   it('temporary key session cap: temp_api_key_session_expired, then the connection is dropped', async () => {
     const r = await s.request('/v1/auth/temporary-api-key', {

@@ -2,12 +2,13 @@
 // JSON-parses every frame, D22). Registered as ctx.wsRoutes['/transcribe-websocket']; pings and the message size
 // cap are the dispatcher's (src/http/websocket.ts).
 //
-// Authentication: the `api_key` field of the configuration message (spec); when it is absent, an
-// `Authorization: Bearer <key>` header on the upgrade request is used instead.
+// Authentication: the `api_key` field of the configuration message (spec); when it is absent, the key offered at
+// the handshake (Authorization header or the soniox-api-key subprotocol, see handshakeApiKey) is used instead.
 import type { IncomingMessage } from 'node:http';
 import type { RawData, WebSocket } from 'ws';
-import type { WsHandler } from '../../http/websocket.js';
+import { handshakeApiKey, type WsHandler } from '../../http/websocket.js';
 import { newRequestId } from '../../lib/ids.js';
+import { ApiError } from '../../wire/api-error.js';
 import type { RealtimeService } from './service.js';
 
 /** Pause reading from a client that sends audio much faster than it is recognised; resume once caught up. */
@@ -18,11 +19,6 @@ function toBytes(data: RawData): Buffer {
   if (Buffer.isBuffer(data)) return data;
   if (Array.isArray(data)) return Buffer.concat(data);
   return Buffer.from(data);
-}
-
-function handshakeKey(request: IncomingMessage): string | undefined {
-  const m = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
-  return m?.[1];
 }
 
 export function realtimeWsHandler(service: RealtimeService): WsHandler {
@@ -37,7 +33,7 @@ export function realtimeWsHandler(service: RealtimeService): WsHandler {
         },
       },
       newRequestId(),
-      handshakeKey(request),
+      handshakeApiKey(request),
     );
     let resumeTimer: NodeJS.Timeout | undefined;
     ws.on('message', (data, isBinary) => {
@@ -59,5 +55,8 @@ export function realtimeWsHandler(service: RealtimeService): WsHandler {
       if (resumeTimer) clearInterval(resumeTimer);
       session.gone();
     });
+    return {
+      oversized: (limit) => session.fail(new ApiError('invalid_request', `Message larger than ${limit} bytes: send audio in smaller chunks.`)),
+    };
   };
 }

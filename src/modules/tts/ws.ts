@@ -4,7 +4,7 @@
 // errors keep the connection open and are followed by `terminated`; connection-level errors close it.
 import type { WebSocket } from 'ws';
 import type { AppContext } from '../../http/context.js';
-import type { WsHandler } from '../../http/websocket.js';
+import { handshakeApiKey, type WsHandler } from '../../http/websocket.js';
 import { toApiError } from '../../http/error-mapping.js';
 import { newRequestId } from '../../lib/ids.js';
 import { ApiError } from '../../wire/api-error.js';
@@ -65,7 +65,11 @@ const LIVE: readonly StreamStatus[] = ['starting', 'active', 'finishing'];
 const REMEMBERED = 1000;
 
 export function ttsWebSocketHandler(ctx: AppContext): WsHandler {
-  return (socket) => new TtsConnection(ctx, socket).listen();
+  return (socket, request) => {
+    const connection = new TtsConnection(ctx, socket, handshakeApiKey(request));
+    connection.listen();
+    return { oversized: (limit) => connection.connectionError(`Message larger than ${limit} bytes.`) };
+  };
 }
 
 class TtsConnection {
@@ -77,6 +81,8 @@ class TtsConnection {
   constructor(
     private readonly ctx: AppContext,
     private readonly socket: WebSocket,
+    /** Key offered at the handshake; a start message's own api_key takes precedence. */
+    private readonly handshakeKey: string | undefined,
   ) {
     this.tts = ctx.tts;
     this.profile = ctx.settings.compat as CompatProfile;
@@ -109,7 +115,7 @@ class TtsConnection {
   }
 
   /** Connection-level error: one frame (stream_id "" in the spec profile, omitted in soniox-sdk), then close. */
-  private connectionError(message: string): void {
+  connectionError(message: string): void {
     const err = new ApiError('invalid_request', message);
     this.send(ttsErrorFrame(err, null, newRequestId(), this.ctx.errorReferenceUrl(), this.profile));
     this.closed = true;
@@ -148,7 +154,8 @@ class TtsConnection {
     if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return this.connectionError('Each message must be a JSON object.');
     const m = msg as Record<string, unknown>;
     let kind: 'start' | 'cancel' | 'keepalive' | 'text';
-    if ('api_key' in m) kind = 'start';
+    // A start carries api_key, or (key given at the handshake) at least its model or voice.
+    if ('api_key' in m || (this.handshakeKey !== undefined && ('model' in m || 'voice' in m) && !('text' in m))) kind = 'start';
     else if ('cancel' in m) kind = 'cancel';
     else if ('keep_alive' in m) kind = 'keepalive';
     else if ('text' in m || 'text_end' in m) kind = 'text';
@@ -192,7 +199,7 @@ class TtsConnection {
     let out;
     let returnTimestamps = false;
     try {
-      const auth = await this.tts.authorizeStart(m.api_key);
+      const auth = await this.tts.authorizeStart(m.api_key ?? this.handshakeKey);
       const cfg = this.tts.resolveConfig(m);
       if (m.return_timestamps !== undefined && m.return_timestamps !== null && typeof m.return_timestamps !== 'boolean')
         throw new ApiError('invalid_request', 'return_timestamps must be a boolean.');
