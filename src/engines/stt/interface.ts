@@ -64,6 +64,14 @@ export interface StreamOptions {
   partialIntervalMs?: number;
 }
 
+export interface FinalInfo {
+  /**
+   * The engine closed the utterance because the speaker paused (an endpoint). False when finalize() or end() closed
+   * it, or when it was cut at the engine's maximum utterance length while speech went on.
+   */
+  endpoint: boolean;
+}
+
 export interface StreamEvents {
   /**
    * The current non-final hypothesis of the open utterance. Each event replaces the previous partial; an empty list
@@ -71,7 +79,7 @@ export interface StreamEvents {
    */
   partial: (tokens: Token[]) => void;
   /** Tokens that are now final. Each final token is emitted exactly once, in time order. */
-  final: (tokens: Token[]) => void;
+  final: (tokens: Token[], info: FinalInfo) => void;
   /** The session failed (engine crash, bad input); no further events follow. */
   error: (err: Error) => void;
 }

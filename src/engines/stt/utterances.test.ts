@@ -39,6 +39,7 @@ describe('PauseDetector', () => {
     expect(t).toBeGreaterThanOrEqual(2.05);
     expect(t).toBeLessThanOrEqual(2.2);
     expect(ends[0]!.sample % 160).toBe(0);
+    expect(ends[0]!.reason).toBe('pause');
   });
 
   it('gives the same endpoints whatever the chunking', () => {
@@ -69,5 +70,6 @@ describe('PauseDetector', () => {
   it('forces an endpoint at the maximum utterance length', () => {
     const ends = new PauseDetector({ maxUtteranceMs: 2_000 }).push(signal([[5, 8000]]));
     expect(ends.map((e) => e.sample / RATE)).toEqual([2, 4]);
+    expect(ends.map((e) => e.reason)).toEqual(['max_length', 'max_length']);
   });
 });

@@ -30,6 +30,8 @@ export interface Endpoint {
   sample: number;
   /** Loudest 10 ms frame of the utterance, dBFS. */
   peakDb: number;
+  /** Why it ends: the speaker paused, or the utterance reached maxUtteranceMs (a forced cut mid-speech). */
+  reason: 'pause' | 'max_length';
 }
 
 /**
@@ -117,8 +119,9 @@ export class PauseDetector {
         this.silentRun++;
       }
       const uttFrames = this.position - this.uttStartFrame;
-      if ((this.heardSpeech && this.silentRun >= this.silenceFrames) || uttFrames >= this.maxFrames) {
-        endpoints.push({ sample: this.position * FRAME_SAMPLES, peakDb: this.peak });
+      const paused = this.heardSpeech && this.silentRun >= this.silenceFrames;
+      if (paused || uttFrames >= this.maxFrames) {
+        endpoints.push({ sample: this.position * FRAME_SAMPLES, peakDb: this.peak, reason: paused ? 'pause' : 'max_length' });
         this.startUtterance();
       }
     }

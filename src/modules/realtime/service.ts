@@ -10,7 +10,7 @@
 // or keepalive for N seconds while streaming; the clock starts at the config message), the fixed session cap
 // (max_duration_reached) and the temporary key's max_session_duration (temp_api_key_session_expired).
 import type { Logger } from 'pino';
-import type { Recognizer, StreamingSession, Token } from '../../engines/stt/interface.js';
+import type { FinalInfo, Recognizer, StreamingSession, Token } from '../../engines/stt/interface.js';
 import { ApiError } from '../../wire/api-error.js';
 import { sttErrorFrame } from '../../wire/stt-frames.js';
 import { type AuthContext, type AuthService, sessionDeadline } from '../auth/service.js';
@@ -128,8 +128,6 @@ export class RealtimeSession {
   private readonly abort = new AbortController();
   private control: Promise<void> = Promise.resolve();
   private pumpDone: Promise<void> = Promise.resolve();
-  /** Engine finalizations in flight (client finalize, forced by max_non_final_tokens_duration_ms). */
-  private finalizing = 0;
   private forcing = false;
   private ending = false;
   private lastActivity = 0;
@@ -227,7 +225,7 @@ export class RealtimeSession {
       }
       this.engine = engine;
       engine.on('partial', (t) => this.onPartial(t));
-      engine.on('final', (t) => this.onFinal(t));
+      engine.on('final', (t, info) => this.onFinal(t, info));
       engine.on('error', (err) => this.fail(new ApiError('internal_error', 'Speech recognition failed.', { cause: err })));
       this.state = 'streaming';
       this.pumpDone = this.pump(this.source, engine);
@@ -306,21 +304,15 @@ export class RealtimeSession {
     }
   }
 
-  private onFinal(tokens: Token[]): void {
+  private onFinal(tokens: Token[], info: FinalInfo): void {
     if (this.closed) return;
     this.tracker.final(tokens);
-    // Final tokens the engine produced by itself closed an utterance at a pause: that is an endpoint.
-    if (this.config.enableEndpointDetection && this.finalizing === 0 && !this.ending) this.tracker.marker(END_TOKEN);
+    if (this.config.enableEndpointDetection && info.endpoint && !this.ending) this.tracker.marker(END_TOKEN);
     this.flush();
   }
 
   private async engineFinalize(): Promise<void> {
-    this.finalizing++;
-    try {
-      await this.engine!.finalize();
-    } finally {
-      this.finalizing--;
-    }
+    await this.engine!.finalize();
   }
 
   private clientFinalize(): void {

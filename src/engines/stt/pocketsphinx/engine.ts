@@ -200,7 +200,7 @@ export class PocketsphinxRecognizer implements Recognizer {
       },
       {
         partial: (t) => session.emit('partial', t),
-        final: (t) => session.emit('final', t),
+        final: (t, info) => session.emit('final', t, info),
         error: (e) => session.emit('error', e),
       },
       options.signal,
@@ -246,12 +246,12 @@ class PocketsphinxStream implements StreamingSession {
   }
 
   /** @internal */
-  emit<E extends keyof StreamEvents>(event: E, arg: Parameters<StreamEvents[E]>[0]): void {
+  emit<E extends keyof StreamEvents>(event: E, ...args: Parameters<StreamEvents[E]>): void {
     if (event === 'error') {
       this.isClosed = true;
-      this.failure = arg as Error;
+      this.failure = args[0] as Error;
     }
-    for (const listener of this.listeners[event]) (listener as (a: typeof arg) => void)(arg);
+    for (const listener of this.listeners[event]) (listener as (...a: typeof args) => void)(...args);
   }
 
   write(pcm: Uint8Array): Promise<void> {

@@ -40,7 +40,7 @@ export type FromWorker =
   | { type: 'decode_error'; job: number; message: string }
   | { type: 'ack'; session: number; seq: number; processedMs: number }
   | { type: 'partial'; session: number; tokens: Token[] }
-  | { type: 'final'; session: number; tokens: Token[] }
+  | { type: 'final'; session: number; tokens: Token[]; endpoint: boolean }
   | { type: 'finalized'; session: number }
   | { type: 'ended'; session: number; audioMs: number }
   | { type: 'error'; session: number; message: string };

@@ -188,10 +188,14 @@ describe('pocketsphinx streaming', () => {
     const session = await recognizer.stream();
     const partials: Token[][] = [];
     const finals: Token[][] = [];
+    const endpoints: boolean[] = [];
     let finalsBeforeEnd = 0;
     let partialsBeforeEnd = 0;
     session.on('partial', (t) => partials.push(t));
-    session.on('final', (t) => finals.push(t));
+    session.on('final', (t, info) => {
+      finals.push(t);
+      endpoints.push(info.endpoint);
+    });
     const errors: Error[] = [];
     session.on('error', (e) => errors.push(e));
     for (let off = 0; off < long.length; off += 100 * BYTES_PER_MS) {
@@ -210,6 +214,8 @@ describe('pocketsphinx streaming', () => {
     for (const p of partials) expect(p.length).toBeGreaterThan(0);
     // The 0.8 s pauses end utterances by themselves (endpointing at 600 ms of silence).
     expect(finalsBeforeEnd).toBeGreaterThan(0);
+    // Those are endpoints (finalize() and end() are not: see the next test).
+    expect(endpoints.slice(0, finalsBeforeEnd).every(Boolean)).toBe(true);
     const all = finals.flat();
     expectWellFormed(all, long.length / BYTES_PER_MS); // also: every final token once, in time order
     const w = wordErrorRate(longText, text(all));
@@ -221,16 +227,22 @@ describe('pocketsphinx streaming', () => {
   it('finalize() turns everything heard so far into final tokens', async () => {
     const session = await recognizer.stream({ endpointSilenceMs: 0 });
     const finals: Token[][] = [];
-    session.on('final', (t) => finals.push(t));
+    const endpoints: boolean[] = [];
+    session.on('final', (t, info) => {
+      finals.push(t);
+      endpoints.push(info.endpoint);
+    });
     for (let off = 0; off < pcm[0]!.length; off += 100 * BYTES_PER_MS) await session.write(pcm[0]!.subarray(off, off + 100 * BYTES_PER_MS));
     expect(finals).toHaveLength(0); // endpointing off: nothing final yet
     await session.finalize();
     expect(finals).toHaveLength(1);
+    expect(endpoints).toEqual([false]); // a finalize is not an endpoint
     const firstMs = pcm[0]!.length / BYTES_PER_MS;
     expectWellFormed(finals[0]!, firstMs);
     await session.write(pcm[3]!);
     await session.end();
     expect(finals).toHaveLength(2);
+    expect(endpoints).toEqual([false, false]);
     // The second utterance is timed from the start of the session, after the first.
     expect(finals[1]![0]!.start_ms).toBeGreaterThanOrEqual(Math.floor(firstMs));
     expectWellFormed(finals.flat(), firstMs + pcm[3]!.length / BYTES_PER_MS);

@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Token } from '../interface.js';
+import type { FinalInfo, Token } from '../interface.js';
 import { FairScheduler, type SchedulerRequest, type SchedulerRequestStats } from '../scheduler.js';
 import type { SpeechSegment } from '../segmenter.js';
 import type { FromWorker, StreamSettings, ToWorker, WorkerInit } from './messages.js';
@@ -54,7 +54,7 @@ const MAX_MESSAGE_BYTES = 64 * 1024;
 
 export interface SessionEvents {
   partial?: (tokens: Token[]) => void;
-  final?: (tokens: Token[]) => void;
+  final?: (tokens: Token[], info: FinalInfo) => void;
   /** The session failed after it started (worker crash, decoder error). */
   error?: (err: Error) => void;
 }
@@ -692,7 +692,7 @@ export class SessionChannel {
         this.events.partial?.(msg.tokens);
         break;
       case 'final':
-        this.events.final?.(msg.tokens);
+        this.events.final?.(msg.tokens, { endpoint: msg.endpoint });
         break;
       case 'finalized':
         this.finalizeWaiters.shift()?.resolve();

@@ -68,7 +68,7 @@ class StreamSession {
       if (local > pos) this.decoder.processRaw(samples.subarray(pos, local));
       pos = local;
       this.totalSamples = endpoint.sample;
-      this.close(endpoint.peakDb);
+      this.close(endpoint.peakDb, endpoint.reason === 'pause');
       this.open(endpoint.sample);
     }
     if (pos < samples.length) this.decoder.processRaw(samples.subarray(pos));
@@ -81,13 +81,13 @@ class StreamSession {
   }
 
   finalize(): void {
-    this.close(this.detector.peakDb);
+    this.close(this.detector.peakDb, false);
     this.detector.startUtterance();
     this.open(this.totalSamples);
   }
 
   end(): void {
-    this.close(this.detector.peakDb);
+    this.close(this.detector.peakDb, false);
   }
 
   cancel(): void {
@@ -103,14 +103,17 @@ class StreamSession {
     this.lastPartial = '';
   }
 
-  /** End the open utterance and send its final tokens, unless it was silence (peak below SILENCE_PEAK_DB). */
-  private close(peak: number): void {
+  /**
+   * End the open utterance and send its final tokens, unless it was silence (peak below SILENCE_PEAK_DB).
+   * `endpoint`: the speaker paused (not a finalize, the end of audio or a forced cut at the maximum length).
+   */
+  private close(peak: number, endpoint: boolean): void {
     if (!this.inUtt) return;
     this.inUtt = false;
     this.decoder.endUtt();
     if (peak < SILENCE_PEAK_DB) return;
     const tokens = segmentsToTokens(this.decoder.segments(), this.uttStart / SAMPLES_PER_MS, this.totalSamples / SAMPLES_PER_MS);
-    if (tokens.length > 0) send({ type: 'final', session: this.id, tokens });
+    if (tokens.length > 0) send({ type: 'final', session: this.id, tokens, endpoint });
   }
 
   private partial(): void {
