@@ -1,6 +1,7 @@
 // Process assembly: settings → storage → services → HTTP. `parlance serve` and the tests use this.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import type { Settings } from './config/settings.js';
@@ -25,7 +26,9 @@ import { buildApp, type App } from './http/app.js';
 import type { AppContext } from './http/context.js';
 import { attachWebSockets } from './http/websocket.js';
 import { CursorCodec } from './lib/cursor.js';
-import { randomToken } from './lib/ids.js';
+import { newRequestId, randomToken } from './lib/ids.js';
+import { ApiError } from './wire/api-error.js';
+import { restErrorBody } from './wire/rest-error.js';
 import { KeyRepository } from './modules/auth/repository.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { AuthService } from './modules/auth/service.js';
@@ -217,6 +220,8 @@ export interface RunningServer {
   app: App;
   ctx: AppContext;
   url: string;
+  /** Base URL of the separate TTS interface, when PARLANCE_TTS_PORT is set. */
+  ttsUrl?: string;
   /** Set when this start created the first organization, project and key. */
   bootstrap?: { organization_id: string; project_id: string; api_key: string };
   close(): Promise<void>;
@@ -236,9 +241,10 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
     maxPayload: settings.wsMaxMessageBytes,
     pingIntervalMs: settings.wsPingIntervalSeconds * 1000,
   });
-  const addr = app.server.address() as AddressInfo;
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
+  const urlOf = (server: Server) => `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;
+  const url = urlOf(app.server);
+  const tts = settings.ttsPort >= 0 ? await listenTts(app, ctx, settings) : undefined;
   setPublicUrl(settings.publicUrl || url);
   // Jobs start after the API listens: a crashed predecessor's jobs resume now.
   await handle.queue.start();
@@ -248,14 +254,50 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
     app,
     ctx,
     url,
+    ttsUrl: tts && urlOf(tts.server),
     bootstrap,
     async close() {
       if (closed) return;
       closed = true;
       stopHousekeeping();
+      await tts?.close();
       await sockets.close();
       await app.close();
       await handle.close();
+    },
+  };
+}
+
+/** Paths the separate TTS interface answers; everything else there is 404. */
+const TTS_HTTP_PATHS = new Set(['/tts', '/v1/tts-models', '/health']);
+
+/**
+ * The TTS interface on its own port (the SDKs keep a separate TTS base URL): a plain HTTP server handing the TTS
+ * paths to the same Fastify router, so validation, auth, errors and streaming are the main port's, plus the TTS
+ * WebSocket.
+ */
+async function listenTts(app: App, ctx: AppContext, settings: Settings): Promise<{ server: Server; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (TTS_HTTP_PATHS.has(path)) return app.routing(req, res);
+    const err = new ApiError('invalid_request', `This is the text-to-speech interface: ${path} is served on the main port.`, { status: 404 });
+    const body = JSON.stringify(restErrorBody(err, newRequestId(), ctx.errorReferenceUrl()));
+    res.writeHead(404, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
+  });
+  const sockets = attachWebSockets(server, { '/tts-websocket': ctx.wsRoutes['/tts-websocket']! }, {
+    maxPayload: settings.wsMaxMessageBytes,
+    pingIntervalMs: settings.wsPingIntervalSeconds * 1000,
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(settings.ttsPort, settings.host, () => resolve());
+  });
+  return {
+    server,
+    async close() {
+      await sockets.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }

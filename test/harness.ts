@@ -13,6 +13,8 @@ export const CLI = path.join(ROOT, 'bin', 'parlance.js');
 
 export interface Parlance {
   url: string;
+  /** The separate TTS interface's base URL, when started with PARLANCE_TTS_PORT. */
+  ttsUrl?: string;
   apiKey: string;
   organizationId: string;
   projectId: string;
@@ -50,7 +52,7 @@ export async function startParlance(opts: { env?: Record<string, string>; dataDi
   let stdout = '';
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const info = await new Promise<{ url: string; apiKey?: string; organizationId?: string; projectId?: string }>((resolve, reject) => {
+  const info = await new Promise<{ url: string; ttsUrl?: string; apiKey?: string; organizationId?: string; projectId?: string }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in 30 s\nstdout: ${stdout}\nstderr: ${stderr}`)), 30_000);
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
@@ -59,6 +61,7 @@ export async function startParlance(opts: { env?: Record<string, string>; dataDi
         clearTimeout(timer);
         resolve({
           url: m[1]!,
+          ttsUrl: /Parlance TTS listening on (http:\/\/\S+)/.exec(stdout)?.[1],
           apiKey: /api_key:\s+(\S+)/.exec(stdout)?.[1],
           organizationId: /organization_id:\s+(\S+)/.exec(stdout)?.[1],
           projectId: /project_id:\s+(\S+)/.exec(stdout)?.[1],
@@ -82,6 +85,7 @@ export async function startParlance(opts: { env?: Record<string, string>; dataDi
   }
   const server: Parlance = {
     url: info.url,
+    ttsUrl: info.ttsUrl,
     apiKey: creds.apiKey!,
     organizationId: creds.organizationId!,
     projectId: creds.projectId!,

@@ -13,11 +13,12 @@ interface CommonOpts {
   json?: boolean;
 }
 
-function settingsFrom(opts: CommonOpts & { port?: string; host?: string }): Settings {
+function settingsFrom(opts: CommonOpts & { port?: string; host?: string; ttsPort?: string }): Settings {
   const overrides: Partial<Record<SettingKey, unknown>> = {};
   if (opts.dataDir !== undefined) overrides.dataDir = opts.dataDir;
   if (opts.port !== undefined) overrides.port = opts.port;
   if (opts.host !== undefined) overrides.host = opts.host;
+  if (opts.ttsPort !== undefined) overrides.ttsPort = opts.ttsPort;
   return loadSettings({ configFile: opts.config, overrides });
 }
 
@@ -47,7 +48,8 @@ const program = new Command('parlance').description('Self-hosted speech-to-text 
 withCommon(program.command('serve').description('run the API server and workers'))
   .option('--port <port>', 'port (PARLANCE_PORT)')
   .option('--host <host>', 'bind address (PARLANCE_HOST)')
-  .action(async (opts: CommonOpts & { port?: string; host?: string }) => {
+  .option('--tts-port <port>', 'also serve text-to-speech alone on this port (PARLANCE_TTS_PORT)')
+  .action(async (opts: CommonOpts & { port?: string; host?: string; ttsPort?: string }) => {
     const settings = settingsFrom(opts);
     const server = await startServer(settings);
     if (server.bootstrap) {
@@ -63,6 +65,7 @@ withCommon(program.command('serve').description('run the API server and workers'
         ].join('\n'),
       );
     }
+    if (server.ttsUrl) process.stdout.write(`Parlance TTS listening on ${server.ttsUrl}\n`);
     process.stdout.write(`Parlance listening on ${server.url} (data dir ${settings.dataDir}, ${server.ctx.db.dialect})\n`);
     let stopping = false;
     const stop = async (signal: string) => {

@@ -332,6 +332,13 @@ export const settingDefs = {
     default: ['tts-rt-v2=parlance-tts-espeak-v1', 'tts-rt-v1=parlance-tts-espeak-v1'],
     doc: 'TTS model aliases, `alias=model` pairs: public model ids that client code pins, served by our models.',
   },
+  ttsPort: {
+    env: 'PARLANCE_TTS_PORT',
+    kind: 'int',
+    min: -1,
+    default: -1,
+    doc: 'Port of a separate text-to-speech interface (POST /tts, /tts-websocket, GET /v1/tts-models, /health), for a distinct TTS base URL as the SDKs configure it; -1: none (TTS is always served on the main port too); 0 picks a free port.',
+  },
   ttsMaxTextChars: {
     env: 'PARLANCE_TTS_MAX_TEXT_CHARS',
     kind: 'int',

@@ -1,6 +1,8 @@
 // Text-to-speech over HTTP against a real server and real engines: GET /v1/tts-models, the shared-voices
 // listing, POST /tts in every format (decoded back with ffprobe/ffmpeg), validation before audio, the TTS
 // error body, temporary keys and the generated-audio cap.
+import { SonioxNodeClient } from '@soniox/node';
+import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorBody, startParlance, type Parlance } from '../harness.js';
 import { probeAudio } from './tts-helpers.js';
@@ -307,5 +309,46 @@ describe('POST /tts: errors before audio, in the TTS error body', () => {
     } finally {
       await other.stop();
     }
+  });
+});
+
+describe('a separate TTS port (PARLANCE_TTS_PORT)', () => {
+  let t: Parlance;
+  beforeAll(async () => {
+    (globalThis as { WebSocket?: unknown }).WebSocket ??= WebSocket;
+    t = await startParlance({ env: { PARLANCE_TTS_PORT: '0' } });
+  });
+  afterAll(async () => t?.stop());
+
+  it('serves POST /tts, /v1/tts-models, /health and /tts-websocket there, and nothing else', async () => {
+    expect(t.ttsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(t.ttsUrl).not.toBe(t.url);
+    const auth = { authorization: `Bearer ${t.apiKey}` };
+    expect((await fetch(`${t.ttsUrl}/health`)).status).toBe(200);
+    expect((await fetch(`${t.ttsUrl}/v1/tts-models`, { headers: auth })).status).toBe(200);
+    const files = await fetch(`${t.ttsUrl}/v1/files`, { headers: auth });
+    expect(files.status).toBe(404);
+    expect(await errorBody(files)).toMatchObject({ status_code: 404, error_type: 'invalid_request' });
+    // Auth and validation are the main port's.
+    const anon = await fetch(`${t.ttsUrl}/tts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(anon.status).toBe(401);
+    // The official SDK pointed at the TTS port for HTTP and WebSocket, the main port for the rest.
+    const client = new SonioxNodeClient({
+      api_key: t.apiKey,
+      base_url: t.url,
+      tts_api_url: t.ttsUrl,
+      realtime: { tts_ws_url: `${t.ttsUrl!.replace('http', 'ws')}/tts-websocket` },
+    });
+    const wav = Buffer.from(await client.tts.generate({ text: 'Hello from the TTS port.', voice: 'Adrian' }));
+    expect((await probeAudio(wav, 'wav', 0)).seconds).toBeGreaterThan(0.5);
+    const stream = await client.realtime.tts({ model: 'tts-rt-v2', language: 'en', voice: 'Maya', audio_format: 'pcm_s16le', sample_rate: 16000 });
+    const parts: Buffer[] = [];
+    const done = (async () => {
+      for await (const c of stream) parts.push(Buffer.from(c));
+    })();
+    stream.sendText('Over the socket.', { end: true });
+    await done;
+    stream.close();
+    expect(Buffer.concat(parts).length / 2 / 16000).toBeGreaterThan(0.3);
   });
 });
