@@ -35,12 +35,14 @@ export interface PocketsphinxOptions {
    * every core; 1 keeps each file on one decoder at a time).
    */
   maxSegmentsPerRequest?: number;
-  /** Most live (streaming) sessions per model; each holds its own decoder (default: 2 × cores, at least 2). */
+  /** Most live (streaming) sessions per model; each holds its own decoder (default: 8 × cores). */
   maxStreams?: number;
   /** A streaming decoder left idle this long is stopped, ms (default 300 000). */
   streamIdleMs?: number;
   /** Extra pocketsphinx arguments, e.g. { '-beam': '1e-40' }. */
   decoderArgs?: Record<string, string>;
+  /** Arguments of streaming decoders over decoderArgs (default STREAM_DECODER_ARGS; {} decodes streams like files). */
+  streamDecoderArgs?: Record<string, string>;
   /** Path of the compiled addon; default: found by walking up to native/pocketsphinx/build/Release. */
   addonPath?: string;
   /** Batch decoding: longest segment handed to the decoder at once, ms (default 20 000). */
@@ -63,6 +65,8 @@ export interface ResolvedPocketsphinxOptions {
   poolSize: number;
   maxSegmentsPerRequest: number | undefined;
   maxStreams: number;
+  /** decoderArgs with the streaming profile applied. */
+  streamDecoderArgs: Record<string, string>;
   streamIdleMs: number;
   decoderArgs: Record<string, string>;
   addonPath: string | undefined;
@@ -84,6 +88,13 @@ export function defaultModelPaths(dir = DEBIAN_MODEL_DIR): PocketsphinxModelPath
  */
 export const BASE_DECODER_ARGS: Readonly<Record<string, string>> = { '-remove_silence': 'no' };
 
+/**
+ * Streaming decoders prune harder: at most 3,000 active HMMs and 10 word exits per frame, and a 5-frame phone-loop
+ * lookahead. On the Debian test recordings (librivox, cards) and flite speech this cut decoding CPU by ~40 % with
+ * the same word error rate (docs/benchmarks.md), which is what lets one core carry several live streams.
+ */
+export const STREAM_DECODER_ARGS: Readonly<Record<string, string>> = { '-maxhmmpf': '3000', '-maxwpf': '10', '-pl_window': '5' };
+
 export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): ResolvedPocketsphinxOptions {
   const models: Record<string, PocketsphinxModelPaths> = {};
   const concurrency: Record<string, number> = {};
@@ -97,7 +108,7 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
     positiveInteger(`concurrency of model '${key}'`, concurrency[key]);
   }
   if (options.maxSegmentsPerRequest !== undefined) positiveInteger('maxSegmentsPerRequest', options.maxSegmentsPerRequest);
-  const maxStreams = options.maxStreams ?? Math.max(2, 2 * availableParallelism());
+  const maxStreams = options.maxStreams ?? 8 * availableParallelism();
   positiveInteger('maxStreams', maxStreams);
   const decoderArgs = { ...BASE_DECODER_ARGS, ...options.decoderArgs };
   if ((decoderArgs['-frate'] ?? '100') !== '100' || (decoderArgs['-samprate'] ?? '16000') !== '16000') {
@@ -110,6 +121,7 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
     poolSize,
     maxSegmentsPerRequest: options.maxSegmentsPerRequest,
     maxStreams,
+    streamDecoderArgs: { ...decoderArgs, ...(options.streamDecoderArgs ?? STREAM_DECODER_ARGS) },
     streamIdleMs: options.streamIdleMs ?? 300_000,
     decoderArgs,
     addonPath: options.addonPath,
