@@ -114,6 +114,22 @@ export class TenancyService {
     return (await this.tenancy.getProject(row.id))!;
   }
 
+  /**
+   * Soft-delete a project: it leaves listings, its keys stop authenticating at once, and its files,
+   * transcriptions and usage stay stored (monthly usage still counts it).
+   */
+  async deleteProject(projectId: string): Promise<ProjectRow> {
+    const project = await this.tenancy.getProject(projectId);
+    if (!project) throw new TenancyError(`no such project: ${projectId}`);
+    if (project.deleted_at) throw new TenancyError(`project ${projectId} was already deleted at ${project.deleted_at}`);
+    if (!(await this.tenancy.softDeleteProject(projectId, this.now()))) throw new TenancyError(`project ${projectId} was already deleted`);
+    return (await this.tenancy.getProject(projectId))!;
+  }
+
+  async project(projectId: string): Promise<ProjectRow | undefined> {
+    return this.tenancy.getProject(projectId);
+  }
+
   async createKey(input: CreateKeyInput): Promise<IssuedApiKey> {
     const project = await this.tenancy.getProject(input.projectId);
     if (!project || project.deleted_at) throw new TenancyError(`no such project: ${input.projectId}`);
