@@ -91,13 +91,23 @@ withCommon(adminCmd.command('bootstrap').description('create the first organizat
     }, true),
 );
 
+withCommon(adminCmd.command('create-organization').description('create another organization (then create-project --organization)'))
+  .requiredOption('--name <name>', 'organization name')
+  .action(async (opts: CommonOpts & { name: string }) =>
+    admin(opts, async (t) => {
+      const o = await t.createOrganization(opts.name);
+      print(opts, { id: o.id, name: o.name, created_at: o.created_at }, `organization ${o.id} (${o.name})`);
+    }),
+  );
+
 withCommon(adminCmd.command('create-project').description('create a project in the organization'))
   .requiredOption('--name <name>', 'project name')
+  .option('--organization <id>', 'organization (default: the first)')
   .option('--description <text>', 'description', '')
   .option('--region <region>', 'region')
-  .action(async (opts: CommonOpts & { name: string; description: string; region?: string }) =>
+  .action(async (opts: CommonOpts & { name: string; organization?: string; description: string; region?: string }) =>
     admin(opts, async (t) => {
-      const p = await t.createProject({ name: opts.name, description: opts.description, region: opts.region });
+      const p = await t.createProject({ organizationId: opts.organization, name: opts.name, description: opts.description, region: opts.region });
       const out = { id: p.id, name: p.name, description: p.description, region: p.region, created_at: p.created_at };
       print(opts, out, `project ${p.id} (${p.name}, region ${p.region})`);
     }),

@@ -94,6 +94,14 @@ export class TenancyService {
     return { organization_id: org.id, project_id: project.id, api_key: key.api_key, created };
   }
 
+  /** Another organization (operators hosting several teams on one server). */
+  async createOrganization(name: string): Promise<OrganizationRow> {
+    if (!name.trim()) throw new TenancyError('organization name must not be empty');
+    const id = newId();
+    await this.tenancy.insertOrganization({ id, name, created_at: this.now() });
+    return (await this.tenancy.getOrganization(id))!;
+  }
+
   async isBootstrapped(): Promise<boolean> {
     return (await this.tenancy.firstOrganization()) !== undefined;
   }
