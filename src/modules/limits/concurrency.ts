@@ -139,6 +139,8 @@ export class ConcurrencyLimits {
   private readonly prefix: string;
   private refreshTimer?: NodeJS.Timeout;
   private redisDownLogged = false;
+  /** Settles once the first Redis connection attempt is over (ready or failed). */
+  private firstConnection?: Promise<void>;
 
   constructor(
     private readonly repo: LimitsRepository,
@@ -154,6 +156,13 @@ export class ConcurrencyLimits {
       redis.defineCommand('ccRefresh', { lua: REFRESH });
       redis.defineCommand('ccCount', { lua: COUNT });
       this.redis = redis;
+      this.firstConnection = new Promise<void>((resolve) => {
+        const done = () => {
+          redis.off('ready', done).off('error', done).off('end', done);
+          resolve();
+        };
+        redis.once('ready', done).once('error', done).once('end', done);
+      });
       this.refreshTimer = setInterval(() => void this.refresh(), Math.max(100, this.leaseMs / 3));
       this.refreshTimer.unref();
     }
@@ -186,9 +195,9 @@ export class ConcurrencyLimits {
     const caps = (await this.caps(who.organizationId, who.projectId))[kind];
     const lease: LeaseInfo = { id: randomUUID(), kind, organizationId: who.organizationId, projectId: who.projectId, backend: 'memory' };
     let full: LimitScope | null;
-    if (this.redis) {
+    if (await this.redisReady()) {
       try {
-        const r = await this.redis.ccAcquire(
+        const r = await this.redis!.ccAcquire(
           this.key(kind, 'project', who.projectId),
           this.key(kind, 'organization', who.organizationId),
           lease.id,
@@ -200,6 +209,7 @@ export class ConcurrencyLimits {
         lease.backend = 'redis';
       } catch (err) {
         this.redisDown(err);
+        lease.backend = 'memory';
         full = this.memory.tryAcquire(lease, caps);
       }
     } else {
@@ -236,9 +246,9 @@ export class ConcurrencyLimits {
       pairs.push(['organization', kind, organizationId], ['project', kind, projectId]);
     }
     let fromRedis: number[] | undefined;
-    if (this.redis) {
+    if (await this.redisReady()) {
       try {
-        fromRedis = await this.redis.ccCount(pairs.length, ...pairs.map(([scope, kind, id]) => this.key(kind, scope, id)));
+        fromRedis = await this.redis!.ccCount(pairs.length, ...pairs.map(([scope, kind, id]) => this.key(kind, scope, id)));
       } catch (err) {
         this.redisDown(err);
       }
@@ -299,6 +309,15 @@ export class ConcurrencyLimits {
     let l = this.local.get(key);
     if (!l) this.local.set(key, (l = { organizationId: lease.organizationId, projectId: lease.projectId, kind: lease.kind, current: 0, peak: 0 }));
     return l;
+  }
+
+  /** Redis connected: use it. While it is down, do not make every session start wait for a timeout. */
+  private async redisReady(): Promise<boolean> {
+    if (!this.redis) return false;
+    await this.firstConnection;
+    if (this.redis.status === 'ready') return true;
+    this.redisDown(new Error(`Redis connection ${this.redis.status}`));
+    return false;
   }
 
   private key(kind: StreamKind, scope: LimitScope, id: string): string {
