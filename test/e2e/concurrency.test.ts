@@ -282,3 +282,34 @@ describe('two server processes sharing PostgreSQL and Redis', () => {
     expect(next.frames.filter((f) => f.error_type)).toEqual([]);
   });
 });
+
+describe('requests-per-minute limits of the new categories', () => {
+  let s: Parlance;
+  beforeAll(async () => {
+    s = await startParlance({ env: { PARLANCE_RATE_CONCURRENCY_PROJECT_PER_MIN: '3', PARLANCE_RATE_ORGANIZATION_ORG_PER_MIN: '2' } });
+  });
+  afterAll(() => s?.stop());
+
+  it('concurrency: the report and the history share the project\'s limit; one more gets 429 naming it', async () => {
+    const history = historyPath({ start_time: '2026-04-28T09:00:00Z', end_time: '2026-04-28T09:01:00Z', period_sec: 60, kind: 'stt' });
+    for (const path of ['/v1/concurrency-limits', history, '/v1/concurrency-limits']) {
+      const ok = await s.request(path);
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('ratelimit-limit')).toBe('3');
+    }
+    const res = await s.request(history);
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+    const body = await errorBody(res);
+    expect(body.error_type).toBe('limit_exceeded');
+    expect(body.message).toMatch(/per minute.*project.*concurrency: 3/);
+  });
+
+  it('organization: the organization endpoints count per organization; one more gets 429 naming it', async () => {
+    expect((await s.request('/v1/organization')).status).toBe(200);
+    expect((await s.request('/v1/organization/projects')).status).toBe(200);
+    const res = await s.request(`/v1/organization/projects/${s.projectId}/api-keys`);
+    expect(res.status).toBe(429);
+    expect((await errorBody(res)).message).toMatch(/per minute.*organization.*organization: 2/);
+  });
+});

@@ -254,8 +254,12 @@ export class ConcurrencyLimits {
       }
     }
     pairs.forEach(([scope, kind, id], i) => {
-      // Leases that fell back to memory while Redis was down count too.
-      out[scope][kind] = (fromRedis ? Number(fromRedis[i]) : 0) + this.memory.count(kind, scope, id);
+      // Leases that fell back to memory while Redis was down count too; without Redis' answer, this node's
+      // Redis leases are the best count there is.
+      const shared = fromRedis
+        ? Number(fromRedis[i])
+        : [...this.leases.values()].filter((l) => l.backend === 'redis' && l.kind === kind && (scope === 'project' ? l.projectId : l.organizationId) === id).length;
+      out[scope][kind] = shared + this.memory.count(kind, scope, id);
     });
     return out;
   }
