@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createPgDatabase, errorBody, REDIS_TEST_URL, startParlance, waitFor, type Parlance } from '../harness.js';
+import { openTts, startMsg } from './tts-helpers.js';
 
 interface Session {
   frames: Record<string, unknown>[];
@@ -83,6 +84,16 @@ async function currentMinute(s: Parlance, kind: 'stt' | 'tts', key?: string): Pr
   return body.entries[0]!;
 }
 
+/** The peak of the previous and the current minute (a sample may land just across a minute boundary). */
+async function recentPeak(s: Parlance, kind: 'stt' | 'tts', key?: string): Promise<number> {
+  const now = Date.now();
+  const minute = now - (now % 60_000);
+  const res = await s.request(historyPath({ start_time: new Date(minute - 60_000).toISOString(), end_time: new Date(minute + 60_000).toISOString(), period_sec: 60, kind }), { key });
+  const body = (await res.json()) as { entries: HistoryEntry[] };
+  expect(body.entries).toHaveLength(2);
+  return Math.max(...body.entries.map((e) => e.sample_max));
+}
+
 const ttsBody = JSON.stringify({ model: 'tts-rt-v2', language: 'en', voice: 'Adrian', audio_format: 'wav', text: 'Hello.' });
 
 describe('one server, in-memory counts', () => {
@@ -112,6 +123,7 @@ describe('one server, in-memory counts', () => {
     const r = await waitFor(() => report(s, key), (x) => x.project.current.transcribe_concurrent === 1, 20_000);
     expect(r.organization.current.transcribe_concurrent).toBeGreaterThanOrEqual(1);
     expect(r.project.current.tts_concurrent).toBe(0);
+    // A live stream is sampled in every minute it spans: the current one always has it.
     const entry = await waitFor(() => currentMinute(s, 'stt', key), (e) => e.sample_max === 1, 20_000);
     expect(entry).toMatchObject({ period_sec: 60, sample_min: 0, total_count: 1 });
     expect(entry.sample_count).toBeGreaterThanOrEqual(1);
@@ -122,6 +134,29 @@ describe('one server, in-memory counts', () => {
     expect((await currentMinute(s, 'tts', key)).sample_max).toBe(0);
     session.stop();
     await waitFor(() => report(s, key), (x) => x.project.current.transcribe_concurrent === 0, 10_000);
+  });
+
+  it('TTS: a WebSocket stream counts while it lives; a short HTTP request still shows in the history of its minute', async () => {
+    const p = await s.admin<{ id: string }>('create-project', '--name', 'tts-live');
+    const key = (await s.admin<{ api_key: string }>('create-key', '--project', p.id)).api_key;
+    const c = await openTts(s.url);
+    c.send(startMsg(key, 'hold'));
+    c.send({ text: 'Holding a slot. ', text_end: false, stream_id: 'hold' });
+    await c.next((f) => f.stream_id === 'hold' && typeof f.audio === 'string');
+    const r = await report(s, key);
+    expect(r.project.current).toEqual({ transcribe_concurrent: 0, tts_concurrent: 1 });
+    c.send({ stream_id: 'hold', cancel: true });
+    await c.next((f) => f.stream_id === 'hold' && f.terminated === true);
+    await waitFor(() => report(s, key), (x) => x.project.current.tts_concurrent === 0, 10_000);
+    c.close();
+
+    const p2 = await s.admin<{ id: string }>('create-project', '--name', 'tts-short');
+    const key2 = (await s.admin<{ api_key: string }>('create-key', '--project', p2.id)).api_key;
+    const res = await s.request('/tts', { method: 'POST', key: key2, headers: { 'content-type': 'application/json' }, body: ttsBody });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    expect(await waitFor(() => recentPeak(s, 'tts', key2), (peak) => peak === 1, 20_000)).toBe(1);
+    expect(await recentPeak(s, 'stt', key2)).toBe(0);
   });
 
   it('set-limits overrides per project and organization; limit_exceeded names the limit; "default" restores the setting', async () => {
