@@ -36,6 +36,12 @@ import { FilesRepository } from './modules/files/repository.js';
 import { filesRoutes } from './modules/files/routes.js';
 import { FilesService } from './modules/files/service.js';
 import { RateLimits } from './modules/limits/rate-limits.js';
+import { ConcurrencyLimits } from './modules/limits/concurrency.js';
+import { LimitsRepository } from './modules/limits/repository.js';
+import { limitsRoutes } from './modules/limits/routes.js';
+import { StreamHistory, StreamSampler } from './modules/limits/stream-history.js';
+import { organizationRoutes } from './modules/organization/routes.js';
+import { OrganizationService } from './modules/organization/service.js';
 import { TenancyRepository } from './modules/tenancy/repository.js';
 import { TenancyError, TenancyService } from './modules/tenancy/service.js';
 import { LocalBlobStore } from './storage/blob-store.js';
@@ -151,12 +157,21 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     log: jobLog,
   }).register(queue);
   const rateLimits = new RateLimits(settings);
+  const limitsRepo = new LimitsRepository(db.kysely);
+  const concurrency = new ConcurrencyLimits(limitsRepo, {
+    defaults: {
+      stt: { organization: settings.realtimeConcurrentStreamsOrg, project: settings.realtimeConcurrentStreamsProject },
+      tts: { organization: settings.ttsConcurrentOrg, project: settings.ttsConcurrentProject },
+    },
+    redisUrl: settings.redisUrl || undefined,
+    leaseMs: settings.concurrencyLeaseSeconds * 1000,
+    log,
+  });
+  const sampler = new StreamSampler(concurrency, limitsRepo, { intervalMs: settings.concurrencySampleSeconds * 1000, nodeId: randomToken(9), log });
   const auth = new AuthService(keys, { environment: settings.environment });
-  const tts = new TtsService(ttsRegistry, auth, rateLimits, billing, cursors, {
+  const tts = new TtsService(ttsRegistry, auth, rateLimits, billing, cursors, concurrency, {
     maxTextChars: settings.ttsMaxTextChars,
     maxAudioSeconds: settings.ttsMaxAudioSeconds,
-    maxConcurrentOrg: settings.ttsConcurrentOrg,
-    maxConcurrentProject: settings.ttsConcurrentProject,
   });
   const ctx: AppContext = {
     settings,
@@ -169,19 +184,20 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     models,
     tts,
     rateLimits,
+    concurrency,
+    streamHistory: new StreamHistory(limitsRepo),
+    organization: new OrganizationService(new TenancyRepository(db.kysely), keys),
     cursors,
     errorReferenceUrl: () => referenceUrl,
-    routeModules: [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes],
+    routeModules: [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, organizationRoutes, limitsRoutes],
     wsRoutes: {},
   };
   ctx.wsRoutes['/transcribe-websocket'] = realtimeWsHandler(
     new RealtimeService(
-      { auth: ctx.auth, models, rateLimits: ctx.rateLimits, billing, log, errorReferenceUrl: () => referenceUrl },
+      { auth: ctx.auth, models, rateLimits: ctx.rateLimits, billing, concurrency, log, errorReferenceUrl: () => referenceUrl },
       {
         audioTimeoutMs: settings.realtimeAudioTimeoutSeconds * 1000,
         maxDurationMs: settings.realtimeMaxDurationSeconds * 1000,
-        maxConcurrentOrg: settings.realtimeConcurrentStreamsOrg,
-        maxConcurrentProject: settings.realtimeConcurrentStreamsProject,
         partialIntervalMs: settings.realtimePartialIntervalMs,
       },
     ),
@@ -196,18 +212,25 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
         await keys.deleteExpiredTemporaryKeys(new Date(Date.now() - 24 * HOUR_MS).toISOString());
         const purged = await transcriptions.purgeExpired(settings.transcriptRetentionDays);
         if (purged) log.info({ purged }, 'purged transcripts past their retention window');
+        await limitsRepo.deleteSamplesBefore(new Date(Date.now() - settings.concurrencyHistoryRetentionDays * 24 * HOUR_MS).toISOString());
       };
       const run = () => void sweep().catch((err: unknown) => log.warn({ err }, 'housekeeping failed'));
       run();
       const timer = setInterval(run, settings.housekeepingIntervalSeconds * 1000);
       timer.unref();
-      return () => clearInterval(timer);
+      const stopSampler = sampler.start();
+      return () => {
+        clearInterval(timer);
+        stopSampler();
+      };
     },
     async close() {
       await queue.stop();
       await stt.close();
       await ttsRegistry.close();
       await ctx.rateLimits.close();
+      await sampler.settled();
+      await concurrency.close();
       await db.close();
     },
     setPublicUrl(url) {

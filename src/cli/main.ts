@@ -6,6 +6,9 @@ import { createSttRegistry } from '../engines/stt/index.js';
 import { defaultCatalog, ModelCatalog } from '../modules/models/catalog.js';
 import { openTenancy, startServer } from '../server.js';
 import { TenancyError, type TenancyService } from '../modules/tenancy/service.js';
+import { ConcurrencyLimits } from '../modules/limits/concurrency.js';
+import { LimitsRepository, type LimitScope, type StreamKind } from '../modules/limits/repository.js';
+import type { Db } from '../storage/database.js';
 
 interface CommonOpts {
   dataDir?: string;
@@ -34,10 +37,11 @@ function print(opts: CommonOpts, value: unknown, human: string): void {
 }
 
 /** Run an admin action against the data dir's database, closing it afterwards. */
-async function admin(opts: CommonOpts, action: (t: TenancyService) => Promise<void>, create = false): Promise<void> {
-  const { tenancy, close } = await openTenancy(settingsFrom(opts), { mustExist: !create });
+async function admin(opts: CommonOpts, action: (t: TenancyService, db: Db, settings: Settings) => Promise<void>, create = false): Promise<void> {
+  const settings = settingsFrom(opts);
+  const { tenancy, db, close } = await openTenancy(settings, { mustExist: !create });
   try {
-    await action(tenancy);
+    await action(tenancy, db, settings);
   } finally {
     await close();
   }
@@ -90,13 +94,23 @@ withCommon(adminCmd.command('bootstrap').description('create the first organizat
     }, true),
 );
 
+withCommon(adminCmd.command('create-organization').description('create another organization (then create-project --organization)'))
+  .requiredOption('--name <name>', 'organization name')
+  .action(async (opts: CommonOpts & { name: string }) =>
+    admin(opts, async (t) => {
+      const o = await t.createOrganization(opts.name);
+      print(opts, { id: o.id, name: o.name, created_at: o.created_at }, `organization ${o.id} (${o.name})`);
+    }),
+  );
+
 withCommon(adminCmd.command('create-project').description('create a project in the organization'))
   .requiredOption('--name <name>', 'project name')
+  .option('--organization <id>', 'organization (default: the first)')
   .option('--description <text>', 'description', '')
   .option('--region <region>', 'region')
-  .action(async (opts: CommonOpts & { name: string; description: string; region?: string }) =>
+  .action(async (opts: CommonOpts & { name: string; organization?: string; description: string; region?: string }) =>
     admin(opts, async (t) => {
-      const p = await t.createProject({ name: opts.name, description: opts.description, region: opts.region });
+      const p = await t.createProject({ organizationId: opts.organization, name: opts.name, description: opts.description, region: opts.region });
       const out = { id: p.id, name: p.name, description: p.description, region: p.region, created_at: p.created_at };
       print(opts, out, `project ${p.id} (${p.name}, region ${p.region})`);
     }),
@@ -108,6 +122,15 @@ withCommon(adminCmd.command('list-projects').description('list projects')).actio
     print(opts, { projects }, projects.map((p) => `${p.id}  ${p.name}  ${p.region}`).join('\n') || '(no projects)');
   }),
 );
+
+withCommon(adminCmd.command('delete-project').description('delete a project: it leaves listings and its keys are refused at once; its data and usage stay'))
+  .argument('<project_id>', 'project id (see list-projects)')
+  .action(async (projectId: string, opts: CommonOpts) =>
+    admin(opts, async (t) => {
+      const p = await t.deleteProject(projectId);
+      print(opts, { id: p.id, name: p.name, deleted_at: p.deleted_at }, `deleted project ${p.id} (${p.name})`);
+    }),
+  );
 
 withCommon(adminCmd.command('create-key').description('issue an API key for a project (the secret is printed once)'))
   .requiredOption('--project <id>', 'project id')
@@ -203,6 +226,62 @@ withCommon(adminCmd.command('set-budget').description('set a monthly budget for 
         { organization_id: o.id, monthly_budget_usd: o.monthly_budget_usd, monthly_budget_notification_usd: o.monthly_budget_notification_usd },
         `organization ${o.id}: monthly budget ${o.monthly_budget_usd ?? 'none'}, notify at ${o.monthly_budget_notification_usd ?? 'none'}`,
       );
+    }),
+  );
+
+/** "12" → 12, "none" → null (unlimited), "default" → undefined (remove the override: the setting applies). */
+function limitValue(flag: string, v: string): number | null | 'default' {
+  if (v === 'none' || v === 'unlimited') return null;
+  if (v === 'default') return 'default';
+  if (!/^\d+$/.test(v) || Number(v) > 1_000_000) throw new TenancyError(`${flag} must be a whole number of streams, "none" (unlimited) or "default", got "${v}"`);
+  return Number(v);
+}
+
+withCommon(
+  adminCmd
+    .command('set-limits')
+    .description('override concurrency caps for the organization or one project (without values: show the effective caps)'),
+)
+  .option('--organization <id>', 'organization (default: the first)')
+  .option('--project <id>', 'set the project\'s caps instead of the organization\'s')
+  .option('--transcribe-concurrent <n>', 'concurrent real-time transcription streams: a number, "none" (unlimited) or "default" (the setting)')
+  .option('--tts-concurrent <n>', 'concurrent text-to-speech requests and streams: a number, "none" (unlimited) or "default" (the setting)')
+  .action(async (opts: CommonOpts & { organization?: string; project?: string; transcribeConcurrent?: string; ttsConcurrent?: string }) =>
+    admin(opts, async (t, db, settings) => {
+      const repo = new LimitsRepository(db.kysely);
+      let scope: LimitScope;
+      let scopeId: string;
+      let orgId: string;
+      let projectId = '';
+      if (opts.project) {
+        const p = await t.project(opts.project);
+        if (!p || p.deleted_at) throw new TenancyError(`no such project: ${opts.project}`);
+        [scope, scopeId, orgId, projectId] = ['project', p.id, p.organization_id, p.id];
+      } else {
+        const org = await t.organization(opts.organization);
+        if (!org) throw new TenancyError(opts.organization ? `no such organization: ${opts.organization}` : 'no organization (run `parlance admin bootstrap` first)');
+        [scope, scopeId, orgId] = ['organization', org.id, org.id];
+      }
+      const changes: [StreamKind, string, string | undefined][] = [
+        ['stt', '--transcribe-concurrent', opts.transcribeConcurrent],
+        ['tts', '--tts-concurrent', opts.ttsConcurrent],
+      ];
+      const parsed = changes.filter(([, , v]) => v !== undefined).map(([kind, flag, v]) => [kind, limitValue(flag, v!)] as const);
+      const at = new Date().toISOString();
+      for (const [kind, value] of parsed) {
+        if (value === 'default') await repo.clearOverride(scope, scopeId, kind);
+        else await repo.setOverride(scope, scopeId, kind, value, at);
+      }
+      const limits = new ConcurrencyLimits(repo, {
+        defaults: {
+          stt: { organization: settings.realtimeConcurrentStreamsOrg, project: settings.realtimeConcurrentStreamsProject },
+          tts: { organization: settings.ttsConcurrentOrg, project: settings.ttsConcurrentProject },
+        },
+      });
+      const caps = await limits.caps(orgId, projectId);
+      const out = { scope, id: scopeId, transcribe_concurrent: caps.stt[scope], tts_concurrent: caps.tts[scope] };
+      const show = (n: number | null) => (n === null ? 'unlimited' : String(n));
+      print(opts, out, `${scope} ${scopeId}: transcribe_concurrent ${show(out.transcribe_concurrent)}, tts_concurrent ${show(out.tts_concurrent)}`);
     }),
   );
 

@@ -23,6 +23,8 @@ const RATE_CATEGORIES = [
   'temporary_api_key',
   'usage_logs',
   'models',
+  'organization',
+  'concurrency',
 ] as const;
 export type RateCategory = (typeof RATE_CATEGORIES)[number];
 export const rateCategories: readonly RateCategory[] = RATE_CATEGORIES;
@@ -36,6 +38,8 @@ const RATE_DEFAULTS: Record<RateCategory, [number, number]> = {
   temporary_api_key: [600, 300],
   usage_logs: [600, 300],
   models: [600, 300],
+  organization: [600, 300], // organization administration endpoints
+  concurrency: [600, 300], // concurrency report and concurrent-streams history
 };
 
 function rateSettings(): Record<string, SettingDef> {
@@ -100,7 +104,7 @@ export const settingDefs = {
     env: 'REDIS_URL',
     kind: 'string',
     default: '',
-    doc: 'Redis URL for shared rate-limit counters (multi-node). Empty: in-memory counters.',
+    doc: 'Redis URL for shared rate-limit counters and concurrent-stream counts (multi-node). Empty: in-memory counters.',
   },
   allowPrivateHosts: {
     env: 'PARLANCE_ALLOW_PRIVATE_HOSTS',
@@ -310,14 +314,14 @@ export const settingDefs = {
     kind: 'int',
     min: 0,
     default: 100,
-    doc: 'Concurrent real-time STT streams per organization on one node (`limit_exceeded` beyond; 0 = unlimited).',
+    doc: 'Concurrent real-time STT streams per organization, every node together when REDIS_URL is set (`limit_exceeded` beyond; 0 = unlimited; `parlance admin set-limits` overrides per organization).',
   },
   realtimeConcurrentStreamsProject: {
     env: 'PARLANCE_REALTIME_CONCURRENT_STREAMS_PROJECT',
     kind: 'int',
     min: 0,
     default: 50,
-    doc: 'Concurrent real-time STT streams per project on one node (`limit_exceeded` beyond; 0 = unlimited).',
+    doc: 'Concurrent real-time STT streams per project, every node together when REDIS_URL is set (`limit_exceeded` beyond; 0 = unlimited; `parlance admin set-limits` overrides per project).',
   },
   realtimePartialIntervalMs: {
     env: 'PARLANCE_REALTIME_PARTIAL_INTERVAL_MS',
@@ -365,14 +369,35 @@ export const settingDefs = {
     kind: 'int',
     min: 0,
     default: 100,
-    doc: 'Concurrent TTS requests (HTTP) and streams (WebSocket) per organization on one node (`limit_exceeded` beyond; 0 = unlimited).',
+    doc: 'Concurrent TTS requests (HTTP) and streams (WebSocket) per organization, every node together when REDIS_URL is set (`limit_exceeded` beyond; 0 = unlimited; `parlance admin set-limits` overrides).',
   },
   ttsConcurrentProject: {
     env: 'PARLANCE_TTS_CONCURRENT_PROJECT',
     kind: 'int',
     min: 0,
     default: 50,
-    doc: 'Concurrent TTS requests (HTTP) and streams (WebSocket) per project on one node (`limit_exceeded` beyond; 0 = unlimited).',
+    doc: 'Concurrent TTS requests (HTTP) and streams (WebSocket) per project, every node together when REDIS_URL is set (`limit_exceeded` beyond; 0 = unlimited; `parlance admin set-limits` overrides).',
+  },
+  concurrencyLeaseSeconds: {
+    env: 'PARLANCE_CONCURRENCY_LEASE_SECONDS',
+    kind: 'number',
+    min: 1,
+    default: 30,
+    doc: 'With Redis: lifetime of a stream\'s concurrency slot, renewed every third of it while the stream lives; a crashed node\'s slots come free after it.',
+  },
+  concurrencySampleSeconds: {
+    env: 'PARLANCE_CONCURRENCY_SAMPLE_SECONDS',
+    kind: 'number',
+    min: 0.2,
+    default: 5,
+    doc: 'How often each node samples its concurrent streams per project for GET /v1/concurrent-streams-history (aggregated per minute).',
+  },
+  concurrencyHistoryRetentionDays: {
+    env: 'PARLANCE_CONCURRENCY_HISTORY_RETENTION_DAYS',
+    kind: 'int',
+    min: 1,
+    default: 400,
+    doc: 'Days of concurrent-stream samples kept; older periods read as idle.',
   },
   ttsWsRequestTimeoutSeconds: {
     env: 'PARLANCE_TTS_WS_REQUEST_TIMEOUT_SECONDS',

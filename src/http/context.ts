@@ -7,6 +7,9 @@ import type { ModelCatalog } from '../modules/models/catalog.js';
 import type { TranscriptionsService } from '../modules/transcriptions/service.js';
 import type { TtsService } from '../modules/tts/service.js';
 import type { RateLimits } from '../modules/limits/rate-limits.js';
+import type { ConcurrencyLimits } from '../modules/limits/concurrency.js';
+import type { StreamHistory } from '../modules/limits/stream-history.js';
+import type { OrganizationService } from '../modules/organization/service.js';
 import type { TenancyService } from '../modules/tenancy/service.js';
 import type { Db } from '../storage/database.js';
 import type { App } from './app.js';
@@ -27,6 +30,10 @@ export interface AppContext {
   models: ModelCatalog;
   tts: TtsService;
   rateLimits: RateLimits;
+  /** Concurrent streams per organization/project (STT sessions, TTS requests and streams), shared via Redis. */
+  concurrency: ConcurrencyLimits;
+  streamHistory: StreamHistory;
+  organization: OrganizationService;
   cursors: CursorCodec;
   /** Base address of the error reference (more_info = this + '#' + type). */
   errorReferenceUrl(): string;

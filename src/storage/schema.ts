@@ -149,6 +149,25 @@ export interface InstanceSettingsTable {
   value: string;
 }
 
+export interface ConcurrencyLimitsTable {
+  scope: 'organization' | 'project';
+  scope_id: string;
+  kind: 'stt' | 'tts';
+  max_streams: number | null;
+  updated_at: string;
+}
+
+export interface ConcurrentStreamSamplesTable {
+  project_id: string;
+  organization_id: string;
+  kind: 'stt' | 'tts';
+  minute_start: string;
+  node_id: string;
+  sample_min: number;
+  sample_max: number;
+  sample_sum: number;
+  sample_count: number;
+}
 
 export interface Database {
   organizations: OrganizationsTable;
@@ -161,4 +180,6 @@ export interface Database {
   transcripts: TranscriptsTable;
   instance_settings: InstanceSettingsTable;
   jobs: JobsTable;
+  concurrency_limits: ConcurrencyLimitsTable;
+  concurrent_stream_samples: ConcurrentStreamSamplesTable;
 }

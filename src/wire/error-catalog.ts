@@ -27,6 +27,9 @@ export const errorCatalog = {
   file_not_found: { status: 404, surfaces: ['rest', 'async'], message: 'File not found.' },
   transcription_not_found: { status: 404, surfaces: ['rest'], message: 'Transcription not found.' },
   voice_not_found: { status: 404, surfaces: ['rest', 'tts_ws', 'tts_http'], message: 'Voice not found.' },
+  // Organization administration 404s: the spec lists 404 for an unknown project or key but names no type.
+  project_not_found: { status: 404, surfaces: ['rest'], message: 'Project not found.' },
+  api_key_not_found: { status: 404, surfaces: ['rest'], message: 'API key not found.' },
   request_timeout: { status: 408, surfaces: STREAMING, message: 'Request timed out.' },
   voice_name_conflict: { status: 409, surfaces: ['rest'], message: 'A voice with this name already exists in the project.' },
   voice_not_prepared: { status: 409, surfaces: ['tts_ws', 'tts_http'], message: 'Voice is not prepared for this model.' },

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { errorBody, makeAudio, startParlance, tempDir, type Parlance } from '../harness.js';
 
 interface IssuedKey {
@@ -160,7 +161,41 @@ describe('authentication', () => {
     }
   });
 
-  it.skip('refuses a key of a deleted project (no way to delete a project yet)', () => {});
+  it('refuses a key of a deleted project on every surface, and temporary keys it issued', async () => {
+    const p = await s.admin<{ id: string }>('create-project', '--name', 'doomed');
+    const k = await s.admin<IssuedKey>('create-key', '--project', p.id);
+    const temp = await s.request('/v1/auth/temporary-api-key', {
+      method: 'POST',
+      key: k.api_key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ usage_type: 'tts_rt', expires_in_seconds: 600 }),
+    });
+    expect(temp.status).toBe(201);
+    const tempKey = ((await temp.json()) as { api_key: string }).api_key;
+    expect((await s.request('/v1/files/count', { key: k.api_key })).status).toBe(200);
+    await s.admin('delete-project', p.id);
+    await expect401(await s.request('/v1/files/count', { key: k.api_key }), /deleted project/);
+    await expect401(await s.request('/v1/organization', { key: k.api_key }), /deleted project/);
+    const tts = (key: string) =>
+      s.request('/tts', {
+        method: 'POST',
+        key,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'tts-rt-v2', language: 'en', voice: 'Adrian', audio_format: 'wav', text: 'Hi.' }),
+      });
+    for (const key of [k.api_key, tempKey]) {
+      const res = await tts(key);
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as { error_type: string }).error_type).toBe('unauthenticated');
+    }
+    // The real-time WebSocket refuses it in its error frame.
+    const ws = new WebSocket(`${s.url.replace('http', 'ws')}/transcribe-websocket`);
+    const frame = new Promise<Record<string, unknown>>((resolve) => ws.on('message', (d) => resolve(JSON.parse(String(d)) as Record<string, unknown>)));
+    await new Promise((r) => ws.once('open', r));
+    ws.send(JSON.stringify({ api_key: k.api_key, model: 'stt-rt-v4', audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1 }));
+    expect(await frame).toMatchObject({ error_type: 'unauthenticated', error_code: 401, tokens: [] });
+    ws.close();
+  });
 });
 
 describe('permissions', () => {

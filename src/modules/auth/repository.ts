@@ -26,6 +26,16 @@ export class KeyRepository {
       .executeTakeFirst();
   }
 
+  async getApiKeyWithProject(id: string): Promise<ApiKeyWithProject | undefined> {
+    return this.db
+      .selectFrom('api_keys')
+      .innerJoin('projects', 'projects.id', 'api_keys.project_id')
+      .selectAll('api_keys')
+      .select('projects.deleted_at as project_deleted_at')
+      .where('api_keys.id', '=', id)
+      .executeTakeFirst();
+  }
+
   async getApiKey(id: string): Promise<ApiKeyRow | undefined> {
     return this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
   }

@@ -104,8 +104,9 @@ export class AuthService {
     if (new Date(row.expires_at) <= now) throw unauthenticated('Temporary API key has expired.');
     if (row.usage_type !== usage) throw unauthenticated(`Temporary API key was issued for ${row.usage_type}, not ${usage}.`);
     if (row.single_use && row.consumed_at) throw unauthenticated('Single-use temporary API key has already been used.');
-    const parent = await this.keys.getApiKey(row.api_key_id);
+    const parent = await this.keys.getApiKeyWithProject(row.api_key_id);
     if (!parent || parent.revoked_at) throw unauthenticated('The API key that issued this temporary key has been revoked.');
+    if (parent.project_deleted_at) throw unauthenticated('Temporary API key belongs to a deleted project.');
     if (row.single_use && consume && !(await this.keys.consumeTemporaryKey(row.id, now.toISOString())))
       throw unauthenticated('Single-use temporary API key has already been used.');
     return {

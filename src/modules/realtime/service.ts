@@ -16,6 +16,7 @@ import { sttErrorFrame } from '../../wire/stt-frames.js';
 import { type AuthContext, type AuthService, sessionDeadline } from '../auth/service.js';
 import { requirePermission } from '../auth/permissions.js';
 import type { BillingGuard } from '../billing/guard.js';
+import type { ConcurrencyLimits } from '../limits/concurrency.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import { isRawFormat, parseRealtimeConfig, type RealtimeConfig, rejectUnavailableTranslation } from './config.js';
@@ -27,9 +28,6 @@ export interface RealtimeOptions {
   audioTimeoutMs: number;
   /** Fixed session cap (max_duration_reached). */
   maxDurationMs: number;
-  /** Concurrent sessions per organization / project on this node (0 = unlimited). */
-  maxConcurrentOrg: number;
-  maxConcurrentProject: number;
   /** Audio between two non-final results, ms (engine default when unset). */
   partialIntervalMs?: number;
   /** Silence that ends an utterance (engine endpoint) when the client asks for nothing shorter. */
@@ -42,6 +40,8 @@ export interface RealtimeDeps {
   models: ModelCatalog;
   rateLimits: RateLimits;
   billing: BillingGuard;
+  /** Concurrent-session caps per organization and project (shared with TTS, across nodes with Redis). */
+  concurrency: ConcurrencyLimits;
   log: Logger;
   errorReferenceUrl(): string;
 }
@@ -60,8 +60,6 @@ const CONTROL = /^\s*\{/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export class RealtimeService {
-  private readonly perOrg = new Map<string, number>();
-  private readonly perProject = new Map<string, number>();
   private readonly live = new Set<RealtimeSession>();
 
   constructor(
@@ -81,39 +79,9 @@ export class RealtimeService {
     return this.live.size;
   }
 
-  /** @internal Take a concurrency slot or throw limit_exceeded naming the limit. */
-  acquire(ctx: AuthContext): () => void {
-    const org = this.perOrg.get(ctx.organizationId) ?? 0;
-    const project = this.perProject.get(ctx.projectId) ?? 0;
-    const { maxConcurrentOrg, maxConcurrentProject } = this.opts;
-    if (maxConcurrentProject && project >= maxConcurrentProject)
-      throw new ApiError('limit_exceeded', `Concurrent real-time transcription streams limit reached for the project (${maxConcurrentProject}).`);
-    if (maxConcurrentOrg && org >= maxConcurrentOrg)
-      throw new ApiError('limit_exceeded', `Concurrent real-time transcription streams limit reached for the organization (${maxConcurrentOrg}).`);
-    this.perOrg.set(ctx.organizationId, org + 1);
-    this.perProject.set(ctx.projectId, project + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const dec = (m: Map<string, number>, k: string) => {
-        const n = (m.get(k) ?? 1) - 1;
-        if (n <= 0) m.delete(k);
-        else m.set(k, n);
-      };
-      dec(this.perOrg, ctx.organizationId);
-      dec(this.perProject, ctx.projectId);
-    };
-  }
-
   /** @internal */
   forget(s: RealtimeSession): void {
     this.live.delete(s);
-  }
-
-  /** Current streams of an organization and a project on this node. */
-  current(organizationId: string, projectId: string): { organization: number; project: number } {
-    return { organization: this.perOrg.get(organizationId) ?? 0, project: this.perProject.get(projectId) ?? 0 };
   }
 }
 
@@ -199,7 +167,9 @@ export class RealtimeSession {
       if (config.translation) rejectUnavailableTranslation(config.translation, config.model);
       await deps.billing.assertCanStart(ctx.organizationId, ctx.projectId);
       if (this.closed) return;
-      this.release = this.service.acquire(ctx);
+      const release = await deps.concurrency.acquire('stt', ctx);
+      if (this.closed) return release(); // the client left while the slot was being taken
+      this.release = release;
       this.config = config;
       this.armCapTimer(ctx);
       this.tracker = new TokenTracker(config.enableNonFinalTokens);

@@ -43,6 +43,12 @@ export class TenancyRepository {
       .execute();
   }
 
+  /** Soft delete: the row stays (usage reports still name it); false when unknown or already deleted. */
+  async softDeleteProject(id: string, at: string): Promise<boolean> {
+    const r = await this.db.updateTable('projects').set({ deleted_at: at }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   async updateProject(id: string, patch: Partial<Omit<ProjectRow, 'id' | 'organization_id' | 'created_at'>>): Promise<boolean> {
     const r = await this.db.updateTable('projects').set(patch).where('id', '=', id).executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;

@@ -94,6 +94,14 @@ export class TenancyService {
     return { organization_id: org.id, project_id: project.id, api_key: key.api_key, created };
   }
 
+  /** Another organization (operators hosting several teams on one server). */
+  async createOrganization(name: string): Promise<OrganizationRow> {
+    if (!name.trim()) throw new TenancyError('organization name must not be empty');
+    const id = newId();
+    await this.tenancy.insertOrganization({ id, name, created_at: this.now() });
+    return (await this.tenancy.getOrganization(id))!;
+  }
+
   async isBootstrapped(): Promise<boolean> {
     return (await this.tenancy.firstOrganization()) !== undefined;
   }
@@ -112,6 +120,22 @@ export class TenancyService {
     };
     await this.tenancy.insertProject(row);
     return (await this.tenancy.getProject(row.id))!;
+  }
+
+  /**
+   * Soft-delete a project: it leaves listings, its keys stop authenticating at once, and its files,
+   * transcriptions and usage stay stored (monthly usage still counts it).
+   */
+  async deleteProject(projectId: string): Promise<ProjectRow> {
+    const project = await this.tenancy.getProject(projectId);
+    if (!project) throw new TenancyError(`no such project: ${projectId}`);
+    if (project.deleted_at) throw new TenancyError(`project ${projectId} was already deleted at ${project.deleted_at}`);
+    if (!(await this.tenancy.softDeleteProject(projectId, this.now()))) throw new TenancyError(`project ${projectId} was already deleted`);
+    return (await this.tenancy.getProject(projectId))!;
+  }
+
+  async project(projectId: string): Promise<ProjectRow | undefined> {
+    return this.tenancy.getProject(projectId);
   }
 
   async createKey(input: CreateKeyInput): Promise<IssuedApiKey> {

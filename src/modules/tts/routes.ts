@@ -46,10 +46,12 @@ export const ttsRoutes: RouteModule = async (app, { ctx }) => {
       const body = req.body as Record<string, unknown> | undefined;
       const cfg = tts.resolveConfig(body);
       const text = tts.checkText(body?.text);
-      const release = tts.acquire(req.auth);
+      const release = await tts.acquire(req.auth);
+      const res = reply.raw;
+      // The client may have gone while the slot was being taken: its 'close' has fired already.
+      if (res.destroyed) return release();
       const ac = new AbortController();
       const out = tts.synthesize(cfg, text, ac.signal);
-      const res = reply.raw;
       const onClose = () => ac.abort();
       res.once('close', onClose);
       res.once('close', release);

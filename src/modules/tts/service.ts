@@ -8,6 +8,7 @@ import { ApiError, invalidField } from '../../wire/api-error.js';
 import { requirePermission } from '../auth/permissions.js';
 import type { AuthContext, AuthService } from '../auth/service.js';
 import type { BillingGuard } from '../billing/guard.js';
+import type { ConcurrencyLimits } from '../limits/concurrency.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import { AUDIO_FORMATS, type AudioFormat, contentTypeOf, encode } from './encoder.js';
 import { RAW_FORMATS, rawEncode } from './pcm.js';
@@ -60,9 +61,6 @@ export interface TtsOutput {
 export interface TtsServiceOptions {
   maxTextChars: number;
   maxAudioSeconds: number;
-  /** Concurrent requests/streams per organization and per project on this node (0 = unlimited). */
-  maxConcurrentOrg?: number;
-  maxConcurrentProject?: number;
 }
 
 const invalid = (msg: string) => new ApiError('invalid_request', msg);
@@ -129,14 +127,13 @@ export interface VoiceQuery {
 }
 
 export class TtsService {
-  private readonly active = new Map<string, number>();
-
   constructor(
     readonly registry: TtsRegistry,
     private readonly auth: AuthService,
     private readonly rateLimits: RateLimits,
     private readonly billing: BillingGuard,
     private readonly cursors: CursorCodec,
+    private readonly concurrency: ConcurrencyLimits,
     readonly opts: TtsServiceOptions,
   ) {}
 
@@ -159,25 +156,8 @@ export class TtsService {
    * Take a concurrency slot for one HTTP request or WebSocket stream; 429 limit_exceeded when the
    * organization or project is at its cap. The returned release is idempotent.
    */
-  acquire(auth: AuthContext): () => void {
-    const keys: [string, number, string][] = [
-      [`o:${auth.organizationId}`, this.opts.maxConcurrentOrg ?? 0, 'organization'],
-      [`p:${auth.projectId}`, this.opts.maxConcurrentProject ?? 0, 'project'],
-    ];
-    for (const [key, cap, scope] of keys)
-      if (cap > 0 && (this.active.get(key) ?? 0) >= cap)
-        throw new ApiError('limit_exceeded', `Concurrent text-to-speech requests limit exceeded for the ${scope} (${cap}).`);
-    for (const [key] of keys) this.active.set(key, (this.active.get(key) ?? 0) + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      for (const [key] of keys) {
-        const n = (this.active.get(key) ?? 1) - 1;
-        if (n <= 0) this.active.delete(key);
-        else this.active.set(key, n);
-      }
-    };
+  acquire(auth: AuthContext): Promise<() => void> {
+    return this.concurrency.acquire('tts', auth);
   }
 
   /** Validate a generation request (the HTTP body or a WebSocket start message). Throws before any audio. */

@@ -205,7 +205,9 @@ class TtsConnection {
         throw new ApiError('invalid_request', 'return_timestamps must be a boolean.');
       returnTimestamps = m.return_timestamps === true;
       if (over(s) || this.closed) return; // cancelled, timed out or closed meanwhile
-      s.release = this.tts.acquire(auth);
+      const release = await this.tts.acquire(auth);
+      if (over(s) || this.closed) return release();
+      s.release = release;
       const deadline = sessionDeadline(auth, startedAt);
       if (deadline)
         s.capTimer = setTimeout(() => {
