@@ -51,7 +51,7 @@ async function durationMs(file: string): Promise<number> {
   return Math.round(Number(stdout.trim()) * 1000);
 }
 
-async function upload(s: Parlance, file: string): Promise<string> {
+export async function upload(s: Parlance, file: string): Promise<string> {
   const form = new FormData();
   form.set('file', new Blob([readFileSync(file)]), path.basename(file));
   const res = await s.request('/v1/files', { method: 'POST', body: form });
@@ -60,7 +60,7 @@ async function upload(s: Parlance, file: string): Promise<string> {
 }
 
 /** Create a transcription and poll every 20 ms until it ends; returns the wall time and transcript. */
-async function transcribe(s: Parlance, fileId: string): Promise<{ ms: number; text: string; audioMs: number }> {
+export async function transcribe(s: Parlance, fileId: string): Promise<{ ms: number; text: string; audioMs: number }> {
   const t0 = performance.now();
   const res = await s.request('/v1/transcriptions', {
     method: 'POST',
@@ -81,7 +81,7 @@ async function transcribe(s: Parlance, fileId: string): Promise<{ ms: number; te
   }
 }
 
-function werOf(pairs: { reference: string; text: string }[]): { wer: number; words: number } {
+export function werOf(pairs: { reference: string; text: string }[]): { wer: number; words: number } {
   let edits = 0;
   let words = 0;
   for (const p of pairs) {

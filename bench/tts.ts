@@ -1,10 +1,15 @@
 // TTS suite: time to first audio byte over HTTP (POST /tts) and over the WebSocket (one sentence, default
 // model; target p95 ≤ 150 ms), real-time factor per engine and voice, and simultaneous WebSocket streams
-// sustained (5 per connection across several connections), all against a real `parlance serve`.
+// sustained (5 per connection across several connections), and intelligibility per voice (WER of the default
+// async STT model on the voice's speech of Harvard sentences), all against a real `parlance serve`.
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { WebSocket } from 'ws';
 import { startParlance, type Parlance } from '../test/harness.js';
-import { benchServerEnv, round, type Row, summarize, type SuiteOptions, type SuiteResult } from './lib.js';
+import { benchServerEnv, HARVARD_SENTENCES, round, type Row, summarize, type SuiteOptions, type SuiteResult } from './lib.js';
+import { transcribe, upload, werOf } from './stt.js';
 
 const TTFB_TARGET_MS = 150;
 const SENTENCE = 'The quick brown fox jumps over the lazy dog.';
@@ -107,7 +112,7 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
 
   // 3. Real-time factor per engine and voice (wall time / audio seconds; lower is faster).
   const engines: [string, string[]][] = [
-    ['parlance-tts-espeak-v1', ['Adrian', 'Maya', 'Oliver']],
+    ['parlance-tts-espeak-v1', ['Adrian', 'Maya', 'Oliver', 'Fiona', 'Noah', 'Clara', 'Rowan', 'Grace', 'Ethan', 'Isla']],
     ['parlance-tts-flite-v1', ['Sarah', 'Alan', 'Kevin', 'Kenneth', 'Richard', 'Archie']],
     ['parlance-tts-festival-v1', ['Kal']],
   ];
@@ -156,6 +161,34 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
     raw.concurrency = { streams: total, rounds: cfg.rounds, wall_s: wall, audio_s: audio, failures, ttfb_ms: st };
     rows.push({ benchmark: `${total} simultaneous WS streams (${cfg.connections} conn × 5): audio seconds per wall second`, result: `${round(audio / wall, 1)}× real time, ${failures} failed`, target: `≥ ${total}× (every stream real time)`, met: failures === 0 && audio / wall >= total });
     rows.push({ benchmark: `${total} simultaneous WS streams: first audio frame (p50 / p95)`, result: `${round(st.p50, 1)} / ${round(st.p95, 1)} ms`, target: '(info)', met: null });
+  }
+
+  // 5. Intelligibility per voice: each voice speaks Harvard sentences (16 kHz WAV over POST /tts), our async STT
+  //    model transcribes the file, and the word error rate against the text says how understandable the voice is
+  //    to a machine listener (a proxy for human intelligibility, and for how well our STT copes with the voice).
+  {
+    const sentences = HARVARD_SENTENCES.slice(0, opts.quick ? 3 : HARVARD_SENTENCES.length);
+    const text = sentences.map((x) => `${x.charAt(0).toUpperCase()}${x.slice(1)}.`).join(' ');
+    const intelligibility: Record<string, number> = {};
+    for (const [model, voices] of engines) {
+      for (const voice of voices) {
+        opts.log(`intelligibility: ${model} / ${voice}`);
+        const res = await s.request('/tts', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model, language: 'en', voice, audio_format: 'wav', sample_rate: 16000, text }),
+        });
+        if (res.status !== 200) throw new Error(`POST /tts ${model}/${voice}: ${res.status} ${await res.text()}`);
+        const file = path.join(tmpdir(), `parlance-bench-tts-${process.pid}-${voice}.wav`);
+        writeFileSync(file, Buffer.from(await res.arrayBuffer()));
+        opts.cleanup.add(`remove ${file}`, () => rmSync(file, { force: true }));
+        const heard = await transcribe(s, await upload(s, file));
+        const { wer, words } = werOf([{ reference: sentences.join(' '), text: heard.text }]);
+        intelligibility[`${model}/${voice}`] = wer;
+        rows.push({ benchmark: `intelligibility ${model} / ${voice}: WER of parlance-async-en-v1 (${words} words)`, result: `${round(wer * 100, 1)} %`, target: '(info)', met: null });
+      }
+    }
+    raw.intelligibility_wer = intelligibility;
   }
   return { rows, raw };
 }
