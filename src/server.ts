@@ -18,6 +18,11 @@ import { TtsRegistry } from './engines/tts/registry.js';
 import { ttsRoutes } from './modules/tts/routes.js';
 import { TtsService } from './modules/tts/service.js';
 import { ttsWebSocketHandler } from './modules/tts/ws.js';
+import { VoiceCloner } from './modules/voices/cloning.js';
+import { VoiceProcessor } from './modules/voices/processor.js';
+import { VoicesRepository } from './modules/voices/repository.js';
+import { voicesRoutes } from './modules/voices/routes.js';
+import { VoicesService } from './modules/voices/service.js';
 import { realtimeWsHandler } from './modules/realtime/routes.js';
 import { RealtimeService } from './modules/realtime/service.js';
 import { deliverWebhook, webhookBackoffMs } from './modules/webhooks/delivery.js';
@@ -131,7 +136,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     log: jobLog,
   });
   const billing = new BalanceGuard(new TenancyRepository(db.kysely));
-  const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases);
+  const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases, settings.ttsModels);
   const transcriptionsRepo = new TranscriptionsRepository(db.kysely);
   const transcriptions = new TranscriptionsService(transcriptionsRepo, files, models, queue, billing, cursors, blobs, {
     profile: settings.compat as 'spec' | 'soniox-sdk',
@@ -155,6 +160,11 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     maxConcurrentOrg: settings.ttsConcurrentOrg,
     maxConcurrentProject: settings.ttsConcurrentProject,
   });
+  const voicesRepo = new VoicesRepository(db.kysely);
+  const voices = new VoicesService(voicesRepo, blobs, cursors, ttsRegistry, queue, { maxFileSizeBytes: settings.voiceMaxFileSizeBytes });
+  const cloner = new VoiceCloner(settings.voiceProfileCacheDir || path.join(settings.dataDir, 'voice-profiles'));
+  new VoiceProcessor(voicesRepo, blobs, ttsRegistry, cloner, { concurrency: settings.voiceConcurrency, log: jobLog }).register(queue);
+  tts.setClonedVoiceResolver((projectId, voiceId, model) => voices.resolveForSpeech(projectId, voiceId, model));
   const ctx: AppContext = {
     settings,
     log,
@@ -165,10 +175,11 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     transcriptions,
     models,
     tts,
+    voices,
     rateLimits,
     cursors,
     errorReferenceUrl: () => referenceUrl,
-    routeModules: [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes],
+    routeModules: [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes],
     wsRoutes: {},
   };
   ctx.wsRoutes['/transcribe-websocket'] = realtimeWsHandler(

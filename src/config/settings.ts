@@ -23,6 +23,7 @@ const RATE_CATEGORIES = [
   'temporary_api_key',
   'usage_logs',
   'models',
+  'voices',
 ] as const;
 export type RateCategory = (typeof RATE_CATEGORIES)[number];
 export const rateCategories: readonly RateCategory[] = RATE_CATEGORIES;
@@ -36,6 +37,7 @@ const RATE_DEFAULTS: Record<RateCategory, [number, number]> = {
   temporary_api_key: [600, 300],
   usage_logs: [600, 300],
   models: [600, 300],
+  voices: [600, 300],
 };
 
 function rateSettings(): Record<string, SettingDef> {
@@ -331,6 +333,32 @@ export const settingDefs = {
     kind: 'list',
     default: ['tts-rt-v2=parlance-tts-espeak-v1', 'tts-rt-v1=parlance-tts-espeak-v1'],
     doc: 'TTS model aliases, `alias=model` pairs: public model ids that client code pins, served by our models.',
+  },
+  ttsModels: {
+    env: 'PARLANCE_TTS_MODELS',
+    kind: 'list',
+    default: [],
+    doc: 'TTS models to offer, by id (e.g. `parlance-tts-espeak-v1,parlance-tts-flite-v1`). Empty: every model whose engine is installed. Enabling one later makes existing cloned voices `not_computed` for it.',
+  },
+  voiceMaxFileSizeBytes: {
+    env: 'PARLANCE_VOICE_MAX_FILE_SIZE_BYTES',
+    kind: 'int',
+    min: 1,
+    default: 10 * 1024 * 1024,
+    doc: 'Largest cloned-voice reference clip upload in bytes (larger uploads get 400 `invalid_request`). The 2-minute duration limit is checked while the voice is prepared.',
+  },
+  voiceConcurrency: {
+    env: 'PARLANCE_VOICE_CONCURRENCY',
+    kind: 'int',
+    min: 1,
+    default: 2,
+    doc: 'Cloned-voice preparation jobs (one per voice and TTS model) running at once per node.',
+  },
+  voiceProfileCacheDir: {
+    env: 'PARLANCE_VOICE_PROFILE_CACHE_DIR',
+    kind: 'string',
+    default: '',
+    doc: 'Where the measured profiles of built-in TTS voices (computed once per model, for cloned-voice matching) are cached. Empty: `<data dir>/voice-profiles`.',
   },
   ttsMaxTextChars: {
     env: 'PARLANCE_TTS_MAX_TEXT_CHARS',

@@ -8,6 +8,7 @@ import type { TranscriptionsService } from '../modules/transcriptions/service.js
 import type { TtsService } from '../modules/tts/service.js';
 import type { RateLimits } from '../modules/limits/rate-limits.js';
 import type { TenancyService } from '../modules/tenancy/service.js';
+import type { VoicesService } from '../modules/voices/service.js';
 import type { Db } from '../storage/database.js';
 import type { App } from './app.js';
 import type { WsRoutes } from './websocket.js';
@@ -26,6 +27,7 @@ export interface AppContext {
   transcriptions: TranscriptionsService;
   models: ModelCatalog;
   tts: TtsService;
+  voices: VoicesService;
   rateLimits: RateLimits;
   cursors: CursorCodec;
   /** Base address of the error reference (more_info = this + '#' + type). */

@@ -150,6 +150,28 @@ export interface InstanceSettingsTable {
 }
 
 
+export interface VoicesTable {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  name: string;
+  filename: string;
+  size: number;
+  blob_key: string;
+  reference_profile: string | null;
+  created_at: string;
+}
+
+export interface VoiceModelsTable {
+  voice_id: string;
+  model: string;
+  status: 'processing' | 'ready' | 'failed';
+  error_type: string | null;
+  error_message: string | null;
+  adaptation: string | null;
+  updated_at: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   projects: ProjectsTable;
@@ -161,4 +183,6 @@ export interface Database {
   transcripts: TranscriptsTable;
   instance_settings: InstanceSettingsTable;
   jobs: JobsTable;
+  voices: VoicesTable;
+  voice_models: VoiceModelsTable;
 }
