@@ -17,6 +17,7 @@ import { openTts, startMsg, streamAudio } from './tts-helpers.js';
 const execFileP = promisify(execFile);
 const ESPEAK = 'parlance-tts-espeak-v1';
 const FLITE = 'parlance-tts-flite-v1';
+const FESTIVAL = 'parlance-tts-festival-v1';
 /** The default clip limit (sdk-wire-notes D25: the SDK caps voice clips at 10 MiB). */
 const CLIP_LIMIT = 10 * 1024 * 1024;
 /** Built-in voice profiles are the same for every server: computed once, shared by the test servers. */
@@ -304,6 +305,13 @@ describe('preparation failures', () => {
     const res = await speak(s, voices[0]!.id);
     expect(res.status).toBe(503);
     expect((await ttsError(res)).error_type).toBe('voice_failed');
+    const ws = await openTts(s.url);
+    try {
+      ws.send(startMsg(s.apiKey, 'failed', { voice: voices[1]!.id }));
+      expect(await ws.next((f) => f.stream_id === 'failed' && typeof f.error_type === 'string')).toMatchObject({ error_code: 503, error_type: 'voice_failed' });
+    } finally {
+      ws.close();
+    }
     const again = await s.request(`/v1/voices/${voices[0]!.id}/recompute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(again.status).toBe(200);
     expect(statusOf((await again.json()) as VoiceRecord, ESPEAK)!.status).toBe('failed');
@@ -374,11 +382,21 @@ describe('models added later, recompute and restarts', () => {
       expect(statusOf(moved, ESPEAK)!.status).toBe('ready');
       expect(statusOf(await settled(a, v.id, [FLITE]), FLITE)!.status).toBe('ready');
       expect((await speak(a, v.id, FLITE)).status).toBe(200);
+      // A second model enabled later: a bodyless recompute (no model) prepares every not_computed model.
+      await a.stop();
+      a = await startParlance({ env: { ...env, PARLANCE_TTS_MODELS: `${ESPEAK},${FLITE},${FESTIVAL}` }, dataDir });
+      expect(statusOf(await getVoice(a, v.id), FESTIVAL)!.status).toBe('not_computed');
+      const all = await a.request(`/v1/voices/${v.id}/recompute`, { method: 'POST' });
+      expect(all.status).toBe(200);
+      const after = (await all.json()) as VoiceRecord;
+      expect(statusOf(after, FESTIVAL)!.status).toBe('processing');
+      expect(statusOf(after, FLITE)!.status).toBe('ready');
+      expect(statusOf(await settled(a, v.id, [FESTIVAL], 180_000), FESTIVAL)!.status).toBe('ready');
     } finally {
       await a?.stop();
       rmSync(dataDir, { recursive: true, force: true });
     }
-  }, 240_000);
+  }, 420_000);
 
   it('preparation interrupted by kill -9 resumes after restart and finishes', async () => {
     const dataDir = tempDir('parlance-voices-crash-');
