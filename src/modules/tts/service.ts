@@ -1,7 +1,7 @@
 // Text-to-speech rules: request validation (before any audio), model / voice resolution, the synthesis
 // pipeline (engine → silence reduction → 2-minute cap → streaming encoder) with character timings, the
 // model and voice listings. No HTTP or WebSocket types here.
-import { shiftPitch } from '../../audio/pitch-shift.js';
+import { PitchShifter } from '../../audio/pitch-shift.js';
 import type { TtsModel, TtsRegistry, TtsVoice } from '../../engines/tts/registry.js';
 import { AGES } from '../../engines/tts/registry.js';
 import type { CursorCodec } from '../../lib/cursor.js';
@@ -315,11 +315,14 @@ export class TtsService {
     const speed = style ? Math.min(ENGINE_SPEED_MAX, Math.max(ENGINE_SPEED_MIN, cfg.speed * style.rate)) : cfg.speed;
     const pitchRange = style && engine.supportsPitchRange ? { pitchRange: style.pitchRange } : {};
 
+    // Ended with the synthesis: chunks() aborts `ac` when the output finishes, fails or is dropped.
+    const shifter = style ? new PitchShifter(inRate, style.pitchSemitones, ac.signal) : undefined;
+
     async function* pcm(): AsyncGenerator<Buffer> {
       for await (const ch of engine.synthesize(text, cfg.voice.engineVoice, cfg.language, { speed, ...pitchRange, signal: ac.signal })) {
         let p = ch.pcm;
         // A cloned voice's pitch: shifted after synthesis, segment by segment, keeping length and formants.
-        if (style && p.length) p = await shiftPitch(p, inRate, style.pitchSemitones, { signal: ac.signal });
+        if (shifter && p.length) p = await shifter.shift(p);
         if (cfg.reduceSilence) p = trimSilence(p, inRate);
         let n = p.length >> 1;
         let segText = ch.text;
