@@ -42,6 +42,11 @@ describe('voice cloning', () => {
     const [narrow, normal, wide] = [await range(0.5), await range(1), await range(2)];
     expect(narrow).toBeLessThan(normal);
     expect(wide).toBeGreaterThan(normal);
+    // The range goes in as SSML: markup-like text is escaped and spoken, not parsed.
+    const tricky = 'Say <b>bold</b> & "quoted" words.';
+    const [plain, ranged] = [await cloner.render(model, voice, tricky), await cloner.render(model, voice, tricky, { pitchRange: 1.5 })];
+    expect(ranged.length).toBeGreaterThan(0.8 * plain.length);
+    expect(ranged.length).toBeLessThan(1.2 * plain.length);
   }, 60_000);
 
   it('the distance is zero for a profile with itself, and ranks the same speaker above another', async () => {
