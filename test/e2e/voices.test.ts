@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeToBuffer } from '../../src/audio/decode.js';
 import { pcmToFloat, voiceProfile } from '../../src/audio/features.js';
-import { errorBody, makeSpeech, startParlance, tempDir, waitFor, type Parlance } from '../harness.js';
+import { createPgDatabase, errorBody, makeSpeech, startParlance, tempDir, waitFor, type Parlance } from '../harness.js';
 import { openTts, startMsg, streamAudio } from './tts-helpers.js';
 
 const execFileP = promisify(execFile);
@@ -415,4 +415,26 @@ describe('models added later, recompute and restarts', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 240_000);
+});
+
+describe('on PostgreSQL with the pg-boss job queue', () => {
+  it('prepares a voice, refuses a duplicate name (unique index) with 409, and speaks with it', async () => {
+    const pgdb = await createPgDatabase();
+    const dataDir = tempDir('parlance-voices-pg-');
+    let a: Parlance | undefined;
+    try {
+      a = await startParlance({ env: { ...env, DATABASE_URL: pgdb.url, PARLANCE_JOB_QUEUE: 'pg-boss' }, dataDir });
+      const v = await createOk(a, 'Postgres voice', femaleClip);
+      const dup = await create(a, { name: 'Postgres voice', file: femaleClip });
+      expect(dup.status).toBe(409);
+      expect((await errorBody(dup)).error_type).toBe('voice_name_conflict');
+      expect(statusOf(await settled(a, v.id), ESPEAK)!.status).toBe('ready');
+      expect((await speak(a, v.id)).status).toBe(200);
+      expect(await (await a.request('/v1/voices/count')).json()).toEqual({ total: 1 });
+    } finally {
+      await a?.stop();
+      await pgdb.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
