@@ -8,6 +8,7 @@ const suites: Record<string, { about: string; load: () => Promise<Suite> }> = {
   http: { about: 'files API: count req/s, listing 1,000 files, 1 GiB streaming upload', load: async () => (await import('./http.js')).run },
   realtime: { about: 'real-time STT WebSocket: first non-final token latency, finalization latency, concurrent streams, memory per stream', load: async () => (await import('./realtime.js')).run },
   stt: { about: 'async transcription: WER (real vs synthetic), RTF with 1 and 2 workers, server overhead, head of line', load: async () => (await import('./stt.js')).run },
+  voices: { about: 'cloned voices: distance to the human reference speaker, cloned vs random built-in voice (features and pitch), preparation time', load: async () => (await import('./voices.js')).run },
   tts: { about: 'text-to-speech: first-byte latency over HTTP and WebSocket, RTF per engine/voice, simultaneous streams', load: async () => (await import('./tts.js')).run },
 };
 

@@ -19,6 +19,11 @@ import { TtsRegistry } from './engines/tts/registry.js';
 import { ttsRoutes } from './modules/tts/routes.js';
 import { TtsService } from './modules/tts/service.js';
 import { ttsWebSocketHandler } from './modules/tts/ws.js';
+import { VoiceCloner } from './modules/voices/cloning.js';
+import { VoiceProcessor } from './modules/voices/processor.js';
+import { VoicesRepository } from './modules/voices/repository.js';
+import { voicesRoutes } from './modules/voices/routes.js';
+import { VoicesService } from './modules/voices/service.js';
 import { realtimeWsHandler } from './modules/realtime/routes.js';
 import { RealtimeService } from './modules/realtime/service.js';
 import { deliverWebhook, webhookBackoffMs } from './modules/webhooks/delivery.js';
@@ -140,7 +145,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     log: jobLog,
   });
   const billing = new BalanceGuard(new TenancyRepository(db.kysely));
-  const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases);
+  const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases, settings.ttsModels);
   const transcriptionsRepo = new TranscriptionsRepository(db.kysely);
   const transcriptions = new TranscriptionsService(transcriptionsRepo, files, models, queue, billing, cursors, blobs, {
     profile: settings.compat as 'spec' | 'soniox-sdk',
@@ -173,6 +178,11 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     maxTextChars: settings.ttsMaxTextChars,
     maxAudioSeconds: settings.ttsMaxAudioSeconds,
   });
+  const voicesRepo = new VoicesRepository(db.kysely);
+  const voices = new VoicesService(voicesRepo, blobs, cursors, ttsRegistry, queue, { maxFileSizeBytes: settings.voiceMaxFileSizeBytes });
+  const cloner = new VoiceCloner(settings.voiceProfileCacheDir || path.join(settings.dataDir, 'voice-profiles'));
+  new VoiceProcessor(voicesRepo, blobs, ttsRegistry, cloner, { concurrency: settings.voiceConcurrency, log: jobLog }).register(queue);
+  tts.setClonedVoiceResolver((projectId, voiceId, model) => voices.resolveForSpeech(projectId, voiceId, model));
   const ctx: AppContext = {
     settings,
     log,
@@ -183,13 +193,14 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     transcriptions,
     models,
     tts,
+    voices,
     rateLimits,
     concurrency,
     streamHistory: new StreamHistory(limitsRepo),
     organization: new OrganizationService(new TenancyRepository(db.kysely), keys),
     cursors,
     errorReferenceUrl: () => referenceUrl,
-    routeModules: [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, organizationRoutes, limitsRoutes],
+    routeModules: [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes, organizationRoutes, limitsRoutes],
     wsRoutes: {},
   };
   ctx.wsRoutes['/transcribe-websocket'] = realtimeWsHandler(

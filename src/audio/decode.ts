@@ -37,6 +37,10 @@ export interface DecodeOptions {
   ffmpegPath?: string;
   /** Limit decoding to this many seconds of audio. */
   maxSeconds?: number;
+  /** The input is headerless mono s16le at this rate (synthesized PCM), not a container. */
+  rawInputRate?: number;
+  /** An ffmpeg audio filter chain applied before the output conversion (e.g. a rubberband pitch shift). */
+  filter?: string;
 }
 
 export type DecodeInput = string | Readable | AsyncIterable<Uint8Array>;
@@ -46,8 +50,11 @@ export async function* decodeToPcm(input: DecodeInput, options: DecodeOptions = 
   const { signal } = options;
   signal?.throwIfAborted();
   const fromFile = typeof input === 'string';
-  const args = ['-nostdin', '-hide_banner', '-v', 'error', '-i', fromFile ? input : 'pipe:0', '-map', '0:a:0', '-vn', '-sn', '-dn'];
+  const args = ['-nostdin', '-hide_banner', '-v', 'error'];
+  if (options.rawInputRate !== undefined) args.push('-f', 's16le', '-ar', String(options.rawInputRate), '-ac', '1');
+  args.push('-i', fromFile ? input : 'pipe:0', '-map', '0:a:0', '-vn', '-sn', '-dn');
   if (options.maxSeconds !== undefined) args.push('-t', String(options.maxSeconds));
+  if (options.filter !== undefined) args.push('-af', options.filter);
   args.push('-f', 's16le', '-acodec', 'pcm_s16le', '-ac', '1', '-ar', String(options.sampleRate ?? PCM_SAMPLE_RATE), 'pipe:1');
 
   const child = spawn(options.ffmpegPath ?? 'ffmpeg', args, { stdio: [fromFile ? 'ignore' : 'pipe', 'pipe', 'pipe'] });

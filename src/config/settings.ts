@@ -25,6 +25,7 @@ const RATE_CATEGORIES = [
   'models',
   'organization',
   'concurrency',
+  'voices',
 ] as const;
 export type RateCategory = (typeof RATE_CATEGORIES)[number];
 export const rateCategories: readonly RateCategory[] = RATE_CATEGORIES;
@@ -40,6 +41,7 @@ const RATE_DEFAULTS: Record<RateCategory, [number, number]> = {
   models: [600, 300],
   organization: [600, 300], // organization administration endpoints
   concurrency: [600, 300], // concurrency report and concurrent-streams history
+  voices: [600, 300],
 };
 
 function rateSettings(): Record<string, SettingDef> {
@@ -342,6 +344,32 @@ export const settingDefs = {
     min: -1,
     default: -1,
     doc: 'Port of a separate text-to-speech interface (POST /tts, /tts-websocket, GET /v1/tts-models, /health), for a distinct TTS base URL as the SDKs configure it; -1: none (TTS is always served on the main port too); 0 picks a free port.',
+  },
+  ttsModels: {
+    env: 'PARLANCE_TTS_MODELS',
+    kind: 'list',
+    default: [],
+    doc: 'TTS models to offer, by id (e.g. `parlance-tts-espeak-v1,parlance-tts-flite-v1`). Empty: every model whose engine is installed. Enabling one later makes existing cloned voices `not_computed` for it.',
+  },
+  voiceMaxFileSizeBytes: {
+    env: 'PARLANCE_VOICE_MAX_FILE_SIZE_BYTES',
+    kind: 'int',
+    min: 1,
+    default: 10 * 1024 * 1024,
+    doc: 'Largest cloned-voice reference clip upload in bytes (larger uploads get 400 `invalid_request`). The 2-minute duration limit is checked while the voice is prepared.',
+  },
+  voiceConcurrency: {
+    env: 'PARLANCE_VOICE_CONCURRENCY',
+    kind: 'int',
+    min: 1,
+    default: 2,
+    doc: 'Cloned-voice preparation jobs (one per voice and TTS model) running at once per node.',
+  },
+  voiceProfileCacheDir: {
+    env: 'PARLANCE_VOICE_PROFILE_CACHE_DIR',
+    kind: 'string',
+    default: '',
+    doc: 'Where the measured profiles of built-in TTS voices (computed once per model, for cloned-voice matching) are cached. Empty: `<data dir>/voice-profiles`.',
   },
   ttsMaxTextChars: {
     env: 'PARLANCE_TTS_MAX_TEXT_CHARS',

@@ -11,6 +11,7 @@ import type { ConcurrencyLimits } from '../modules/limits/concurrency.js';
 import type { StreamHistory } from '../modules/limits/stream-history.js';
 import type { OrganizationService } from '../modules/organization/service.js';
 import type { TenancyService } from '../modules/tenancy/service.js';
+import type { VoicesService } from '../modules/voices/service.js';
 import type { Db } from '../storage/database.js';
 import type { App } from './app.js';
 import type { WsRoutes } from './websocket.js';
@@ -29,6 +30,7 @@ export interface AppContext {
   transcriptions: TranscriptionsService;
   models: ModelCatalog;
   tts: TtsService;
+  voices: VoicesService;
   rateLimits: RateLimits;
   /** Concurrent streams per organization/project (STT sessions, TTS requests and streams), shared via Redis. */
   concurrency: ConcurrencyLimits;

@@ -51,7 +51,7 @@ async function withOptions<T>(options: DatabaseOptions, fn: (db: Db) => Promise<
   }
 }
 
-const TABLES = ['api_keys', 'concurrency_limits', 'concurrent_stream_samples', 'file_usage', 'files', 'instance_settings', 'jobs', 'organizations', 'projects', 'temporary_api_keys', 'transcriptions', 'transcripts'];
+const TABLES = ['api_keys', 'concurrency_limits', 'concurrent_stream_samples', 'file_usage', 'files', 'instance_settings', 'jobs', 'organizations', 'projects', 'temporary_api_keys', 'transcriptions', 'transcripts', 'voice_models', 'voices'];
 
 describe.each(targets)('openDatabase (%s)', (dialect, make) => {
   let target: Target;

@@ -8,6 +8,7 @@ import * as m0002 from './migrations/0002-file-usage.js';
 import * as m0003 from './migrations/0003-jobs.js';
 import * as m0004 from './migrations/0004-transcriptions.js';
 import * as m0006 from './migrations/0006-organization.js';
+import * as m0007 from './migrations/0007-voices.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '0003-jobs': m0003,
   '0004-transcriptions': m0004,
   '0006-organization': m0006,
+  '0007-voices': m0007,
 };
 
 /** Every migration, in order; a database at the latest version has run exactly these. */

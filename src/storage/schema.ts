@@ -169,6 +169,28 @@ export interface ConcurrentStreamSamplesTable {
   sample_count: number;
 }
 
+export interface VoicesTable {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  name: string;
+  filename: string;
+  size: number;
+  blob_key: string;
+  reference_profile: string | null;
+  created_at: string;
+}
+
+export interface VoiceModelsTable {
+  voice_id: string;
+  model: string;
+  status: 'processing' | 'ready' | 'failed';
+  error_type: string | null;
+  error_message: string | null;
+  adaptation: string | null;
+  updated_at: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   projects: ProjectsTable;
@@ -182,4 +204,6 @@ export interface Database {
   jobs: JobsTable;
   concurrency_limits: ConcurrencyLimitsTable;
   concurrent_stream_samples: ConcurrentStreamSamplesTable;
+  voices: VoicesTable;
+  voice_models: VoiceModelsTable;
 }

@@ -14,6 +14,10 @@ const BASE_WPM = 175;
 /** Preferred espeak voice for a two-letter code where several exist or the code differs. */
 const PREFERRED: Record<string, string> = { en: 'en-us', fr: 'fr-fr', es: 'es', pt: 'pt-br', zh: 'cmn', vi: 'vi' };
 
+function escapeXml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
 function prettyName(raw: string): string {
   return raw.replace(/_/g, ' ').replace(/\s*\(.*\)\s*$/, '').trim();
 }
@@ -22,6 +26,7 @@ export class EspeakEngine implements TtsEngine {
   readonly name = 'espeak-ng';
   readonly supportsSpeed = true;
   readonly supportsTimestamps = true;
+  readonly supportsPitchRange = true;
   languages: TtsLanguage[] = [];
   voices: EngineVoice[] = [];
   /** two-letter code → espeak voice name. */
@@ -73,8 +78,12 @@ export class EspeakEngine implements TtsEngine {
   async *synthesize(text: AsyncIterable<string> | string, voice: string, language: string, opts: SynthesisOptions = {}): AsyncGenerator<SynthesisChunk> {
     const v = this.espeakVoice(voice, language);
     const wpm = String(Math.round(BASE_WPM * (opts.speed ?? 1)));
+    // A pitch range goes in as SSML prosody (-m): the text is escaped so it is still spoken verbatim.
+    const range = opts.pitchRange !== undefined && Math.abs(opts.pitchRange - 1) > 0.01 ? Math.round(opts.pitchRange * 100) : undefined;
+    const args = ['-v', v, '-s', wpm, ...(range === undefined ? [] : ['-m']), '--stdout'];
     for await (const seg of segments(text)) {
-      const { pcm, sampleRate } = await runWavProcess(this.bin, ['-v', v, '-s', wpm, '--stdout'], { stdin: seg, signal: opts.signal });
+      const input = range === undefined ? seg : `<speak><prosody range="${range}%">${escapeXml(seg)}</prosody></speak>`;
+      const { pcm, sampleRate } = await runWavProcess(this.bin, args, { stdin: input, signal: opts.signal });
       yield { pcm, sampleRate: sampleRate || SAMPLE_RATE, text: seg };
     }
   }

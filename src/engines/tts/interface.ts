@@ -23,8 +23,10 @@ export interface EngineVoice {
 }
 
 export interface SynthesisOptions {
-  /** 0.7 .. 1.3; 1 = normal. Pitch is kept (engine rate controls). */
+  /** 0.7 .. 1.3 from the API (a cloned voice may widen it to 0.5 .. 2); 1 = normal. Pitch is kept (engine rate controls). */
   speed?: number;
+  /** Pitch range (intonation) relative to the voice's own, 1 = unchanged; only where supportsPitchRange. */
+  pitchRange?: number;
   signal?: AbortSignal;
 }
 
@@ -46,6 +48,8 @@ export interface TtsEngine {
   readonly voices: readonly EngineVoice[];
   readonly supportsSpeed: boolean;
   readonly supportsTimestamps: boolean;
+  /** Honours SynthesisOptions.pitchRange (cloned voices adapt their intonation range through it). */
+  readonly supportsPitchRange?: boolean;
   /** Synthesize `text` with `voice` (an EngineVoice id) in `language`. Abort with opts.signal. */
   synthesize(text: AsyncIterable<string> | string, voice: string, language: string, opts?: SynthesisOptions): AsyncIterable<SynthesisChunk>;
   /** Check that the engine's program is present (startup). */

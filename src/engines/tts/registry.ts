@@ -20,6 +20,8 @@ export interface TtsVoice extends VoiceInfo {
   /** Engine voice id. */
   engineVoice: string;
   sampleRate: number;
+  /** An engine's raw variant offered as-is (not one of the curated, described voices). */
+  variant?: boolean;
 }
 
 export interface TtsModel {
@@ -89,6 +91,7 @@ function buildVoices(engine: TtsEngine, curated: Curated[], withEngineVariants: 
         use_case: ['general'],
         style: ['synthetic'],
         sampleRate: ev.sampleRate,
+        variant: true,
       });
     }
   }
@@ -96,24 +99,28 @@ function buildVoices(engine: TtsEngine, curated: Curated[], withEngineVariants: 
 }
 
 export const DEFAULT_TTS_MODEL = 'parlance-tts-espeak-v1';
+export const KNOWN_TTS_MODELS: readonly string[] = [DEFAULT_TTS_MODEL, 'parlance-tts-flite-v1', 'parlance-tts-festival-v1'];
 
 export class TtsRegistry {
   private readonly byId = new Map<string, TtsModel>();
   readonly aliases = new Map<string, string>();
   private readonly engines: TtsEngine[] = [];
 
-  static async create(aliasPairs: readonly string[]): Promise<TtsRegistry> {
+  /** `enabled`: the model ids to offer (PARLANCE_TTS_MODELS); empty = every model whose engine is installed. */
+  static async create(aliasPairs: readonly string[], enabled: readonly string[] = []): Promise<TtsRegistry> {
     const reg = new TtsRegistry();
+    for (const id of enabled) if (!KNOWN_TTS_MODELS.includes(id)) throw new Error(`unknown TTS model "${id}" in PARLANCE_TTS_MODELS; known: ${KNOWN_TTS_MODELS.join(', ')}`);
+    const wanted = (id: string) => enabled.length === 0 || enabled.includes(id);
     const espeak = new EspeakEngine();
-    if (await espeak.available()) {
+    if (wanted(DEFAULT_TTS_MODEL) && (await espeak.available())) {
       await espeak.init();
       reg.add({ id: DEFAULT_TTS_MODEL, name: 'Parlance TTS v1 (espeak-ng, multilingual)', engine: espeak, voices: buildVoices(espeak, ESPEAK_CURATED, true), supportsSilenceReduction: true });
     }
     const flite = new FliteEngine();
-    if (await flite.available())
+    if (wanted('parlance-tts-flite-v1') && (await flite.available()))
       reg.add({ id: 'parlance-tts-flite-v1', name: 'Parlance TTS v1 (flite, English)', engine: flite, voices: buildVoices(flite, FLITE_CURATED, false), supportsSilenceReduction: true });
     const festival = new FestivalEngine();
-    if (await festival.available())
+    if (wanted('parlance-tts-festival-v1') && (await festival.available()))
       reg.add({ id: 'parlance-tts-festival-v1', name: 'Parlance TTS v1 (festival, English)', engine: festival, voices: buildVoices(festival, FESTIVAL_CURATED, false), supportsSilenceReduction: false });
     for (const pair of aliasPairs) {
       const [alias, target, extra] = pair.split('=').map((s) => s.trim());

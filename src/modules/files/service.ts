@@ -1,7 +1,6 @@
 // Files: rules for upload (per-file limit, organization/project caps, audio check), listing, counting and
 // permanent deletion. Streams in, rows out; knows nothing of HTTP.
-import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import { AudioProbeError, probeAudioFile } from '../../audio/probe.js';
 import type { Settings } from '../../config/settings.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
@@ -12,6 +11,9 @@ import { ApiError, invalidField } from '../../wire/api-error.js';
 import type { AuthContext } from '../auth/service.js';
 import type { FileRecord } from './schemas.js';
 import type { FileRow, FilesRepository, Usage } from './repository.js';
+import { ByteLimitExceeded, stagePart, type StagedUpload } from './staging.js';
+
+export type { StagedUpload } from './staging.js';
 
 export const MAX_FILENAME_LENGTH = 256;
 export const MAX_CLIENT_REFERENCE_ID_LENGTH = 256;
@@ -23,20 +25,7 @@ export function toFileRecord(row: FileRow): FileRecord {
   return { id: row.id, filename: row.filename, size: row.size, created_at: row.created_at, client_reference_id: row.client_reference_id };
 }
 
-/** A file received onto disk but not yet accepted. */
-export interface StagedUpload {
-  tempPath: string;
-  size: number;
-  partFilename: string;
-}
-
 type CapSettings = Pick<Settings, 'maxFileSizeBytes' | 'filesTotalCountOrg' | 'filesTotalCountProject' | 'filesTotalSizeGbOrg' | 'filesTotalSizeGbProject'>;
-
-class ByteLimitExceeded extends Error {
-  constructor(readonly cap: 'file' | 'quota') {
-    super(cap);
-  }
-}
 
 export type FileDeletedListener = (projectId: string, fileId: string) => Promise<void>;
 
@@ -89,37 +78,14 @@ export class FilesService {
   async receive(ctx: AuthContext, file: Readable, partFilename: string): Promise<StagedUpload> {
     const usage = await this.usage(ctx);
     const sizeRoom = (cap: number, used: number) => (cap > 0 ? capBytes(cap) - used : Infinity);
-    const quotaRoom = Math.min(sizeRoom(this.caps.filesTotalSizeGbProject, usage.project.bytes), sizeRoom(this.caps.filesTotalSizeGbOrg, usage.organization.bytes));
-    const { tempPath, stream } = this.blobs.createTemp();
-    // An error of the part stream itself means the multipart body was cut off or malformed (the client's fault).
-    let sourceError: unknown;
-    file.once('error', (err) => (sourceError = err));
-    let size = 0;
-    const limit = this.caps.maxFileSizeBytes;
-    const counter = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
-        size += chunk.length;
-        if (size > limit) return cb(new ByteLimitExceeded('file'));
-        if (size > quotaRoom) return cb(new ByteLimitExceeded('quota'));
-        cb(null, chunk);
-      },
-    });
+    const roomBytes = Math.min(sizeRoom(this.caps.filesTotalSizeGbProject, usage.project.bytes), sizeRoom(this.caps.filesTotalSizeGbOrg, usage.organization.bytes));
     try {
-      await pipeline(file, counter, stream);
-      // @fastify/multipart marks a stream cut at its own fileSize limit as truncated.
-      if ((file as Readable & { truncated?: boolean }).truncated) throw new ByteLimitExceeded('file');
+      return await stagePart(this.blobs, file, partFilename, { maxBytes: this.caps.maxFileSizeBytes, roomBytes });
     } catch (err) {
-      file.resume(); // drain the rest of the part so the request can be answered
-      await this.blobs.discardTemp(tempPath);
-      if (err instanceof ByteLimitExceeded) {
-        if (err.cap === 'file') throw this.tooLarge();
-        throw new ApiError('limit_exceeded', this.capViolation(usage, size, 1) ?? 'Limit exceeded: files_total_size_gb cap.');
-      }
-      if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw this.tooLarge();
-      if (sourceError !== undefined && err === sourceError) throw new ApiError('invalid_request', 'Malformed multipart body: the file part ended early.');
-      throw err;
+      if (!(err instanceof ByteLimitExceeded)) throw err;
+      if (err.cap === 'file') throw this.tooLarge();
+      throw new ApiError('limit_exceeded', this.capViolation(usage, err.size, 1) ?? 'Limit exceeded: files_total_size_gb cap.');
     }
-    return { tempPath, size, partFilename };
   }
 
   /** Validate the staged file, store its row within the caps, and move the bytes into place. */

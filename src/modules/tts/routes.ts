@@ -44,7 +44,7 @@ export const ttsRoutes: RouteModule = async (app, { ctx }) => {
     async (req, reply) => {
       const startedAt = new Date();
       const body = req.body as Record<string, unknown> | undefined;
-      const cfg = tts.resolveConfig(body);
+      const cfg = await tts.resolveConfigFor(req.auth, body);
       const text = tts.checkText(body?.text);
       const release = await tts.acquire(req.auth);
       const res = reply.raw;

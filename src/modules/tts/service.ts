@@ -1,6 +1,7 @@
 // Text-to-speech rules: request validation (before any audio), model / voice resolution, the synthesis
 // pipeline (engine → silence reduction → 2-minute cap → streaming encoder) with character timings, the
 // model and voice listings. No HTTP or WebSocket types here.
+import { PitchShifter } from '../../audio/pitch-shift.js';
 import type { TtsModel, TtsRegistry, TtsVoice } from '../../engines/tts/registry.js';
 import { AGES } from '../../engines/tts/registry.js';
 import type { CursorCodec } from '../../lib/cursor.js';
@@ -34,7 +35,31 @@ export interface TtsConfig {
   speed: number;
   reduceSilence: boolean;
   clientReferenceId: string | null;
+  /** Set when `voice` named a cloned voice: `voice` is then its base built-in voice. */
+  cloned?: ClonedVoiceStyle;
 }
+
+/** How a cloned voice adapts its base voice (from the voices module, once ready for the model). */
+export interface ClonedVoiceStyle {
+  voiceId: string;
+  /** Pitch shift after synthesis (formant-preserving), in semitones. */
+  pitchSemitones: number;
+  /** Intonation range relative to the base voice (engines with supportsPitchRange). */
+  pitchRange: number;
+  /** Speaking-rate multiplier, on top of the request's speed. */
+  rate: number;
+}
+
+/**
+ * Resolves a cloned voice id for a model in a project: the base built-in voice and the adaptation, or an
+ * ApiError (voice_not_found, voice_not_prepared, voice_not_ready, voice_failed).
+ */
+export type ClonedVoiceResolver = (projectId: string, voiceId: string, model: TtsModel) => Promise<{ voice: TtsVoice; style: ClonedVoiceStyle }>;
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Engine speed bounds once a cloned voice's rate multiplies the request's speed. */
+const ENGINE_SPEED_MIN = 0.5;
+const ENGINE_SPEED_MAX = 2;
 
 export interface Timestamps {
   characters: string[];
@@ -127,6 +152,7 @@ export interface VoiceQuery {
 }
 
 export class TtsService {
+  private clonedVoices: ClonedVoiceResolver | undefined;
   constructor(
     readonly registry: TtsRegistry,
     private readonly auth: AuthService,
@@ -160,8 +186,23 @@ export class TtsService {
     return this.concurrency.acquire('tts', auth);
   }
 
+  /** The voices module plugs in here: a uuid `voice` that is not a built-in name is looked up through it. */
+  setClonedVoiceResolver(resolver: ClonedVoiceResolver): void {
+    this.clonedVoices = resolver;
+  }
+
+  /** resolveConfig, then a cloned voice (a uuid) resolved within the caller's project. */
+  async resolveConfigFor(auth: Pick<AuthContext, 'projectId'>, body: unknown): Promise<TtsConfig> {
+    const cfg = this.resolveConfig(body, true);
+    if (!cfg.cloned) return cfg;
+    const id = cfg.cloned.voiceId;
+    if (!this.clonedVoices) throw new ApiError('voice_not_found', `Voice "${id}" not found.`);
+    const { voice, style } = await this.clonedVoices(auth.projectId, id, cfg.model);
+    return { ...cfg, voice, cloned: style };
+  }
+
   /** Validate a generation request (the HTTP body or a WebSocket start message). Throws before any audio. */
-  resolveConfig(body: unknown): TtsConfig {
+  resolveConfig(body: unknown, allowCloned = false): TtsConfig {
     if (!isObject(body)) throw invalid('Request body must be a JSON object.');
     const str = (k: string, required: boolean, max = 256): string | undefined => {
       const v = body[k];
@@ -224,8 +265,12 @@ export class TtsService {
     const clientReferenceId = str('client_reference_id', false, 256) ?? null;
     const voiceName = str('voice', true)!;
     const voice = model.voices.find((v) => v.id === voiceName) ?? model.voices.find((v) => v.id.toLowerCase() === voiceName.toLowerCase());
+    const base = { model, requestedModel: modelId, language, format, contentType: contentTypeOf(format), sampleRate, bitrate, speed, reduceSilence, clientReferenceId };
+    // A cloned voice is a uuid: resolveConfigFor looks it up (the voice here is a placeholder until then).
+    if (!voice && allowCloned && UUID_RE.test(voiceName) && model.voices[0])
+      return { ...base, voice: model.voices[0], cloned: { voiceId: voiceName.toLowerCase(), pitchSemitones: 0, pitchRange: 1, rate: 1 } };
     if (!voice) throw new ApiError('voice_not_found', `Voice "${voiceName}" not found for model ${modelId}.`);
-    return { model, requestedModel: modelId, voice, language, format, contentType: contentTypeOf(format), sampleRate, bitrate, speed, reduceSilence, clientReferenceId };
+    return { ...base, voice };
   }
 
   /** Validate the whole text of an HTTP request. */
@@ -246,10 +291,18 @@ export class TtsService {
     const maxSamples = Math.round(this.opts.maxAudioSeconds * inRate);
     const state = { samples: 0, truncated: false, pending: [] as Timestamps[] };
     const engine = cfg.model.engine;
+    const style = cfg.cloned;
+    const speed = style ? Math.min(ENGINE_SPEED_MAX, Math.max(ENGINE_SPEED_MIN, cfg.speed * style.rate)) : cfg.speed;
+    const pitchRange = style && engine.supportsPitchRange ? { pitchRange: style.pitchRange } : {};
+
+    // Ended with the synthesis: chunks() aborts `ac` when the output finishes, fails or is dropped.
+    const shifter = style ? new PitchShifter(inRate, style.pitchSemitones, ac.signal) : undefined;
 
     async function* pcm(): AsyncGenerator<Buffer> {
-      for await (const ch of engine.synthesize(text, cfg.voice.engineVoice, cfg.language, { speed: cfg.speed, signal: ac.signal })) {
+      for await (const ch of engine.synthesize(text, cfg.voice.engineVoice, cfg.language, { speed, ...pitchRange, signal: ac.signal })) {
         let p = ch.pcm;
+        // A cloned voice's pitch: shifted after synthesis, segment by segment, keeping length and formants.
+        if (shifter && p.length) p = await shifter.shift(p);
         if (cfg.reduceSilence) p = trimSilence(p, inRate);
         let n = p.length >> 1;
         let segText = ch.text;

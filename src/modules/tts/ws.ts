@@ -200,7 +200,7 @@ class TtsConnection {
     let returnTimestamps = false;
     try {
       const auth = await this.tts.authorizeStart(m.api_key ?? this.handshakeKey);
-      const cfg = this.tts.resolveConfig(m);
+      const cfg = await this.tts.resolveConfigFor(auth, m);
       if (m.return_timestamps !== undefined && m.return_timestamps !== null && typeof m.return_timestamps !== 'boolean')
         throw new ApiError('invalid_request', 'return_timestamps must be a boolean.');
       returnTimestamps = m.return_timestamps === true;
