@@ -3,12 +3,16 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import type { Settings } from './config/settings.js';
+import { ConfigError, type Settings } from './config/settings.js';
 import { createSttRegistry } from './engines/stt/index.js';
 import { createJobQueue } from './jobs/index.js';
 import type { JobLog, JobQueue } from './jobs/queue.js';
 import { DownloadBlockedError, DownloadFailedError, downloadToFile } from './lib/ssrf-fetch.js';
-import { BalanceGuard } from './modules/billing/guard.js';
+import { BudgetGuard } from './modules/billing/guard.js';
+import { PriceTable } from './modules/usage/prices.js';
+import { UsageRepository } from './modules/usage/repository.js';
+import { usageRoutes } from './modules/usage/routes.js';
+import { UsageService } from './modules/usage/service.js';
 import { defaultCatalog, ModelCatalog } from './modules/models/catalog.js';
 import { AudioFetchError, type AudioFetcher, TranscriptionProcessor, type WebhookSender } from './modules/transcriptions/processor.js';
 import { TranscriptionsRepository } from './modules/transcriptions/repository.js';
@@ -130,7 +134,16 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     heartbeatMs: (settings.jobLeaseSeconds * 1000) / 3,
     log: jobLog,
   });
-  const billing = new BalanceGuard(new TenancyRepository(db.kysely));
+  const tenancyRepo = new TenancyRepository(db.kysely);
+  const usageRepo = new UsageRepository(db.kysely, db.dialect);
+  let prices: PriceTable;
+  try {
+    prices = new PriceTable(settings.usagePrices, usageRepo);
+  } catch (err) {
+    throw new ConfigError(`PARLANCE_USAGE_PRICES (usagePrices): ${(err as Error).message}`);
+  }
+  const usage = new UsageService(usageRepo, prices, tenancyRepo, cursors, { event: (detail, msg) => log.warn(detail, msg) });
+  const billing = new BudgetGuard(tenancyRepo, usageRepo);
   const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases);
   const transcriptionsRepo = new TranscriptionsRepository(db.kysely);
   const transcriptions = new TranscriptionsService(transcriptionsRepo, files, models, queue, billing, cursors, blobs, {
@@ -146,6 +159,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     // webhookBackoffMs's schedule starts at 5 s; the setting scales the whole schedule.
     webhookBackoffMs: (attempt) => (webhookBackoffMs(attempt) * settings.webhookRetryBaseSeconds) / 5,
     log: jobLog,
+    meter: usage,
   }).register(queue);
   const rateLimits = new RateLimits(settings);
   const auth = new AuthService(keys, { environment: settings.environment });
@@ -154,6 +168,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     maxAudioSeconds: settings.ttsMaxAudioSeconds,
     maxConcurrentOrg: settings.ttsConcurrentOrg,
     maxConcurrentProject: settings.ttsConcurrentProject,
+    meter: usage,
   });
   const ctx: AppContext = {
     settings,
@@ -166,20 +181,22 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     models,
     tts,
     rateLimits,
+    usage,
     cursors,
     errorReferenceUrl: () => referenceUrl,
-    routeModules: [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes],
+    routeModules: [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, usageRoutes],
     wsRoutes: {},
   };
   ctx.wsRoutes['/transcribe-websocket'] = realtimeWsHandler(
     new RealtimeService(
-      { auth: ctx.auth, models, rateLimits: ctx.rateLimits, billing, log, errorReferenceUrl: () => referenceUrl },
+      { auth: ctx.auth, models, rateLimits: ctx.rateLimits, billing, meter: usage, log, errorReferenceUrl: () => referenceUrl },
       {
         audioTimeoutMs: settings.realtimeAudioTimeoutSeconds * 1000,
         maxDurationMs: settings.realtimeMaxDurationSeconds * 1000,
         maxConcurrentOrg: settings.realtimeConcurrentStreamsOrg,
         maxConcurrentProject: settings.realtimeConcurrentStreamsProject,
         partialIntervalMs: settings.realtimePartialIntervalMs,
+        usageCheckIntervalMs: settings.usageCheckIntervalSeconds * 1000,
       },
     ),
   );

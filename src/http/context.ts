@@ -8,6 +8,7 @@ import type { TranscriptionsService } from '../modules/transcriptions/service.js
 import type { TtsService } from '../modules/tts/service.js';
 import type { RateLimits } from '../modules/limits/rate-limits.js';
 import type { TenancyService } from '../modules/tenancy/service.js';
+import type { UsageService } from '../modules/usage/service.js';
 import type { Db } from '../storage/database.js';
 import type { App } from './app.js';
 import type { WsRoutes } from './websocket.js';
@@ -27,6 +28,8 @@ export interface AppContext {
   models: ModelCatalog;
   tts: TtsService;
   rateLimits: RateLimits;
+  /** Metering, balance and budgets, usage reports. */
+  usage: UsageService;
   cursors: CursorCodec;
   /** Base address of the error reference (more_info = this + '#' + type). */
   errorReferenceUrl(): string;

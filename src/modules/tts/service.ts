@@ -9,6 +9,7 @@ import { requirePermission } from '../auth/permissions.js';
 import type { AuthContext, AuthService } from '../auth/service.js';
 import type { BillingGuard } from '../billing/guard.js';
 import type { RateLimits } from '../limits/rate-limits.js';
+import type { UsageMeter } from '../usage/service.js';
 import { AUDIO_FORMATS, type AudioFormat, contentTypeOf, encode } from './encoder.js';
 import { RAW_FORMATS, rawEncode } from './pcm.js';
 
@@ -63,6 +64,8 @@ export interface TtsServiceOptions {
   /** Concurrent requests/streams per organization and per project on this node (0 = unlimited). */
   maxConcurrentOrg?: number;
   maxConcurrentProject?: number;
+  /** Meters each finished request or stream (characters in, generated seconds out). */
+  meter?: UsageMeter;
 }
 
 const invalid = (msg: string) => new ApiError('invalid_request', msg);
@@ -178,6 +181,21 @@ export class TtsService {
         else this.active.set(key, n);
       }
     };
+  }
+
+  /** Meter one finished (or stopped) HTTP request or WebSocket stream: the characters sent and the audio generated. */
+  async recordUsage(auth: AuthContext, cfg: TtsConfig, u: { requestId: string; startedAt: Date; characters: number; seconds: number }): Promise<void> {
+    if (!this.opts.meter || (u.characters <= 0 && u.seconds <= 0)) return;
+    await this.opts.meter.meter({
+      kind: 'tts',
+      actor: auth,
+      requestId: u.requestId,
+      clientReferenceId: cfg.clientReferenceId ?? auth.temporary?.clientReferenceId ?? null,
+      model: cfg.model.id,
+      startTime: u.startedAt,
+      inputCharacters: u.characters,
+      outputAudioMs: u.seconds * 1000,
+    });
   }
 
   /** Validate a generation request (the HTTP body or a WebSocket start message). Throws before any audio. */
