@@ -51,7 +51,22 @@ async function withOptions<T>(options: DatabaseOptions, fn: (db: Db) => Promise<
   }
 }
 
-const TABLES = ['api_keys', 'file_usage', 'files', 'instance_settings', 'jobs', 'organizations', 'projects', 'temporary_api_keys', 'transcriptions', 'transcripts'];
+const TABLES = [
+  'api_keys',
+  'budget_notifications',
+  'file_usage',
+  'files',
+  'instance_settings',
+  'jobs',
+  'organizations',
+  'projects',
+  'temporary_api_keys',
+  'transcriptions',
+  'transcripts',
+  'usage_monthly',
+  'usage_prices',
+  'usage_records',
+];
 
 describe.each(targets)('openDatabase (%s)', (dialect, make) => {
   let target: Target;
