@@ -386,6 +386,8 @@ describe('balance, grants, prices and notifications', () => {
 
   it('logs one budget notification event per month when usage reaches the threshold', async () => {
     await s.admin('set-budget', '--notify-usd', '0.000001');
+    const project = await s.admin('set-budget', '--project', s.projectId, '--notify-usd', '0.000002');
+    expect(project).toEqual({ project_id: s.projectId, monthly_budget_usd: null, monthly_budget_notification_usd: '0.000002' });
     try {
       for (const ref of ['notify-1', 'notify-2']) {
         const res = await postTts(ttsBody({ text: 'Over the threshold.', client_reference_id: ref }));
@@ -398,12 +400,52 @@ describe('balance, grants, prices and notifications', () => {
         .split('\n')
         .filter((l) => l.includes('"budget_notification"'))
         .map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(events).toHaveLength(1);
-      expect(events[0]).toMatchObject({ scope: 'organization', organization_id: s.organizationId, month: new Date().toISOString().slice(0, 7), monthly_budget_notification_usd: '0.000001' });
+      expect(events.map((e) => e.scope)).toEqual(['organization', 'project']);
+      const month = new Date().toISOString().slice(0, 7);
+      expect(events[0]).toMatchObject({ organization_id: s.organizationId, month, monthly_budget_notification_usd: '0.000001' });
+      expect(events[1]).toMatchObject({ organization_id: s.organizationId, project_id: s.projectId, month, monthly_budget_notification_usd: '0.000002' });
       const m = (await (await s.request('/v1/organization/usage/monthly')).json()) as Record<string, unknown>;
       expect(m.monthly_budget_notification_usd).toBe('0.000001');
     } finally {
       await s.admin('set-budget', '--notify-usd', 'none');
+      await s.admin('set-budget', '--project', s.projectId, '--notify-usd', 'none');
     }
+  });
+
+  it('admin billing commands refuse bad input with a non-zero exit and a message', async () => {
+    const refused = (...a: string[]) =>
+      s.admin(...a).then(
+        () => 'accepted',
+        (e: Error) => e.message,
+      );
+    await s.admin('set-balance', '--available-usd', '1', '--free-usd', '0');
+    expect(await refused('set-balance', '--free-usd', '5')).toMatch(/cannot exceed the available balance/);
+    expect(await refused('set-balance', '--available-usd', '1e3')).toMatch(/non-negative decimal/);
+    expect(await refused('set-price', '--model', '*', '--unit', 'per_word', '--usd', '1')).toMatch(/per_word/);
+    expect(await refused('set-price', '--model', '*', '--unit', 'input_character', '--usd', 'cheap')).toMatch(/non-negative decimal/);
+    expect(await refused('set-budget')).toMatch(/--monthly-usd/);
+    expect(await refused('set-budget', '--monthly-usd', '-3')).toMatch(/non-negative decimal/);
+    expect(await refused('set-budget', '--project', '00000000-0000-4000-8000-000000000000', '--monthly-usd', '3')).toMatch(/no such project/);
+    const balance = (await (await s.request('/v1/organization/balance')).json()) as Record<string, unknown>;
+    expect(balance).toMatchObject({ available_balance_usd: '1', free_balance_usd: '0' });
+  });
+
+  it('a playground key\'s usage is counted as playground usage', async () => {
+    const key = await s.admin<{ api_key: string }>('create-key', '--project', s.projectId, '--playground', '--name', 'playground');
+    const before = (await (await s.request('/v1/organization/usage/monthly')).json()) as Record<string, string>;
+    const res = await s.request('/tts', {
+      method: 'POST',
+      key: key.api_key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ttsBody({ text: 'From the playground.', client_reference_id: 'playground-1' })),
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    const log = await logFor('playground-1');
+    expect(log.request_scope).toBe('playground');
+    const after = (await (await s.request('/v1/organization/usage/monthly')).json()) as Record<string, string> & { projects: Record<string, string>[] };
+    expect(new Decimal(after.playground_usage_usd!).minus(before.playground_usage_usd!).eq(log.cost_usd)).toBe(true);
+    expect(after.api_usage_usd).toBe(before.api_usage_usd);
+    expect(new Decimal(after.api_usage_usd!).plus(after.playground_usage_usd!).eq(after.usage_usd!)).toBe(true);
   });
 });
