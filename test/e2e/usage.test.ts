@@ -327,6 +327,29 @@ describe('402 on every surface, checked before the request runs', () => {
       await s.admin('set-balance', '--invoice-billing', 'on');
     }
   });
+
+  it('a running real-time session that reaches the project budget is ended with project_monthly_budget_exhausted', async () => {
+    const month = (await (await s.request('/v1/organization/usage/monthly')).json()) as { projects: { id: string; usage_usd: string }[] };
+    const used = month.projects.find((p) => p.id === s.projectId)!.usage_usd;
+    // Two more seconds of real-time audio reach the budget.
+    await s.admin('set-budget', '--project', s.projectId, '--monthly-usd', new Decimal(used).plus('0.004').toFixed());
+    try {
+      const c = await openStt({ client_reference_id: 'rt-budget' });
+      const started = Date.now();
+      for (let i = 0; c.ws.readyState === c.ws.OPEN && Date.now() - started < 12_000; i = (i + 3200) % pcm.length) {
+        c.ws.send(pcm.subarray(i, i + 3200));
+        await sleep(100);
+      }
+      expect(await c.closed).toBe(1000);
+      expect(c.frames[c.frames.length - 1]).toMatchObject({ tokens: [], error_code: 402, error_type: 'project_monthly_budget_exhausted' });
+      expect((await logFor('rt-budget')).input_audio_duration_ms).toBeGreaterThanOrEqual(1900);
+      const refused = await openStt();
+      expect(await refused.closed).toBe(1000);
+      expect(refused.frames).toEqual([expect.objectContaining({ error_type: 'project_monthly_budget_exhausted' })]);
+    } finally {
+      await s.admin('set-budget', '--project', s.projectId, '--monthly-usd', 'none');
+    }
+  });
 });
 
 describe('balance, grants, prices and notifications', () => {
