@@ -4,12 +4,16 @@ import path from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import type { Settings } from './config/settings.js';
+import { ConfigError, type Settings } from './config/settings.js';
 import { createSttRegistry } from './engines/stt/index.js';
 import { createJobQueue } from './jobs/index.js';
 import type { JobLog, JobQueue } from './jobs/queue.js';
 import { DownloadBlockedError, DownloadFailedError, downloadToFile } from './lib/ssrf-fetch.js';
-import { BalanceGuard } from './modules/billing/guard.js';
+import { BudgetGuard } from './modules/billing/guard.js';
+import { PriceTable } from './modules/usage/prices.js';
+import { UsageRepository } from './modules/usage/repository.js';
+import { usageRoutes } from './modules/usage/routes.js';
+import { UsageService } from './modules/usage/service.js';
 import { defaultCatalog, ModelCatalog } from './modules/models/catalog.js';
 import { AudioFetchError, type AudioFetcher, TranscriptionProcessor, type WebhookSender } from './modules/transcriptions/processor.js';
 import { TranscriptionsRepository } from './modules/transcriptions/repository.js';
@@ -144,7 +148,16 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     heartbeatMs: (settings.jobLeaseSeconds * 1000) / 3,
     log: jobLog,
   });
-  const billing = new BalanceGuard(new TenancyRepository(db.kysely));
+  const tenancyRepo = new TenancyRepository(db.kysely);
+  const usageRepo = new UsageRepository(db.kysely, db.dialect);
+  let prices: PriceTable;
+  try {
+    prices = new PriceTable(settings.usagePrices, usageRepo);
+  } catch (err) {
+    throw new ConfigError(`PARLANCE_USAGE_PRICES (usagePrices): ${(err as Error).message}`);
+  }
+  const usage = new UsageService(usageRepo, prices, tenancyRepo, cursors, { event: (detail, msg) => log.warn(detail, msg) });
+  const billing = new BudgetGuard(tenancyRepo, usageRepo);
   const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases, settings.ttsModels);
   const transcriptionsRepo = new TranscriptionsRepository(db.kysely);
   const transcriptions = new TranscriptionsService(transcriptionsRepo, files, models, queue, billing, cursors, blobs, {
@@ -160,6 +173,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     // webhookBackoffMs's schedule starts at 5 s; the setting scales the whole schedule.
     webhookBackoffMs: (attempt) => (webhookBackoffMs(attempt) * settings.webhookRetryBaseSeconds) / 5,
     log: jobLog,
+    meter: usage,
   }).register(queue);
   const rateLimits = new RateLimits(settings);
   const limitsRepo = new LimitsRepository(db.kysely);
@@ -177,6 +191,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const tts = new TtsService(ttsRegistry, auth, rateLimits, billing, cursors, concurrency, {
     maxTextChars: settings.ttsMaxTextChars,
     maxAudioSeconds: settings.ttsMaxAudioSeconds,
+    meter: usage,
   });
   const voicesRepo = new VoicesRepository(db.kysely);
   const voices = new VoicesService(voicesRepo, blobs, cursors, ttsRegistry, queue, { maxFileSizeBytes: settings.voiceMaxFileSizeBytes });
@@ -198,18 +213,20 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     concurrency,
     streamHistory: new StreamHistory(limitsRepo),
     organization: new OrganizationService(new TenancyRepository(db.kysely), keys),
+    usage,
     cursors,
     errorReferenceUrl: () => referenceUrl,
-    routeModules: [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes, organizationRoutes, limitsRoutes],
+    routeModules: [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes, organizationRoutes, limitsRoutes, usageRoutes],
     wsRoutes: {},
   };
   ctx.wsRoutes['/transcribe-websocket'] = realtimeWsHandler(
     new RealtimeService(
-      { auth: ctx.auth, models, rateLimits: ctx.rateLimits, billing, concurrency, log, errorReferenceUrl: () => referenceUrl },
+      { auth: ctx.auth, models, rateLimits: ctx.rateLimits, billing, concurrency, meter: usage, log, errorReferenceUrl: () => referenceUrl },
       {
         audioTimeoutMs: settings.realtimeAudioTimeoutSeconds * 1000,
         maxDurationMs: settings.realtimeMaxDurationSeconds * 1000,
         partialIntervalMs: settings.realtimePartialIntervalMs,
+        usageCheckIntervalMs: settings.usageCheckIntervalSeconds * 1000,
       },
     ),
   );

@@ -434,6 +434,24 @@ export const settingDefs = {
     default: 5,
     doc: 'TTS WebSocket request_timeout window: no text this long after a stream start, or between text chunks before text_end.',
   },
+  usagePrices: {
+    env: 'PARLANCE_USAGE_PRICES',
+    kind: 'list',
+    default: [
+      'parlance-async-en-v1:input_audio_second=0.00003',
+      'parlance-rt-en-v1:input_audio_second=0.00005',
+      '*:input_character=0.00001',
+      '*:output_audio_second=0.00002',
+    ],
+    doc: 'Price table in USD, `model:unit=price` entries; unit is `input_audio_second`, `input_character` or `output_audio_second`; model `*` prices every model without its own entry. `parlance admin set-price` overrides entries.',
+  },
+  usageCheckIntervalSeconds: {
+    env: 'PARLANCE_USAGE_CHECK_INTERVAL_SECONDS',
+    kind: 'number',
+    min: 0.1,
+    default: 5,
+    doc: 'How often a running real-time session re-checks balance and budgets with its cost so far (ended with a 402 frame when exhausted).',
+  },
   ...rateSettings(),
 } satisfies Record<string, SettingDef>;
 

@@ -12,6 +12,7 @@ import type { StreamHistory } from '../modules/limits/stream-history.js';
 import type { OrganizationService } from '../modules/organization/service.js';
 import type { TenancyService } from '../modules/tenancy/service.js';
 import type { VoicesService } from '../modules/voices/service.js';
+import type { UsageService } from '../modules/usage/service.js';
 import type { Db } from '../storage/database.js';
 import type { App } from './app.js';
 import type { WsRoutes } from './websocket.js';
@@ -36,6 +37,8 @@ export interface AppContext {
   concurrency: ConcurrencyLimits;
   streamHistory: StreamHistory;
   organization: OrganizationService;
+  /** Metering, balance and budgets, usage reports. */
+  usage: UsageService;
   cursors: CursorCodec;
   /** Base address of the error reference (more_info = this + '#' + type). */
   errorReferenceUrl(): string;

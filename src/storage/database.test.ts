@@ -51,7 +51,26 @@ async function withOptions<T>(options: DatabaseOptions, fn: (db: Db) => Promise<
   }
 }
 
-const TABLES = ['api_keys', 'concurrency_limits', 'concurrent_stream_samples', 'file_usage', 'files', 'instance_settings', 'jobs', 'organizations', 'projects', 'temporary_api_keys', 'transcriptions', 'transcripts', 'voice_models', 'voices'];
+const TABLES = [
+  'api_keys',
+  'budget_notifications',
+  'concurrency_limits',
+  'concurrent_stream_samples',
+  'file_usage',
+  'files',
+  'instance_settings',
+  'jobs',
+  'organizations',
+  'projects',
+  'temporary_api_keys',
+  'transcriptions',
+  'transcripts',
+  'usage_monthly',
+  'usage_prices',
+  'usage_records',
+  'voice_models',
+  'voices',
+];
 
 describe.each(targets)('openDatabase (%s)', (dialect, make) => {
   let target: Target;

@@ -7,6 +7,7 @@ import * as m0001 from './migrations/0001-foundation.js';
 import * as m0002 from './migrations/0002-file-usage.js';
 import * as m0003 from './migrations/0003-jobs.js';
 import * as m0004 from './migrations/0004-transcriptions.js';
+import * as m0005 from './migrations/0005-usage.js';
 import * as m0006 from './migrations/0006-organization.js';
 import * as m0007 from './migrations/0007-voices.js';
 import type { Database } from './schema.js';
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '0002-file-usage': m0002,
   '0003-jobs': m0003,
   '0004-transcriptions': m0004,
+  '0005-usage': m0005,
   '0006-organization': m0006,
   '0007-voices': m0007,
 };

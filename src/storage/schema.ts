@@ -30,6 +30,7 @@ export interface ProjectsTable {
   created_at: string;
   deleted_at: string | null;
   monthly_budget_usd: string | null;
+  monthly_budget_notification_usd: string | null;
 }
 
 export interface ApiKeysTable {
@@ -191,6 +192,59 @@ export interface VoiceModelsTable {
   updated_at: string;
 }
 
+/** Money columns are integer nano-USD (1e-9 USD). */
+export interface UsageRecordsTable {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  api_key_id: string | null;
+  source: string;
+  kind: string;
+  request_id: string;
+  client_reference_id: string | null;
+  model: string;
+  start_time: string;
+  end_time: string;
+  duration_ms: number;
+  input_text_tokens: number;
+  input_audio_tokens: number;
+  input_audio_duration_ms: number;
+  output_text_tokens: number;
+  output_audio_tokens: number;
+  output_audio_duration_ms: number;
+  input_text_cost_nusd: number;
+  input_audio_cost_nusd: number;
+  output_text_cost_nusd: number;
+  output_audio_cost_nusd: number;
+  cost_nusd: number;
+  free_nusd: number;
+  invoiced_nusd: number;
+}
+
+export interface UsageMonthlyTable {
+  project_id: string;
+  organization_id: string;
+  month: string;
+  source: string;
+  cost_nusd: number;
+  free_nusd: number;
+  invoiced_nusd: number;
+}
+
+export interface BudgetNotificationsTable {
+  scope: string;
+  scope_id: string;
+  month: string;
+  notified_at: string;
+}
+
+export interface UsagePricesTable {
+  model: string;
+  unit: string;
+  price_usd: string;
+  updated_at: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   projects: ProjectsTable;
@@ -206,4 +260,8 @@ export interface Database {
   concurrent_stream_samples: ConcurrentStreamSamplesTable;
   voices: VoicesTable;
   voice_models: VoiceModelsTable;
+  usage_records: UsageRecordsTable;
+  usage_monthly: UsageMonthlyTable;
+  budget_notifications: BudgetNotificationsTable;
+  usage_prices: UsagePricesTable;
 }

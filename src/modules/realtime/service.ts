@@ -19,6 +19,7 @@ import type { BillingGuard } from '../billing/guard.js';
 import type { ConcurrencyLimits } from '../limits/concurrency.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { ModelCatalog } from '../models/catalog.js';
+import type { UsageMeter } from '../usage/service.js';
 import { isRawFormat, parseRealtimeConfig, type RealtimeConfig, rejectUnavailableTranslation } from './config.js';
 import { AudioFormatError, createPcmSource, type PcmSource } from './pcm.js';
 import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
@@ -33,6 +34,8 @@ export interface RealtimeOptions {
   /** Silence that ends an utterance (engine endpoint) when the client asks for nothing shorter. */
   endpointSilenceMs?: number;
   ffmpegPath?: string;
+  /** How often a running session re-checks balance and budgets with the cost it accrued (default 5 s). */
+  usageCheckIntervalMs?: number;
 }
 
 export interface RealtimeDeps {
@@ -42,6 +45,8 @@ export interface RealtimeDeps {
   billing: BillingGuard;
   /** Concurrent-session caps per organization and project (shared with TTS, across nodes with Redis). */
   concurrency: ConcurrencyLimits;
+  /** Meters each session (audio seconds streamed) when it ends. */
+  meter?: UsageMeter;
   log: Logger;
   errorReferenceUrl(): string;
 }
@@ -102,6 +107,7 @@ export class RealtimeSession {
   private idleTimer: NodeJS.Timeout | undefined;
   private capTimer: NodeJS.Timeout | undefined;
   private startedAt = 0;
+  private usage: { ctx: AuthContext; model: string; clientReferenceId: string | null; timer?: NodeJS.Timeout } | undefined;
 
   constructor(
     private readonly service: RealtimeService,
@@ -171,6 +177,8 @@ export class RealtimeSession {
       if (this.closed) return release(); // the client left while the slot was being taken
       this.release = release;
       this.config = config;
+      this.usage = { ctx, model: resolved.model.id, clientReferenceId: config.clientReferenceId ?? ctx.temporary?.clientReferenceId ?? null };
+      this.armUsageCheck();
       this.armCapTimer(ctx);
       this.tracker = new TokenTracker(config.enableNonFinalTokens);
       const raw = isRawFormat(config.audioFormat)
@@ -347,7 +355,51 @@ export class RealtimeSession {
     this.io.close();
   }
 
+  /** While streaming, end the session with the 402 frame once the audio so far exhausts the balance or a budget. */
+  private armUsageCheck(): void {
+    const { deps, opts } = this.service;
+    const u = this.usage;
+    if (!u || !deps.meter) return;
+    const every = opts.usageCheckIntervalMs ?? 5000;
+    const check = async () => {
+      if (this.closed) return;
+      try {
+        const pending = await deps.meter!.estimateNano(u.model, { inputAudioMs: this.engine?.audioMs ?? 0 });
+        if (pending > 0) await deps.billing.assertCanStart(u.ctx.organizationId, u.ctx.projectId, pending);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 402) return this.fail(err);
+        deps.log.warn({ err, request_id: this.requestId }, 'real-time usage check failed');
+      }
+      if (!this.closed) u.timer = setTimeout(() => void check(), every);
+    };
+    u.timer = setTimeout(() => void check(), every);
+  }
+
+  /** One usage record per session, whatever ended it: the audio the engine received. */
+  private meterSession(): void {
+    const u = this.usage;
+    this.usage = undefined;
+    if (!u) return;
+    clearTimeout(u.timer);
+    const meter = this.service.deps.meter;
+    const audioMs = this.engine?.audioMs ?? 0;
+    if (!meter || audioMs <= 0) return;
+    meter
+      .meter({
+        kind: 'stt_rt',
+        actor: u.ctx,
+        requestId: this.requestId,
+        clientReferenceId: u.clientReferenceId,
+        model: u.model,
+        startTime: new Date(this.startedAt),
+        inputAudioMs: audioMs,
+        outputTextTokens: this.tracker?.finalCount ?? 0,
+      })
+      .catch((err: unknown) => this.service.deps.log.error({ err, request_id: this.requestId }, 'real-time usage not recorded'));
+  }
+
   private teardown(): void {
+    this.meterSession();
     this.state = 'closed';
     this.clearIdleTimer();
     if (this.capTimer) clearTimeout(this.capTimer);

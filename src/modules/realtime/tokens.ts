@@ -43,6 +43,11 @@ export class TokenTracker {
     return this.nonFinal[0]?.start_ms;
   }
 
+  /** Final words so far (the session's output text tokens, for metering). */
+  get finalCount(): number {
+    return this.finalWords;
+  }
+
   get finalAudioMs(): number {
     return this.finalMs;
   }

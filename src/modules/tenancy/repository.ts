@@ -24,7 +24,7 @@ export class TenancyRepository {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  async insertProject(row: Omit<ProjectRow, 'deleted_at' | 'monthly_budget_usd'>): Promise<void> {
+  async insertProject(row: Omit<ProjectRow, 'deleted_at' | 'monthly_budget_usd' | 'monthly_budget_notification_usd'>): Promise<void> {
     await this.db.insertInto('projects').values(row).execute();
   }
 
@@ -47,6 +47,11 @@ export class TenancyRepository {
   async softDeleteProject(id: string, at: string): Promise<boolean> {
     const r = await this.db.updateTable('projects').set({ deleted_at: at }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** Every project of the organization, deleted ones too (usage reports must add up). */
+  async listProjectsWithDeleted(organizationId: string): Promise<ProjectRow[]> {
+    return this.db.selectFrom('projects').selectAll().where('organization_id', '=', organizationId).orderBy('created_at').orderBy('id').execute();
   }
 
   async updateProject(id: string, patch: Partial<Omit<ProjectRow, 'id' | 'organization_id' | 'created_at'>>): Promise<boolean> {

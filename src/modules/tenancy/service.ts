@@ -1,4 +1,5 @@
 // Organizations, projects and API keys: the operator's side of tenancy (the admin CLI and first start).
+import { Decimal } from 'decimal.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { issueApiKey } from '../auth/key-codec.js';
@@ -187,21 +188,47 @@ export class TenancyService {
     return id ? this.tenancy.getOrganization(id) : this.tenancy.firstOrganization();
   }
 
-  /** Balance and budget fields; their rules arrive with the billing issue. */
+  /** Balance, billing-setup and budget fields (the billing rules live in modules/billing). */
   async setOrganizationBilling(
     orgId: string,
-    patch: Partial<Pick<OrganizationRow, 'available_balance_usd' | 'free_balance_usd' | 'invoice_billing_enabled' | 'monthly_budget_usd' | 'monthly_budget_notification_usd'>>,
+    patch: Partial<
+      Pick<
+        OrganizationRow,
+        | 'available_balance_usd'
+        | 'free_balance_usd'
+        | 'used_balance_usd'
+        | 'invoice_billing_enabled'
+        | 'autopay_enabled'
+        | 'autopay_threshold_usd'
+        | 'autopay_amount_usd'
+        | 'has_payment_method'
+        | 'has_payment_error'
+        | 'monthly_budget_usd'
+        | 'monthly_budget_notification_usd'
+      >
+    >,
   ): Promise<OrganizationRow> {
     for (const [k, v] of Object.entries(patch))
-      if (typeof v === 'string' && !/^\d+(\.\d+)?$/.test(v)) throw new TenancyError(`${k} must be a non-negative decimal amount, got "${v}"`);
-    if (!(await this.tenancy.updateOrganization(orgId, patch))) throw new TenancyError(`no such organization: ${orgId}`);
+      if (typeof v === 'string' && !/^\d{1,15}(\.\d{1,18})?$/.test(v)) throw new TenancyError(`${k} must be a non-negative decimal amount, got "${v}"`);
+    const current = await this.tenancy.getOrganization(orgId);
+    if (!current) throw new TenancyError(`no such organization: ${orgId}`);
+    // The granted part is part of the available balance, never more than it.
+    const available = new Decimal(patch.available_balance_usd ?? current.available_balance_usd);
+    const free = new Decimal(patch.free_balance_usd ?? current.free_balance_usd);
+    if (free.gt(available)) throw new TenancyError(`the free (granted) balance ${free} cannot exceed the available balance ${available}`);
+    if (Object.keys(patch).length && !(await this.tenancy.updateOrganization(orgId, patch))) throw new TenancyError(`no such organization: ${orgId}`);
     return (await this.tenancy.getOrganization(orgId))!;
   }
 
-  async setProjectBudget(projectId: string, monthlyBudgetUsd: string | null): Promise<ProjectRow> {
-    if (monthlyBudgetUsd !== null && !/^\d+(\.\d+)?$/.test(monthlyBudgetUsd))
-      throw new TenancyError(`budget must be a non-negative decimal amount, got "${monthlyBudgetUsd}"`);
-    if (!(await this.tenancy.updateProject(projectId, { monthly_budget_usd: monthlyBudgetUsd }))) throw new TenancyError(`no such project: ${projectId}`);
+  async setProjectBudget(projectId: string, monthlyBudgetUsd: string | null | undefined, notificationUsd?: string | null): Promise<ProjectRow> {
+    for (const v of [monthlyBudgetUsd, notificationUsd])
+      if (typeof v === 'string' && !/^\d{1,15}(\.\d{1,18})?$/.test(v)) throw new TenancyError(`budget must be a non-negative decimal amount, got "${v}"`);
+    const patch: Partial<ProjectRow> = {};
+    if (monthlyBudgetUsd !== undefined) patch.monthly_budget_usd = monthlyBudgetUsd;
+    if (notificationUsd !== undefined) patch.monthly_budget_notification_usd = notificationUsd;
+    const project = await this.tenancy.getProject(projectId);
+    if (!project) throw new TenancyError(`no such project: ${projectId}`);
+    if (Object.keys(patch).length) await this.tenancy.updateProject(projectId, patch);
     return (await this.tenancy.getProject(projectId))!;
   }
 }

@@ -12,6 +12,7 @@ import { type CompatProfile, type TranscriptionStatus, wireWebhookStatus } from 
 import type { BillingGuard } from '../billing/guard.js';
 import type { FilesService } from '../files/service.js';
 import type { ModelCatalog } from '../models/catalog.js';
+import type { UsageMeter } from '../usage/service.js';
 import type { TranscriptionRow, TranscriptionsRepository } from './repository.js';
 import type { TranscriptToken } from './schemas.js';
 import { PROCESS_JOB, type ProcessJobPayload, type TranscriptionsService, WEBHOOK_JOB, type WebhookJobPayload } from './service.js';
@@ -47,6 +48,8 @@ export interface ProcessorOptions {
   webhookMaxAttempts: number;
   webhookBackoffMs: (attempt: number) => number;
   clock?: Clock;
+  /** Meters each completed transcription (audio seconds of its model). */
+  meter?: UsageMeter;
   log?: (level: 'info' | 'warn' | 'error', msg: string, detail?: Record<string, unknown>) => void;
 }
 
@@ -212,6 +215,18 @@ export class TranscriptionProcessor {
     const tokens = toTranscriptTokens(words);
     const text = tokens.map((t) => t.text).join('');
     const durationMs = Math.round((decodedBytes / PCM_BYTES_PER_SECOND) * 1000);
+    // Metered before completion under the transcription's id: a re-run after a crash stores it once.
+    await this.opts.meter?.meter({
+      id: row.id,
+      kind: 'stt_async',
+      actor: { organizationId: row.organization_id, projectId: row.project_id, apiKeyId: row.api_key_id, source: row.source },
+      requestId: row.request_id,
+      clientReferenceId: row.client_reference_id,
+      model: row.resolved_model,
+      startTime: row.created_at,
+      inputAudioMs: durationMs || row.audio_duration_ms,
+      outputTextTokens: tokens.length,
+    });
     const done = await this.repo.db.transaction().execute(async (tx) => {
       await this.repo.saveTranscript(row.id, text, JSON.stringify(tokens), tx);
       const moved = await this.repo.transition(row.id, ['transcribing'], 'completed', { completed_at: this.now(), audio_duration_ms: durationMs || row.audio_duration_ms }, this.now(), tx);

@@ -92,6 +92,9 @@ export const ttsRoutes: RouteModule = async (app, { ctx }) => {
         res.off('close', onClose);
         ac.abort();
         release();
+        void tts
+          .recordUsage(req.auth, cfg, { requestId: req.id, startedAt, characters: text.length, seconds: out.seconds() })
+          .catch((err: unknown) => req.log.error({ err }, 'tts usage not recorded'));
       }
     },
   );

@@ -11,6 +11,7 @@ import type { AuthContext, AuthService } from '../auth/service.js';
 import type { BillingGuard } from '../billing/guard.js';
 import type { ConcurrencyLimits } from '../limits/concurrency.js';
 import type { RateLimits } from '../limits/rate-limits.js';
+import type { UsageMeter } from '../usage/service.js';
 import { AUDIO_FORMATS, type AudioFormat, contentTypeOf, encode } from './encoder.js';
 import { RAW_FORMATS, rawEncode } from './pcm.js';
 
@@ -86,6 +87,8 @@ export interface TtsOutput {
 export interface TtsServiceOptions {
   maxTextChars: number;
   maxAudioSeconds: number;
+  /** Meters each finished request or stream (characters in, generated seconds out). */
+  meter?: UsageMeter;
 }
 
 const invalid = (msg: string) => new ApiError('invalid_request', msg);
@@ -199,6 +202,21 @@ export class TtsService {
     if (!this.clonedVoices) throw new ApiError('voice_not_found', `Voice "${id}" not found.`);
     const { voice, style } = await this.clonedVoices(auth.projectId, id, cfg.model);
     return { ...cfg, voice, cloned: style };
+  }
+
+  /** Meter one finished (or stopped) HTTP request or WebSocket stream: the characters sent and the audio generated. */
+  async recordUsage(auth: AuthContext, cfg: TtsConfig, u: { requestId: string; startedAt: Date; characters: number; seconds: number }): Promise<void> {
+    if (!this.opts.meter || (u.characters <= 0 && u.seconds <= 0)) return;
+    await this.opts.meter.meter({
+      kind: 'tts',
+      actor: auth,
+      requestId: u.requestId,
+      clientReferenceId: cfg.clientReferenceId ?? auth.temporary?.clientReferenceId ?? null,
+      model: cfg.model.id,
+      startTime: u.startedAt,
+      inputCharacters: u.characters,
+      outputAudioMs: u.seconds * 1000,
+    });
   }
 
   /** Validate a generation request (the HTTP body or a WebSocket start message). Throws before any audio. */

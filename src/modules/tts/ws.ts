@@ -197,10 +197,12 @@ class TtsConnection {
     this.armTimeout(s);
     const startedAt = new Date();
     let out;
+    let auth;
+    let cfg;
     let returnTimestamps = false;
     try {
-      const auth = await this.tts.authorizeStart(m.api_key ?? this.handshakeKey);
-      const cfg = await this.tts.resolveConfigFor(auth, m);
+      auth = await this.tts.authorizeStart(m.api_key ?? this.handshakeKey);
+      cfg = await this.tts.resolveConfigFor(auth, m);
       if (m.return_timestamps !== undefined && m.return_timestamps !== null && typeof m.return_timestamps !== 'boolean')
         throw new ApiError('invalid_request', 'return_timestamps must be a boolean.');
       returnTimestamps = m.return_timestamps === true;
@@ -256,6 +258,9 @@ class TtsConnection {
       clearTimeout(s.timer);
       clearTimeout(s.capTimer);
       s.release?.();
+      void this.tts
+        .recordUsage(auth, cfg, { requestId, startedAt, characters: s.textChars, seconds: out.seconds() })
+        .catch((err: unknown) => this.ctx.log.error({ err, stream_id: id }, 'tts usage not recorded'));
     }
   }
 
