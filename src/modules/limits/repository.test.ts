@@ -1,42 +1,8 @@
 // LimitsRepository on both real engines: concurrency overrides and per-minute stream samples.
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgDatabase, tempDir } from '../../../test/harness.js';
-import { openDatabase, type Db } from '../../storage/database.js';
+import { DATABASE_ENGINES as engines, type OpenedDatabase as Opened } from '../../../test/databases.js';
 import { LimitsRepository, type SampleRow } from './repository.js';
-
-interface Opened {
-  db: Db;
-  cleanup(): Promise<void>;
-}
-
-const engines: [string, () => Promise<Opened>][] = [
-  [
-    'sqlite',
-    async () => {
-      const dir = tempDir('parlance-limits-repo-');
-      const db = await openDatabase({ dataDir: dir });
-      return { db, cleanup: async () => (await db.close(), rmSync(dir, { recursive: true, force: true })) };
-    },
-  ],
-  [
-    'postgres',
-    async () => {
-      const dir = tempDir('parlance-limits-repo-');
-      const pgdb = await createPgDatabase();
-      const db = await openDatabase({ dataDir: dir, databaseUrl: pgdb.url });
-      return {
-        db,
-        cleanup: async () => {
-          await db.close();
-          await pgdb.drop();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  ],
-];
 
 const row = (project: string, minute: string, node: string, v: Partial<SampleRow> = {}): SampleRow => ({
   project_id: project,

@@ -1,50 +1,10 @@
 // UsageRepository on both real engines: records, balance draws, monthly roll-ups, paging and the daily
 // summary behave the same on SQLite and PostgreSQL.
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgDatabase, tempDir } from '../../../test/harness.js';
-import { openDatabase, type Db } from '../../storage/database.js';
+import { DATABASE_ENGINES as engines, type OpenedDatabase as Opened } from '../../../test/databases.js';
 import { drawFromBalance } from '../billing/balance.js';
 import { type NewUsageRecord, UsageRepository } from './repository.js';
-
-interface Opened {
-  db: Db;
-  cleanup(): Promise<void>;
-}
-
-const engines: [string, () => Promise<Opened>][] = [
-  [
-    'sqlite',
-    async () => {
-      const dir = tempDir('parlance-usage-repo-');
-      const db = await openDatabase({ dataDir: dir });
-      return {
-        db,
-        cleanup: async () => {
-          await db.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  ],
-  [
-    'postgres',
-    async () => {
-      const dir = tempDir('parlance-usage-repo-');
-      const pgdb = await createPgDatabase();
-      const db = await openDatabase({ dataDir: dir, databaseUrl: pgdb.url });
-      return {
-        db,
-        cleanup: async () => {
-          await db.close();
-          await pgdb.drop();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  ],
-];
 
 describe.each(engines)('UsageRepository (%s)', (_engine, open) => {
   let opened: Opened;

@@ -1,36 +1,9 @@
 // VoicesRepository on both real engines: name uniqueness per project, per-model transitions (not_computed →
 // processing only once, processing → ready | failed only from processing), paging, counting and deletion.
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgDatabase, tempDir } from '../../../test/harness.js';
-import { openDatabase, type Db } from '../../storage/database.js';
+import { DATABASE_ENGINES as engines, type OpenedDatabase as Opened } from '../../../test/databases.js';
 import { type VoiceModelRow, VoiceNameTaken, type VoiceRow, VoicesRepository } from './repository.js';
-
-interface Opened {
-  db: Db;
-  cleanup(): Promise<void>;
-}
-
-const engines: [string, () => Promise<Opened>][] = [
-  [
-    'sqlite',
-    async () => {
-      const dir = tempDir('parlance-voices-repo-');
-      const db = await openDatabase({ dataDir: dir });
-      return { db, cleanup: async () => (await db.close(), rmSync(dir, { recursive: true, force: true })) };
-    },
-  ],
-  [
-    'postgres',
-    async () => {
-      const dir = tempDir('parlance-voices-repo-');
-      const pgdb = await createPgDatabase();
-      const db = await openDatabase({ dataDir: dir, databaseUrl: pgdb.url });
-      return { db, cleanup: async () => (await db.close(), await pgdb.drop(), rmSync(dir, { recursive: true, force: true })) };
-    },
-  ],
-];
 
 describe.each(engines)('VoicesRepository (%s)', (_engine, open) => {
   let opened: Opened;
