@@ -350,7 +350,7 @@ describe('real-time transcription', () => {
       ['client_reference_id over 256', (s) => ({ ...config(s), client_reference_id: 'x'.repeat(257) }), 'invalid_request', 400, /client_reference_id/],
       ['max_endpoint_delay_ms out of range', (s) => ({ ...config(s), max_endpoint_delay_ms: 100 }), 'invalid_request', 400, /max_endpoint_delay_ms/],
       ['endpoint_sensitivity out of range', (s) => ({ ...config(s), endpoint_sensitivity: 2 }), 'invalid_request', 400, /endpoint_sensitivity/],
-      ['translation one way', (s) => ({ ...config(s), translation: { type: 'one_way', target_language: 'es' } }), 'invalid_request', 400, /"es"/],
+      ['translation one way', (s) => ({ ...config(s), translation: { type: 'one_way', target_language: 'de' } }), 'invalid_request', 400, /"de"/],
       ['translation two way', (s) => ({ ...config(s), translation: { type: 'two_way', language_a: 'en', language_b: 'de' } }), 'invalid_request', 400, /"en" and "de"/],
       ['translation of unknown type', (s) => ({ ...config(s), translation: { type: 'three_way' } }), 'invalid_request', 400, /translation\.type/],
     ];

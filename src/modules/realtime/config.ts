@@ -223,7 +223,7 @@ export function languageOptions(
   catalog: { planTranslation(t: Translation, modelId: string, languages: readonly string[]): PlanResult },
 ): LanguageOptions {
   // Hints are hints: a language the model lacks is ignored, unless the client asked for strict hints.
-  const bad = config.languageHintsStrict ? unsupportedHints(config.languageHints, languages)[0] : undefined;
+  const bad = config.languageHintsStrict ? unsupportedHints(config.languageHints, languages, config.translation)[0] : undefined;
   if (bad)
     throw new ApiError('invalid_request', `Invalid request: language_hints.${bad.index}: language "${bad.language}" is not supported by model ${modelId} (supported: ${languages.join(', ')}).`);
   let plan: LanguageOptions['plan'];

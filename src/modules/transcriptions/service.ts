@@ -134,7 +134,7 @@ export class TranscriptionsService {
     const languages = resolved.engine.model.languages;
     // Hints are hints: a language no model recognises is ignored, unless the client asked for strict hints.
     if (body.language_hints_strict)
-      for (const { index, language } of unsupportedHints(body.language_hints ?? [], languages))
+      for (const { index, language } of unsupportedHints(body.language_hints ?? [], languages, body.translation))
         issue(`language_hints.${index}`, `language "${language}" is not supported by model ${resolved.model.id} (supported: ${languages.join(', ')})`, 'unsupported');
     if (body.translation) {
       const plan = this.catalog.planTranslation(body.translation, resolved.model.id, languages);

@@ -73,7 +73,12 @@ export function planTranslation(config: TranslationConfig, modelId: string, mode
   return { ok: true, plan: { config, routes } };
 }
 
-/** Strict language hints the model cannot recognise, with their index, for validation errors. */
-export function unsupportedHints(hints: readonly string[], modelLanguages: readonly string[]): { index: number; language: string }[] {
-  return hints.flatMap((language, index) => (modelLanguages.includes(language) ? [] : [{ index, language }]));
+/**
+ * Strict language hints the model cannot recognise, with their index, for validation errors. The two languages of
+ * a two-way translation are exempt: the SDK's `translate({between: [a, b]})` always sends them as strict hints,
+ * and the plan already says which of them is recognised (speech in the other one never occurs).
+ */
+export function unsupportedHints(hints: readonly string[], modelLanguages: readonly string[], translation?: TranslationConfig): { index: number; language: string }[] {
+  const exempt = translation?.type === 'two_way' ? [translation.language_a, translation.language_b] : [];
+  return hints.flatMap((language, index) => (modelLanguages.includes(language) || exempt.includes(language) ? [] : [{ index, language }]));
 }

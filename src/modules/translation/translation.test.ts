@@ -63,6 +63,9 @@ describe('planTranslation', () => {
       { index: 1, language: 'es' },
       { index: 3, language: 'xx' },
     ]);
+    // The SDK's translate({between}) sends the pair as strict hints: the pair's languages are accepted.
+    expect(unsupportedHints(['en', 'es', 'xx'], EN, { type: 'two_way', language_a: 'en', language_b: 'es' })).toEqual([{ index: 2, language: 'xx' }]);
+    expect(unsupportedHints(['es'], EN, { type: 'one_way', target_language: 'es' })).toEqual([{ index: 0, language: 'es' }]);
   });
 });
 
