@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import type { Settings } from './config/settings.js';
 import { createSttRegistry } from './engines/stt/index.js';
-import { createTranslationRegistry } from './engines/translate/registry.js';
+import { createTranslationRegistry, translationOptionsFrom } from './engines/translate/registry.js';
 import { createJobQueue } from './jobs/index.js';
 import type { JobLog, JobQueue } from './jobs/queue.js';
 import { DownloadBlockedError, DownloadFailedError, downloadToFile } from './lib/ssrf-fetch.js';
@@ -122,15 +122,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   let referenceUrl = settings.errorReferenceUrl || `${settings.publicUrl.replace(/\/+$/, '')}/docs/errors`;
   const files = new FilesService(new FilesRepository(db.kysely, db.dialect), blobs, cursors, settings);
   const stt = createSttRegistry({ pocketsphinx: { ...(settings.sttWorkers ? { poolSize: settings.sttWorkers } : {}), log: jobLog } });
-  const translation = await createTranslationRegistry({
-    enabled: settings.translationEnabled,
-    apertium: {
-      dataDir: settings.apertiumDataDir,
-      maxProcesses: settings.translationMaxProcesses,
-      idleMs: settings.translationSpareIdleSeconds * 1000,
-      timeoutMs: settings.translationTimeoutSeconds * 1000,
-    },
-  });
+  const translation = await createTranslationRegistry(translationOptionsFrom(settings));
   const models = new ModelCatalog(stt, defaultCatalog, settings.sttModelAliases, translation);
   const queue = createJobQueue({
     db,

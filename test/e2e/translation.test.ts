@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { type RealtimeToken, SonioxNodeClient } from '@soniox/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocket as WsWebSocket } from 'ws';
-import { errorBody, makeSpeech, startParlance, tempDir, waitFor, type Parlance } from '../harness.js';
+import { errorBody, makeSpeech, runCli, startParlance, tempDir, waitFor, type Parlance } from '../harness.js';
 
 const execFileP = promisify(execFile);
 const SENTENCE = 'the quick brown fox jumps over the lazy dog';
@@ -112,6 +112,20 @@ describe('GET /v1/models', () => {
       expect(m.one_way_translation).toBe('all_languages');
       expect(m.two_way_translation).toBe('specific_pairs');
     }
+  });
+});
+
+describe('parlance models translations', () => {
+  it('lists the installed directions; with translation disabled by setting, none and no targets in the catalog', async () => {
+    const r = await runCli(['models', 'translations', '--json']);
+    expect(r.code).toBe(0);
+    const { pairs } = JSON.parse(r.stdout) as { pairs: { source: string; target: string }[] };
+    expect(pairs).toEqual(expect.arrayContaining([{ source: 'en', target: 'es' }, { source: 'es', target: 'en' }, { source: 'es', target: 'pt' }]));
+    const off = await runCli(['models', 'translations', '--json'], { PARLANCE_TRANSLATION_ENABLED: 'false' });
+    expect(JSON.parse(off.stdout)).toEqual({ pairs: [] });
+    const models = await runCli(['models', 'list', '--json'], { PARLANCE_TRANSLATION_ENABLED: 'false' });
+    const m = (JSON.parse(models.stdout) as { models: Record<string, unknown>[] }).models.find((x) => x.id === 'parlance-rt-en-v1')!;
+    expect(m).toMatchObject({ translation_targets: [], two_way_translation_pairs: [], one_way_translation: null, two_way_translation: null });
   });
 });
 

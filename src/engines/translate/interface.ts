@@ -24,6 +24,8 @@ export interface TranslationEngine {
    * to `target`. Resolves with one translated string per segment, in order, trimmed.
    */
   translate(source: string, target: string, segments: readonly string[], options?: TranslateOptions): Promise<string[]>;
+  /** A translation `source` → `target` is coming soon (a real-time session started): get ready if that helps. */
+  prepare?(source: string, target: string): void;
   /** Stop child processes; further calls fail. */
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 // Translation registry: every direction any engine offers, and which engine serves it (the first registered engine
 // that has a direction wins, so a better engine registered first takes over its pairs).
+import type { Settings } from '../../config/settings.js';
 import { ApertiumEngine, type ApertiumOptions } from './apertium/engine.js';
 import type { TranslateOptions, TranslationEngine, TranslationPair } from './interface.js';
 
@@ -38,6 +39,11 @@ export class TranslationRegistry {
     return engine.translate(source, target, segments, options);
   }
 
+  /** Warm up the engine serving `source` → `target` (e.g. at the start of a real-time session). */
+  prepare(source: string, target: string): void {
+    this.byPair.get(`${source}:${target}`)?.prepare?.(source, target);
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.engines.map((e) => e.close()));
   }
@@ -54,4 +60,19 @@ export async function createTranslationRegistry(options: TranslationRegistryOpti
   const registry = new TranslationRegistry();
   if (options.enabled === false) return registry;
   return registry.register(await ApertiumEngine.create(options.apertium));
+}
+
+/** Registry options from the settings table (server and CLI alike). */
+export function translationOptionsFrom(
+  settings: Pick<Settings, 'translationEnabled' | 'apertiumDataDir' | 'translationMaxProcesses' | 'translationSpareIdleSeconds' | 'translationTimeoutSeconds'>,
+): TranslationRegistryOptions {
+  return {
+    enabled: settings.translationEnabled,
+    apertium: {
+      dataDir: settings.apertiumDataDir,
+      maxProcesses: settings.translationMaxProcesses,
+      idleMs: settings.translationSpareIdleSeconds * 1000,
+      timeoutMs: settings.translationTimeoutSeconds * 1000,
+    },
+  };
 }

@@ -25,6 +25,8 @@ export class RealtimeTranslationStep {
   ) {
     this.labels = originalLabels(opts);
     this.target = targetOf(opts);
+    // Load the pair while the first utterance is being spoken.
+    if (this.target) registry.prepare(opts.language, this.target);
   }
 
   /** Final tokens of a closed utterance. */

@@ -83,6 +83,23 @@ describe('ApertiumEngine (real apertium)', () => {
     }
   });
 
+  it('prepare() loads a spare ahead of the first call', async () => {
+    const e = await ApertiumEngine.create({ idleMs: 30_000 });
+    try {
+      e.prepare('fr', 'es');
+      e.prepare('fr', 'es'); // idempotent: still one spare
+      e.prepare('en', 'de'); // no such direction: nothing
+      expect(e.stats.spawned).toBe(1);
+      await new Promise((r) => setTimeout(r, 1500));
+      const t0 = performance.now();
+      expect((await e.translate('fr', 'es', ['le chien']))[0]).toMatch(/perro/i);
+      console.log(`apertium fr-es after prepare(): first call ${(performance.now() - t0).toFixed(0)} ms`);
+      expect(e.stats.spareHits).toBe(1);
+    } finally {
+      await e.close();
+    }
+  });
+
   it('runs at most maxProcesses at once and still answers every call', async () => {
     const e = await ApertiumEngine.create({ idleMs: 0, maxProcesses: 1 });
     try {

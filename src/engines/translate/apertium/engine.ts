@@ -164,17 +164,33 @@ export class ApertiumEngine implements TranslationEngine {
     const child = spare && spare.child.exitCode === null && spare.child.signalCode === null ? spare.child : this.spawnMode(mode);
     if (spare && child !== spare.child) killGroup(spare.child);
     if (spare && child === spare.child) this.stats.spareHits++;
-    if (this.idleMs > 0 && !this.closed) {
-      const next = this.spawnMode(mode);
-      const timer = setTimeout(() => {
-        if (this.spares.get(mode)?.child === next) this.spares.delete(mode);
-        killGroup(next);
-      }, this.idleMs);
-      timer.unref();
-      next.unref();
-      this.spares.set(mode, { child: next, timer });
-    }
+    this.spawnSpare(mode);
     return child;
+  }
+
+  private spawnSpare(mode: string): void {
+    if (this.idleMs <= 0 || this.closed) return;
+    const next = this.spawnMode(mode);
+    const timer = setTimeout(() => {
+      if (this.spares.get(mode)?.child === next) this.spares.delete(mode);
+      killGroup(next);
+    }, this.idleMs);
+    timer.unref();
+    next.unref();
+    this.spares.set(mode, { child: next, timer });
+  }
+
+  /** Have a loaded spare of the direction's mode ready (restarting its idle clock), so the first call is fast too. */
+  prepare(source: string, target: string): void {
+    const mode = this.modeOf(source, target);
+    if (!mode || this.closed || this.idleMs <= 0) return;
+    const spare = this.spares.get(mode);
+    if (spare && spare.child.exitCode === null && spare.child.signalCode === null) {
+      spare.timer.refresh();
+      return;
+    }
+    if (spare) clearTimeout(spare.timer);
+    this.spawnSpare(mode);
   }
 
   private async acquire(signal?: AbortSignal): Promise<void> {
