@@ -129,7 +129,9 @@ function checkFrames(frames: Frame[]): Tok[] {
         expect(t).toEqual({ text: t.text, confidence: 1, is_final: true });
         continue;
       }
-      expect(Object.keys(t).sort()).toEqual(['confidence', 'end_ms', 'is_final', 'start_ms', 'text']);
+      // `language` only with enable_language_identification (the English model labels every token en).
+      if ('language' in t) expect(t.language).toBe('en');
+      expect(Object.keys(t).filter((k) => k !== 'language').sort()).toEqual(['confidence', 'end_ms', 'is_final', 'start_ms', 'text']);
       expect(t.end_ms!).toBeGreaterThan(t.start_ms!);
       expect(t.confidence).toBeGreaterThanOrEqual(0);
       expect(t.confidence).toBeLessThanOrEqual(1);
@@ -289,6 +291,7 @@ describe('real-time transcription', () => {
       c.ws.send('');
       expect(await c.closed).toBe(1000);
       expect(words(checkFrames(c.frames))).toMatch(/\w/);
+      expect(c.frames.flatMap((f) => f.tokens).filter((t) => !t.text.startsWith('<')).every((t) => (t as { language?: string }).language === 'en')).toBe(true);
     }
   });
 
