@@ -217,7 +217,7 @@ describe('async transcription', () => {
 });
 
 /** A raw ws session: config, the audio as fast as possible, end of stream; every frame until close. */
-async function wsSession(config: Record<string, unknown>, audio: Buffer | null): Promise<Record<string, unknown>[]> {
+async function wsSession(config: Record<string, unknown>, audio: Buffer | null, paceMs = 0): Promise<Record<string, unknown>[]> {
   const ws = new WebSocket(`${s.url.replace('http', 'ws')}/transcribe-websocket`);
   const frames: Record<string, unknown>[] = [];
   ws.on('message', (d) => frames.push(JSON.parse((d as Buffer).toString('utf8')) as Record<string, unknown>));
@@ -225,7 +225,12 @@ async function wsSession(config: Record<string, unknown>, audio: Buffer | null):
   await new Promise<void>((r, j) => ws.once('open', () => r()).once('error', j));
   ws.send(JSON.stringify({ api_key: s.apiKey, model: 'stt-rt-v4', audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1, ...config }));
   if (audio) {
-    for (let i = 0; i < audio.length; i += 32_000) ws.send(audio.subarray(i, i + 32_000));
+    // Paced: 100 ms of audio per `paceMs`, so pauses end utterances as they would live.
+    const step = paceMs ? 3200 : 32_000;
+    for (let i = 0; i < audio.length; i += step) {
+      ws.send(audio.subarray(i, i + step));
+      if (paceMs) await new Promise((r) => setTimeout(r, paceMs));
+    }
     ws.send(Buffer.alloc(0));
   }
   await closed;
@@ -234,7 +239,7 @@ async function wsSession(config: Record<string, unknown>, audio: Buffer | null):
 
 describe('real-time WebSocket', () => {
   it('one_way es: final originals, then their translation tokens after them, all before finished', async () => {
-    const frames = await wsSession({ translation: { type: 'one_way', target_language: 'es' }, enable_endpoint_detection: true }, speechPcm);
+    const frames = await wsSession({ translation: { type: 'one_way', target_language: 'es' }, enable_endpoint_detection: true }, speechPcm, 50);
     expect(frames.at(-1)).toMatchObject({ finished: true });
     expect(frames.some((f) => 'error_code' in f)).toBe(false);
     const tokens = frames.flatMap((f) => f.tokens as Tok[]);
@@ -250,6 +255,10 @@ describe('real-time WebSocket', () => {
     const translated = finals.filter((t) => t.translation_status === 'translation');
     expectTranslationTokens(translated, 'es');
     expect(textOf(translated)).toMatch(/zorro/i);
+    // An endpoint closes the utterance after its translation (SDK utterance buffers end at <end>).
+    const finalTexts = tokens.filter((t) => t.is_final).map((t) => (t.text === '<end>' ? '<end>' : t.translation_status));
+    expect(finalTexts).toContain('<end>');
+    for (const [i, x] of finalTexts.entries()) if (x === '<end>') expect(finalTexts[i - 1]).toBe('translation');
     // Translation frames do not move the audio clocks backwards.
     const finalMs = frames.map((f) => f.final_audio_proc_ms as number);
     expect(finalMs).toEqual([...finalMs].sort((a, b) => a - b));
@@ -337,5 +346,48 @@ describe('@soniox/node translate scenarios', () => {
     await session.connect();
     await expect(session.finish()).rejects.toThrow(/"de"/);
     expect((errors[0] as Error & { code?: number; statusCode?: number })?.message ?? '').toMatch(/"de"/);
+  });
+});
+
+describe('a translation engine that fails', () => {
+  // Every apertium call is killed after 0.1 s, and there are no loaded spares: every translation times out.
+  let broken: Parlance;
+  beforeAll(async () => {
+    broken = await startParlance({ env: { PARLANCE_TRANSLATION_TIMEOUT_SECONDS: '0.1', PARLANCE_TRANSLATION_SPARE_IDLE_SECONDS: '0' } });
+  });
+  afterAll(async () => {
+    await broken?.stop();
+  });
+
+  it('fails the async job with internal_error, the real-time session with one internal_error frame, and keeps serving', async () => {
+    const form = new FormData();
+    form.set('file', new Blob([readFileSync(twoSentencesWav)]), 'two.wav');
+    const fileId = ((await (await broken.request('/v1/files', { method: 'POST', body: form })).json()) as { id: string }).id;
+    const post = (body: Record<string, unknown>) =>
+      broken.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'parlance-async-en-v1', file_id: fileId, ...body }) });
+    const poll = (id: string) =>
+      waitFor(
+        async () => (await (await broken.request(`/v1/transcriptions/${id}`)).json()) as { status: string; error_type: string | null; error_message: string | null },
+        (r) => r.status === 'completed' || r.status === 'failed',
+        90_000,
+      );
+    const failed = await poll(((await (await post({ translation: { type: 'one_way', target_language: 'es' } })).json()) as { id: string }).id);
+    expect(failed).toMatchObject({ status: 'failed', error_type: 'internal_error' });
+    expect(failed.error_message).toMatch(/translation/i);
+    expect((await poll(((await (await post({})).json()) as { id: string }).id)).status).toBe('completed');
+
+    const ws = new WebSocket(`${broken.url.replace('http', 'ws')}/transcribe-websocket`);
+    const frames: Record<string, unknown>[] = [];
+    ws.on('message', (d) => frames.push(JSON.parse((d as Buffer).toString('utf8')) as Record<string, unknown>));
+    const closed = new Promise<number>((r) => ws.on('close', (code) => r(code)));
+    await new Promise<void>((r, j) => ws.once('open', () => r()).once('error', j));
+    ws.send(JSON.stringify({ api_key: broken.apiKey, model: 'stt-rt-v4', audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1, translation: { type: 'one_way', target_language: 'es' } }));
+    ws.send(speechPcm);
+    ws.send(Buffer.alloc(0));
+    expect(await closed).toBe(1000);
+    const last = frames.at(-1)!;
+    expect(last).toMatchObject({ tokens: [], error_code: 500, error_type: 'internal_error' });
+    expect(frames.some((f) => f.finished === true)).toBe(false);
+    expect(frames.flatMap((f) => f.tokens as Tok[]).some((t) => t.translation_status === 'translation')).toBe(false);
   });
 });

@@ -320,9 +320,18 @@ export class RealtimeSession {
   private onFinal(tokens: Token[]): void {
     if (this.closed) return;
     this.tracker.final(tokens);
-    this.translation.final(tokens);
-    // Final tokens the engine produced by itself closed an utterance at a pause: that is an endpoint.
-    if (this.config.enableEndpointDetection && this.finalizing === 0 && !this.ending) this.tracker.marker(END_TOKEN);
+    // Final tokens the engine produced by itself closed an utterance at a pause: that is an endpoint, sent once the
+    // utterance's translation (if any) is out.
+    const endpoint = this.config.enableEndpointDetection && this.finalizing === 0 && !this.ending;
+    this.translation.final(
+      tokens,
+      endpoint
+        ? () => {
+            this.tracker.marker(END_TOKEN);
+            this.flush();
+          }
+        : undefined,
+    );
     this.flush();
   }
 

@@ -29,10 +29,18 @@ export class RealtimeTranslationStep {
     if (this.target) registry.prepare(opts.language, this.target);
   }
 
-  /** Final tokens of a closed utterance. */
-  final(words: readonly Token[]): void {
+  /**
+   * Final tokens of a closed utterance. `then` runs once the utterance is complete, its translation included (at
+   * once when it is not translated): the caller's `<end>` goes there, since SDK utterance buffers end at `<end>`.
+   */
+  final(words: readonly Token[], then?: () => void): void {
     const target = this.target;
-    if (!target || words.length === 0) return;
+    if (!target) return then?.();
+    if (words.length === 0) {
+      // Keep the order of earlier utterances whose translation is still running.
+      if (then) this.chain = this.chain.then(() => (this.signal.aborted ? undefined : then()));
+      return;
+    }
     const source = this.opts.language;
     const text = words.map((w) => w.text).join(' ');
     const confidence = meanConfidence(words);
@@ -40,7 +48,9 @@ export class RealtimeTranslationStep {
       if (this.signal.aborted) return;
       try {
         const [out] = await this.registry.translate(source, target, [text], { signal: this.signal });
-        if (!this.signal.aborted) this.io.emit(translationTokens(out ?? '', source, target, confidence));
+        if (this.signal.aborted) return;
+        this.io.emit(translationTokens(out ?? '', source, target, confidence));
+        then?.();
       } catch (err) {
         if (!this.signal.aborted) this.io.fail(err);
       }
