@@ -177,6 +177,40 @@ describe('async transcription', () => {
     expect(plain.tokens.every((t) => t.language === undefined && t.translation_status === undefined)).toBe(true);
   });
 
+  it('counts translation tokens against PARLANCE_TRANSCRIPT_MAX_TOKENS, at the boundary', async () => {
+    const translation = { type: 'one_way', target_language: 'es' };
+    const full = await transcript({ model: 'parlance-async-en-v1', file_id: fileId, translation });
+    const words = full.tokens.filter((t) => t.translation_status === 'original').length;
+    const total = full.tokens.length;
+    expect(total).toBeGreaterThan(words);
+    // One token short of the translated transcript: the plain transcript still fits, the translated one fails.
+    const tight = await startParlance({ env: { PARLANCE_TRANSCRIPT_MAX_TOKENS: String(total - 1) } });
+    try {
+      const form = new FormData();
+      form.set('file', new Blob([readFileSync(twoSentencesWav)]), 'two.wav');
+      const id = ((await (await tight.request('/v1/files', { method: 'POST', body: form })).json()) as { id: string }).id;
+      const run = async (body: Record<string, unknown>) => {
+        const res = await tight.request('/v1/transcriptions', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'parlance-async-en-v1', file_id: id, ...body }),
+        });
+        const { id: jobId } = (await res.json()) as { id: string };
+        return waitFor(
+          async () => (await (await tight.request(`/v1/transcriptions/${jobId}`)).json()) as { status: string; error_type: string | null; error_message: string | null },
+          (r) => r.status === 'completed' || r.status === 'failed',
+          90_000,
+        );
+      };
+      expect((await run({})).status).toBe('completed');
+      const over = await run({ translation });
+      expect(over).toMatchObject({ status: 'failed', error_type: 'transcription_output_too_long' });
+      expect(over.error_message).toContain(`${total} tokens`);
+    } finally {
+      await tight.stop();
+    }
+  });
+
   it('refuses an unsupported pair or target with invalid_request naming it', async () => {
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ type: 'one_way', target_language: 'de' }, /"de"/],
