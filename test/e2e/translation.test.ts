@@ -251,7 +251,7 @@ describe('async transcription', () => {
 });
 
 /** A raw ws session: config, the audio as fast as possible, end of stream; every frame until close. */
-async function wsSession(config: Record<string, unknown>, audio: Buffer | null, paceMs = 0): Promise<Record<string, unknown>[]> {
+async function wsSession(config: Record<string, unknown>, audio: Buffer | null, paceMs = 0, finalize = false): Promise<Record<string, unknown>[]> {
   const ws = new WebSocket(`${s.url.replace('http', 'ws')}/transcribe-websocket`);
   const frames: Record<string, unknown>[] = [];
   ws.on('message', (d) => frames.push(JSON.parse((d as Buffer).toString('utf8')) as Record<string, unknown>));
@@ -265,6 +265,7 @@ async function wsSession(config: Record<string, unknown>, audio: Buffer | null, 
       ws.send(audio.subarray(i, i + step));
       if (paceMs) await new Promise((r) => setTimeout(r, paceMs));
     }
+    if (finalize) ws.send(JSON.stringify({ type: 'finalize' }));
     ws.send(Buffer.alloc(0));
   }
   await closed;
@@ -296,6 +297,19 @@ describe('real-time WebSocket', () => {
     // Translation frames do not move the audio clocks backwards.
     const finalMs = frames.map((f) => f.final_audio_proc_ms as number);
     expect(finalMs).toEqual([...finalMs].sort((a, b) => a - b));
+  });
+
+  it('finalize: <fin> comes after the translation of everything before it; one_way en marks tokens none', async () => {
+    const frames = await wsSession({ translation: { type: 'one_way', target_language: 'ca' } }, speechPcm, 0, true);
+    expect(frames.at(-1)).toMatchObject({ finished: true });
+    const finals = frames.flatMap((f) => f.tokens as Tok[]).filter((t) => t.is_final);
+    const fin = finals.findIndex((t) => t.text === '<fin>');
+    expect(fin).toBeGreaterThan(0);
+    expect(finals[fin - 1]!.translation_status).toBe('translation');
+    expectTranslationTokens(finals.filter((t) => t.translation_status === 'translation'), 'ca');
+    const none = (await wsSession({ translation: { type: 'one_way', target_language: 'en' } }, speechPcm)).flatMap((f) => f.tokens as Tok[]);
+    expect(none.length).toBeGreaterThan(0);
+    expect(none.every((t) => t.translation_status === 'none' && t.language === 'en' && t.start_ms !== undefined)).toBe(true);
   });
 
   it('two_way en<->es translates English speech to es; enable_language_identification labels tokens en', async () => {
