@@ -102,6 +102,8 @@ describe('GET /v1/models', () => {
       const m = models.find((x) => x.id === id)!;
       expect(m.languages).toEqual([{ code: 'en', name: 'English' }]);
       expect(m.supports_language_identification).toBe(true);
+      // Said plainly: identification can only ever answer en.
+      expect(m.language_identification_languages).toEqual(['en']);
       const targets = m.translation_targets as { target_language: string; source_languages: string[]; exclude_source_languages: string[] }[];
       expect(targets).toContainEqual({ target_language: 'es', source_languages: ['en'], exclude_source_languages: [] });
       expect(targets.map((t) => t.target_language)).toEqual(expect.arrayContaining(['ca', 'eo', 'gl']));

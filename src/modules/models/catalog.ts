@@ -100,6 +100,8 @@ export class ModelCatalog {
         // Each token is labelled with the language the model recognised; a one-language model labels every token
         // with that language (it cannot tell other languages apart, so it does not guess).
         supports_language_identification: true,
+        // The languages identification can tell apart: only these ever appear as a token's `language`.
+        language_identification_languages: [...languages],
         translation_targets: [...targets.entries()]
           .sort(([a], [b]) => a.localeCompare(b))
           .map(([target_language, source_languages]) => ({ target_language, source_languages, exclude_source_languages: [] })),
