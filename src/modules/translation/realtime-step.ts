@@ -1,9 +1,8 @@
 // Real-time translation post-step: each utterance the engine closes (endpoint, finalize, end of stream) is
 // translated off the event loop and its translation tokens follow its originals. Translations are chained, so
 // utterances come out in order; finalize and end of stream wait for `drained()` before `<fin>` / `finished`.
-import type { Token } from '../../engines/stt/interface.js';
 import type { TranslationRegistry } from '../../engines/translate/registry.js';
-import { type LanguageOptions, meanConfidence, type OriginalLabels, originalLabels, targetOf, type TranslationToken, translationTokens } from './tokens.js';
+import { type LanguageOptions, meanConfidence, type OriginalLabels, originalLabels, targetOf, type TranslationToken, translationTokens, type Word } from './tokens.js';
 
 export interface RealtimeTranslationIO {
   /** Translation tokens of one utterance, ready to send. */
@@ -33,7 +32,7 @@ export class RealtimeTranslationStep {
    * Final tokens of a closed utterance. `then` runs once the utterance is complete, its translation included (at
    * once when it is not translated): the caller's `<end>` goes there, since SDK utterance buffers end at `<end>`.
    */
-  final(words: readonly Token[], then?: () => void): void {
+  final(words: readonly Word[], then?: () => void): void {
     const target = this.target;
     if (!target) return then?.();
     if (words.length === 0) {
@@ -49,7 +48,7 @@ export class RealtimeTranslationStep {
       try {
         const [out] = await this.registry.translate(source, target, [text], { signal: this.signal });
         if (this.signal.aborted) return;
-        this.io.emit(translationTokens(out ?? '', source, target, confidence));
+        this.io.emit(translationTokens(out ?? '', source, target, confidence, words[0]!.speaker));
         then?.();
       } catch (err) {
         if (!this.signal.aborted) this.io.fail(err);

@@ -10,9 +10,14 @@ export interface OriginalLabels {
   translation_status?: 'original' | 'none';
 }
 
+/** An engine word, possibly labelled with a speaker by the diarization post-step (which runs before this one). */
+export type Word = Token & { speaker?: string };
+
 export interface TranslationToken {
   text: string;
   confidence: number;
+  /** The speaker of the words translated (SDK translate() pairs an original chunk with a translation of the same speaker). */
+  speaker?: string;
   language: string;
   source_language: string;
   translation_status: 'translation';
@@ -43,11 +48,18 @@ export const meanConfidence = (words: readonly { confidence: number }[]): number
   words.length ? round3(words.reduce((s, w) => s + w.confidence, 0) / words.length) : 1;
 
 /** Translated text → tokens, each word with the leading space that joins it to what precedes it. */
-export function translationTokens(text: string, source: string, target: string, confidence: number): TranslationToken[] {
+export function translationTokens(text: string, source: string, target: string, confidence: number, speaker?: string): TranslationToken[] {
   return text
     .split(/\s+/)
     .filter(Boolean)
-    .map((w) => ({ text: ` ${w}`, confidence, language: target, source_language: source, translation_status: 'translation' }));
+    .map((w) => ({
+      text: ` ${w}`,
+      confidence,
+      ...(speaker !== undefined ? { speaker } : {}),
+      language: target,
+      source_language: source,
+      translation_status: 'translation',
+    }));
 }
 
 /** Silence between two words that starts a new segment (a sentence boundary, for want of punctuation). */
@@ -55,13 +67,13 @@ export const SEGMENT_GAP_MS = 500;
 /** Longest segment, so a pause-less monologue still translates sentence-sized pieces. */
 export const SEGMENT_MAX_WORDS = 40;
 
-/** Consecutive words split at pauses (and at SEGMENT_MAX_WORDS): the units translated in async transcripts. */
-export function splitSegments<T extends Pick<Token, 'start_ms' | 'end_ms'>>(words: readonly T[], gapMs = SEGMENT_GAP_MS, maxWords = SEGMENT_MAX_WORDS): T[][] {
+/** Consecutive words split at pauses, speaker changes and SEGMENT_MAX_WORDS: the units translated in async transcripts. */
+export function splitSegments<T extends Pick<Word, 'start_ms' | 'end_ms' | 'speaker'>>(words: readonly T[], gapMs = SEGMENT_GAP_MS, maxWords = SEGMENT_MAX_WORDS): T[][] {
   const out: T[][] = [];
   let cur: T[] = [];
   for (const w of words) {
     const prev = cur[cur.length - 1];
-    if (prev && (w.start_ms - prev.end_ms >= gapMs || cur.length >= maxWords)) {
+    if (prev && (w.start_ms - prev.end_ms >= gapMs || cur.length >= maxWords || w.speaker !== prev.speaker)) {
       out.push(cur);
       cur = [];
     }
@@ -76,6 +88,7 @@ export interface TranscriptTokenOut {
   start_ms?: number;
   end_ms?: number;
   confidence: number;
+  speaker?: string;
   language?: string;
   source_language?: string;
   translation_status?: string;
@@ -85,15 +98,16 @@ export interface TranscriptTokenOut {
  * Async transcript tokens from the engine's words: originals labelled, and — with a translation route — each
  * segment followed by its translation. One engine call translates the whole transcript.
  */
-export async function transcriptTokens(words: readonly Token[], opts: LanguageOptions, registry: TranslationRegistry, signal?: AbortSignal): Promise<TranscriptTokenOut[]> {
+export async function transcriptTokens(words: readonly Word[], opts: LanguageOptions, registry: TranslationRegistry, signal?: AbortSignal): Promise<TranscriptTokenOut[]> {
   const labels = originalLabels(opts);
   const target = targetOf(opts);
   let n = 0;
-  const original = (w: Token): TranscriptTokenOut => ({
+  const original = (w: Word): TranscriptTokenOut => ({
     text: n++ === 0 ? w.text : ` ${w.text}`,
     start_ms: w.start_ms,
     end_ms: w.end_ms,
     confidence: w.confidence,
+    ...(w.speaker !== undefined ? { speaker: w.speaker } : {}),
     ...labels,
   });
   if (!target) return words.map(original);
@@ -104,5 +118,5 @@ export async function transcriptTokens(words: readonly Token[], opts: LanguageOp
     segments.map((s) => s.map((w) => w.text).join(' ')),
     { signal },
   );
-  return segments.flatMap((seg, i) => [...seg.map(original), ...translationTokens(translated[i]!, opts.language, target, meanConfidence(seg))]);
+  return segments.flatMap((seg, i) => [...seg.map(original), ...translationTokens(translated[i]!, opts.language, target, meanConfidence(seg), seg[0]!.speaker)]);
 }

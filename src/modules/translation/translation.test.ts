@@ -79,6 +79,18 @@ describe('transcript post-step', () => {
     expect(splitSegments(words, 500, 3).map((s) => s.length)).toEqual([3, 1, 2]);
   });
 
+  it('keeps a diarization speaker label on originals and their translation, and starts a segment at a speaker change', async () => {
+    const r = planTranslation({ type: 'one_way', target_language: 'es' }, 'm', EN, registry);
+    if (!r.ok) throw new Error(r.message);
+    const spoken = words.slice(0, 4).map((w, i) => ({ ...w, speaker: i < 2 ? '1' : '2' }));
+    expect(splitSegments(spoken).map((s) => s.length)).toEqual([2, 2]);
+    const tokens = await transcriptTokens(spoken, { language: 'en', identifyLanguage: false, plan: r.plan }, registry);
+    const bySpeaker = tokens.map((t) => `${t.speaker}:${t.translation_status}`);
+    expect(bySpeaker[0]).toBe('1:original');
+    expect(bySpeaker.at(-1)).toBe('2:translation');
+    expect(bySpeaker.indexOf('2:original')).toBeGreaterThan(bySpeaker.indexOf('1:translation'));
+  });
+
   it('leaves tokens unlabelled without language identification or translation', async () => {
     const tokens = await transcriptTokens(words, { language: 'en', identifyLanguage: false }, registry);
     expect(tokens.map((t) => t.text).join('')).toBe('the house is red good morning');
