@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Token } from '../../engines/stt/interface.js';
 import { createTranslationRegistry, type TranslationRegistry } from '../../engines/translate/registry.js';
 import { oneWayTargets, planTranslation, twoWayPairs, unsupportedHints } from './plan.js';
-import { splitSegments, transcriptTokens } from './tokens.js';
+import { RealtimeTranslationStep } from './realtime-step.js';
+import { splitSegments, transcriptTokens, type TranslationToken } from './tokens.js';
 
 let registry: TranslationRegistry;
 beforeAll(async () => {
@@ -129,5 +130,45 @@ describe('transcript post-step', () => {
     const tokens = await transcriptTokens(words, { language: 'en', identifyLanguage: false, plan: r.plan }, registry);
     expect(tokens).toHaveLength(words.length);
     expect(tokens.every((t) => t.translation_status === 'none' && t.language === 'en')).toBe(true);
+  });
+});
+
+describe('real-time post-step', () => {
+  it('emits each utterance\'s translation in order, runs `then` after it, and drains before finalize/finish', async () => {
+    const r = planTranslation({ type: 'two_way', language_a: 'en', language_b: 'es' }, 'm', EN, registry);
+    if (!r.ok) throw new Error(r.message);
+    const events: string[] = [];
+    const step = new RealtimeTranslationStep({ language: 'en', plan: r.plan, identifyLanguage: false }, registry, new AbortController().signal, {
+      emit: (tokens: TranslationToken[]) => events.push(tokens.map((t) => t.text).join('')),
+      fail: (err) => events.push(`fail ${String(err)}`),
+    });
+    expect(step.labels).toEqual({ language: 'en', translation_status: 'original' });
+    step.final([word('the', 0, 100), word('house', 100, 300)], () => events.push('<end>'));
+    step.final([word('the', 900, 1000), word('dog', 1000, 1300)]);
+    step.final([], () => events.push('<end>'));
+    expect(events).toEqual([]); // nothing synchronously: translation runs off the event loop
+    await step.drained();
+    expect(events).toHaveLength(4);
+    expect(events[0]).toMatch(/casa/i);
+    expect(events[1]).toBe('<end>');
+    expect(events[2]).toMatch(/perro/i);
+    expect(events[3]).toBe('<end>');
+  });
+
+  it('without a translation route, `then` runs at once; after abort nothing is emitted and nothing fails', async () => {
+    const events: string[] = [];
+    const io = { emit: () => events.push('emit'), fail: () => events.push('fail') };
+    const none = new RealtimeTranslationStep({ language: 'en', identifyLanguage: true }, registry, new AbortController().signal, io);
+    expect(none.labels).toEqual({ language: 'en' });
+    none.final([word('hi', 0, 100)], () => events.push('<end>'));
+    expect(events).toEqual(['<end>']);
+    const r = planTranslation({ type: 'one_way', target_language: 'es' }, 'm', EN, registry);
+    if (!r.ok) throw new Error(r.message);
+    const ac = new AbortController();
+    const aborted = new RealtimeTranslationStep({ language: 'en', plan: r.plan, identifyLanguage: false }, registry, ac.signal, io);
+    aborted.final([word('hello', 0, 100)], () => events.push('late <end>'));
+    ac.abort();
+    await aborted.drained();
+    expect(events).toEqual(['<end>']);
   });
 });
