@@ -123,6 +123,9 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const files = new FilesService(new FilesRepository(db.kysely, db.dialect), blobs, cursors, settings);
   const stt = createSttRegistry({ pocketsphinx: { ...(settings.sttWorkers ? { poolSize: settings.sttWorkers } : {}), log: jobLog } });
   const translation = await createTranslationRegistry(translationOptionsFrom(settings));
+  if (settings.translationEnabled && translation.pairs().length === 0)
+    log.warn({ apertium_data_dir: settings.apertiumDataDir }, 'no translation pairs found: install apertium and apertium-<pair> packages to offer translation');
+  else log.info({ pairs: translation.pairs().map((p) => `${p.source}-${p.target}`) }, 'translation pairs');
   const models = new ModelCatalog(stt, defaultCatalog, settings.sttModelAliases, translation);
   const queue = createJobQueue({
     db,
