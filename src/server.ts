@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { ConfigError, type Settings } from './config/settings.js';
 import { createSttRegistry } from './engines/stt/index.js';
+import { createTranslationRegistry, translationOptionsFrom } from './engines/translate/registry.js';
 import { createJobQueue } from './jobs/index.js';
 import type { JobLog, JobQueue } from './jobs/queue.js';
 import { DownloadBlockedError, DownloadFailedError, downloadToFile } from './lib/ssrf-fetch.js';
@@ -139,7 +140,11 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   let referenceUrl = settings.errorReferenceUrl || `${settings.publicUrl.replace(/\/+$/, '')}/docs/errors`;
   const files = new FilesService(new FilesRepository(db.kysely, db.dialect), blobs, cursors, settings);
   const stt = createSttRegistry({ pocketsphinx: { ...(settings.sttWorkers ? { poolSize: settings.sttWorkers } : {}), log: jobLog } });
-  const models = new ModelCatalog(stt, defaultCatalog, settings.sttModelAliases);
+  const translation = await createTranslationRegistry(translationOptionsFrom(settings));
+  if (settings.translationEnabled && translation.pairs().length === 0)
+    log.warn({ apertium_data_dir: settings.apertiumDataDir }, 'no translation pairs found: install apertium and apertium-<pair> packages to offer translation');
+  else log.info({ pairs: translation.pairs().map((p) => `${p.source}-${p.target}`) }, 'translation pairs');
+  const models = new ModelCatalog(stt, defaultCatalog, settings.sttModelAliases, translation);
   const queue = createJobQueue({
     db,
     databaseUrl: settings.databaseUrl || undefined,
@@ -255,6 +260,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     async close() {
       await queue.stop();
       await stt.close();
+      await translation.close();
       await ttsRegistry.close();
       await ctx.rateLimits.close();
       await sampler.settled();

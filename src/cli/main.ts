@@ -3,6 +3,7 @@
 import { Command, Option } from 'commander';
 import { ConfigError, loadSettings, type SettingKey, type Settings } from '../config/settings.js';
 import { createSttRegistry } from '../engines/stt/index.js';
+import { createTranslationRegistry, translationOptionsFrom } from '../engines/translate/registry.js';
 import { defaultCatalog, ModelCatalog } from '../modules/models/catalog.js';
 import { openTenancy, startServer } from '../server.js';
 import { TenancyError, type TenancyService } from '../modules/tenancy/service.js';
@@ -384,14 +385,26 @@ const modelsCmd = program.command('models').description('speech models this serv
 
 withCommon(modelsCmd.command('list').description('list speech-to-text models and aliases (as GET /v1/models)')).action(async (opts: CommonOpts) => {
   const settings = settingsFrom(opts);
-  const catalog = new ModelCatalog(createSttRegistry(), defaultCatalog, settings.sttModelAliases);
+  const translation = await createTranslationRegistry({ ...translationOptionsFrom(settings), apertium: { ...translationOptionsFrom(settings).apertium, idleMs: 0 } });
+  const catalog = new ModelCatalog(createSttRegistry(), defaultCatalog, settings.sttModelAliases, translation);
   const models = catalog.list() as { id: string; aliased_model_id: string | null; transcription_mode: string; name: string }[];
   print(
     opts,
     { models },
     models.map((m) => `${m.id.padEnd(28)} ${m.transcription_mode.padEnd(10)} ${m.aliased_model_id ? `→ ${m.aliased_model_id}` : m.name}`).join('\n'),
   );
+  await translation.close();
 });
+
+withCommon(modelsCmd.command('translations').description('list the installed translation directions (apertium pairs found at start-up)')).action(
+  async (opts: CommonOpts) => {
+    const settings = settingsFrom(opts);
+    const translation = await createTranslationRegistry({ ...translationOptionsFrom(settings), apertium: { ...translationOptionsFrom(settings).apertium, idleMs: 0 } });
+    const pairs = translation.pairs();
+    print(opts, { pairs }, pairs.length ? pairs.map((p) => `${p.source} -> ${p.target}`).join('\n') : 'no translation pairs installed');
+    await translation.close();
+  },
+);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError || err instanceof TenancyError) {

@@ -452,6 +452,39 @@ export const settingDefs = {
     default: 5,
     doc: 'How often a running real-time session re-checks balance and budgets with its cost so far (ended with a 402 frame when exhausted).',
   },
+  translationEnabled: {
+    env: 'PARLANCE_TRANSLATION_ENABLED',
+    kind: 'bool',
+    default: true,
+    doc: 'Offer translation (async and real time) with the installed apertium pairs; false hides every pair.',
+  },
+  apertiumDataDir: {
+    env: 'PARLANCE_APERTIUM_DATA_DIR',
+    kind: 'string',
+    default: '/usr/share/apertium',
+    doc: 'Apertium data directory; its `modes/` lists the translation pairs, discovered at start-up (install `apertium-<pair>` packages and restart to add pairs).',
+  },
+  translationMaxProcesses: {
+    env: 'PARLANCE_TRANSLATION_MAX_PROCESSES',
+    kind: 'int',
+    min: 1,
+    default: 2,
+    doc: 'Translation processes (apertium pipelines) running at once; further translations wait their turn.',
+  },
+  translationSpareIdleSeconds: {
+    env: 'PARLANCE_TRANSLATION_SPARE_IDLE_SECONDS',
+    kind: 'number',
+    min: 0,
+    default: 120,
+    doc: 'Keep one loaded spare apertium process per recently used pair this long, hiding its start-up time (0 = none).',
+  },
+  translationTimeoutSeconds: {
+    env: 'PARLANCE_TRANSLATION_TIMEOUT_SECONDS',
+    kind: 'number',
+    min: 0.1,
+    default: 30,
+    doc: 'Longest one translation call may run before it is killed (the job or session then fails with internal_error).',
+  },
   ...rateSettings(),
 } satisfies Record<string, SettingDef>;
 

@@ -129,7 +129,9 @@ function checkFrames(frames: Frame[]): Tok[] {
         expect(t).toEqual({ text: t.text, confidence: 1, is_final: true });
         continue;
       }
-      expect(Object.keys(t).sort()).toEqual(['confidence', 'end_ms', 'is_final', 'start_ms', 'text']);
+      // `language` only with enable_language_identification (the English model labels every token en).
+      if ('language' in t) expect(t.language).toBe('en');
+      expect(Object.keys(t).filter((k) => k !== 'language').sort()).toEqual(['confidence', 'end_ms', 'is_final', 'start_ms', 'text']);
       expect(t.end_ms!).toBeGreaterThan(t.start_ms!);
       expect(t.confidence).toBeGreaterThanOrEqual(0);
       expect(t.confidence).toBeLessThanOrEqual(1);
@@ -311,6 +313,7 @@ describe('real-time transcription', () => {
       c.ws.send('');
       expect(await c.closed).toBe(1000);
       expect(words(checkFrames(c.frames))).toMatch(/\w/);
+      expect(c.frames.flatMap((f) => f.tokens).filter((t) => !t.text.startsWith('<')).every((t) => (t as { language?: string }).language === 'en')).toBe(true);
     }
   });
 
@@ -372,7 +375,7 @@ describe('real-time transcription', () => {
       ['client_reference_id over 256', (s) => ({ ...config(s), client_reference_id: 'x'.repeat(257) }), 'invalid_request', 400, /client_reference_id/],
       ['max_endpoint_delay_ms out of range', (s) => ({ ...config(s), max_endpoint_delay_ms: 100 }), 'invalid_request', 400, /max_endpoint_delay_ms/],
       ['endpoint_sensitivity out of range', (s) => ({ ...config(s), endpoint_sensitivity: 2 }), 'invalid_request', 400, /endpoint_sensitivity/],
-      ['translation one way', (s) => ({ ...config(s), translation: { type: 'one_way', target_language: 'es' } }), 'invalid_request', 400, /"es"/],
+      ['translation one way', (s) => ({ ...config(s), translation: { type: 'one_way', target_language: 'de' } }), 'invalid_request', 400, /"de"/],
       ['translation two way', (s) => ({ ...config(s), translation: { type: 'two_way', language_a: 'en', language_b: 'de' } }), 'invalid_request', 400, /"en" and "de"/],
       ['translation of unknown type', (s) => ({ ...config(s), translation: { type: 'three_way' } }), 'invalid_request', 400, /translation\.type/],
     ];

@@ -183,7 +183,7 @@ describe('transcriptions (spec profile)', () => {
       [{ model: 'parlance-async-en-v1', audio_url: 'ftp://example.com/a.wav' }, 'audio_url', 'invalid_request'],
       [{ model: 'parlance-async-en-v1', file_id: fileId, webhook_url: 'http://127.0.0.1/h', webhook_auth_header_name: 'X-A' }, 'webhook_auth_header_value', 'invalid_request'],
       [{ model: 'parlance-async-en-v1', file_id: fileId, client_reference_id: 'x'.repeat(257) }, 'client_reference_id', 'invalid_request'],
-      [{ model: 'parlance-async-en-v1', file_id: fileId, translation: { type: 'one_way', target_language: 'es' } }, 'translation', 'invalid_request'],
+      [{ model: 'parlance-async-en-v1', file_id: fileId, translation: { type: 'one_way', target_language: 'de' } }, 'translation', 'invalid_request'],
       [{ model: 'parlance-async-en-v1', file_id: fileId, language_hints: ['en', 'xx'], language_hints_strict: true }, 'language_hints.1', 'invalid_request'],
       [{ model: 'parlance-async-en-v1', file_id: fileId, context: 42 }, 'context', 'invalid_request'],
       [{ file_id: fileId }, 'model', 'invalid_request'],

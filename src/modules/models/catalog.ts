@@ -1,6 +1,8 @@
 // The public STT model catalog: ids clients send, what serves them, and the operator-editable alias table
 // (public ids that client code pins, e.g. the SDK docs' `stt-async-v4`, mapped onto our models).
 import type { ResolvedModel, SttRegistry } from '../../engines/stt/registry.js';
+import { TranslationRegistry } from '../../engines/translate/registry.js';
+import { oneWayTargets, type PlanResult, planTranslation, type TranslationConfig, twoWayPairs } from '../translation/plan.js';
 import { ApiError } from '../../wire/api-error.js';
 
 export type TranscriptionMode = 'async' | 'real_time';
@@ -19,7 +21,15 @@ export const defaultCatalog: readonly CatalogModel[] = [
   { id: 'parlance-rt-en-v1', name: 'Parlance English v1 (pocketsphinx), real time', mode: 'real_time', engineModelId: 'parlance-en-pocketsphinx-v1' },
 ];
 
-const LANGUAGE_NAMES: Record<string, string> = { en: 'English' };
+const displayNames = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'code' });
+/** English name of a language code ("es" → "Spanish"), the code itself when ICU does not know it. */
+export const languageName = (code: string): string => {
+  try {
+    return displayNames.of(code) ?? code;
+  } catch {
+    return code;
+  }
+};
 
 export interface ResolvedCatalogModel {
   /** The catalog model (after following an alias). */
@@ -35,6 +45,8 @@ export class ModelCatalog {
     private readonly registry: SttRegistry,
     models: readonly CatalogModel[] = defaultCatalog,
     aliasPairs: readonly string[] = [],
+    /** Installed translation directions (an empty registry: no translation). */
+    readonly translation: TranslationRegistry = new TranslationRegistry(),
   ) {
     for (const m of models) {
       if (!registry.resolve(m.engineModelId)) throw new Error(`catalog model ${m.id} names unknown engine model ${m.engineModelId}`);
@@ -59,28 +71,45 @@ export class ModelCatalog {
     return { model, engine: this.registry.resolve(model.engineModelId)! };
   }
 
+  /** The translation a request gets with `modelId` (a resolved catalog id) recognising `languages`, or why not. */
+  planTranslation(config: TranslationConfig, modelId: string, languages: readonly string[]): PlanResult {
+    return planTranslation(config, modelId, languages, this.translation);
+  }
+
   /** GET /v1/models entries in the shape the SDK reads (sdk-wire-notes §2.3), aliases included. */
   list(): Record<string, unknown>[] {
     const entry = (id: string, m: CatalogModel, aliasOf: string | null) => {
       const engine = this.registry.resolve(m.engineModelId)!;
+      const languages = engine.model.languages;
+      const targets = oneWayTargets(this.translation, languages);
+      const pairs = twoWayPairs(this.translation, languages);
       return {
         id,
         aliased_model_id: aliasOf,
         name: aliasOf ? `${m.name} (alias of ${aliasOf})` : m.name,
         context_version: null,
         transcription_mode: m.mode,
-        languages: engine.model.languages.map((code) => ({ code, name: LANGUAGE_NAMES[code] ?? code })),
+        // The languages the model recognises in speech: translation sources are limited to these.
+        languages: languages.map((code) => ({ code, name: languageName(code) })),
         supports_language_hints_strict: true,
         supports_max_endpoint_delay: m.mode === 'real_time',
         supports_endpoint_sensitivity: false,
         supports_endpoint_latency_adjustment: false,
         endpoint_latency_adjustment_max_level: 0,
         supports_speaker_diarization: engine.model.features.diarization,
-        supports_language_identification: false,
-        translation_targets: [],
-        two_way_translation_pairs: [],
-        one_way_translation: null,
-        two_way_translation: null,
+        // Each token is labelled with the language the model recognised; a one-language model labels every token
+        // with that language (it cannot tell other languages apart, so it does not guess).
+        supports_language_identification: true,
+        // The languages identification can tell apart: only these ever appear as a token's `language`.
+        language_identification_languages: [...languages],
+        translation_targets: [...targets.entries()]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([target_language, source_languages]) => ({ target_language, source_languages, exclude_source_languages: [] })),
+        two_way_translation_pairs: pairs,
+        // "all_languages": every language in `languages` can be translated one way (to the targets above).
+        one_way_translation: languages.length > 0 && languages.every((l) => [...targets.values()].some((s) => s.includes(l))) ? 'all_languages' : null,
+        // Two-way translation is offered for the listed pairs only.
+        two_way_translation: pairs.length ? 'specific_pairs' : null,
       };
     };
     const out = [...this.byId.values()].map((m) => entry(m.id, m, null));

@@ -3,6 +3,8 @@
 // Unknown keys are ignored (a server that rejects them would fail SDK sessions); known keys of the wrong type or out
 // of range give invalid_request naming the field.
 import { ApiError } from '../../wire/api-error.js';
+import { type PlanResult, unsupportedHints } from '../translation/plan.js';
+import type { LanguageOptions } from '../translation/tokens.js';
 
 /** Raw PCM formats (ffmpeg demuxer names after dropping the `pcm_` prefix) and the companded ones. */
 export const RAW_FORMATS = new Set([
@@ -210,8 +212,25 @@ export function parseRealtimeConfig(c: unknown): RealtimeConfig {
   };
 }
 
-/** Translation pairs no model offers yet: invalid_request naming the pair. */
-export function rejectUnavailableTranslation(t: Translation, model: string): never {
-  const pair = t.type === 'one_way' ? `one-way translation to "${t.target_language}"` : `two-way translation between "${t.language_a}" and "${t.language_b}"`;
-  throw new ApiError('invalid_request', `Invalid request: translation: ${pair} is not available for model ${model}.`);
+/**
+ * Language identification and translation of a session, checked against what the model recognises and the installed
+ * translation directions: invalid_request naming a strict hint the model lacks, or the unsupported pair.
+ */
+export function languageOptions(
+  config: RealtimeConfig,
+  modelId: string,
+  languages: readonly string[],
+  catalog: { planTranslation(t: Translation, modelId: string, languages: readonly string[]): PlanResult },
+): LanguageOptions {
+  // Hints are hints: a language the model lacks is ignored, unless the client asked for strict hints.
+  const bad = config.languageHintsStrict ? unsupportedHints(config.languageHints, languages, config.translation)[0] : undefined;
+  if (bad)
+    throw new ApiError('invalid_request', `Invalid request: language_hints.${bad.index}: language "${bad.language}" is not supported by model ${modelId} (supported: ${languages.join(', ')}).`);
+  let plan: LanguageOptions['plan'];
+  if (config.translation) {
+    const r = catalog.planTranslation(config.translation, modelId, languages);
+    if (!r.ok) throw new ApiError('invalid_request', `Invalid request: translation: ${r.message}.`);
+    plan = r.plan;
+  }
+  return { language: languages[0] ?? 'en', plan, identifyLanguage: config.enableLanguageIdentification };
 }

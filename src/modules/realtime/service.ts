@@ -20,7 +20,9 @@ import type { ConcurrencyLimits } from '../limits/concurrency.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import type { UsageMeter } from '../usage/service.js';
-import { isRawFormat, parseRealtimeConfig, type RealtimeConfig, rejectUnavailableTranslation } from './config.js';
+import { TranslationError } from '../../engines/translate/interface.js';
+import { RealtimeTranslationStep } from '../translation/realtime-step.js';
+import { isRawFormat, languageOptions, parseRealtimeConfig, type RealtimeConfig } from './config.js';
 import { AudioFormatError, createPcmSource, type PcmSource } from './pcm.js';
 import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
 
@@ -97,6 +99,7 @@ export class RealtimeSession {
   private source: PcmSource | undefined;
   private engine: StreamingSession | undefined;
   private tracker!: TokenTracker;
+  private translation!: RealtimeTranslationStep;
   private release: (() => void) | undefined;
   private readonly abort = new AbortController();
   private control: Promise<void> = Promise.resolve();
@@ -170,7 +173,7 @@ export class RealtimeSession {
       await deps.rateLimits.consume('transcribe_websocket', ctx.organizationId, ctx.projectId);
       const config = parseRealtimeConfig(msg);
       const resolved = deps.models.resolve(config.model, 'real_time');
-      if (config.translation) rejectUnavailableTranslation(config.translation, config.model);
+      const language = languageOptions(config, resolved.model.id, resolved.engine.model.languages, deps.models);
       await deps.billing.assertCanStart(ctx.organizationId, ctx.projectId);
       if (this.closed) return;
       const release = await deps.concurrency.acquire('stt', ctx);
@@ -180,7 +183,15 @@ export class RealtimeSession {
       this.usage = { ctx, model: resolved.model.id, clientReferenceId: config.clientReferenceId ?? ctx.temporary?.clientReferenceId ?? null };
       this.armUsageCheck();
       this.armCapTimer(ctx);
-      this.tracker = new TokenTracker(config.enableNonFinalTokens);
+      this.translation = new RealtimeTranslationStep(language, deps.models.translation, this.abort.signal, {
+        emit: (tokens) => {
+          this.tracker.translated(tokens);
+          this.flush();
+        },
+        fail: (err) =>
+          this.fail(err instanceof TranslationError ? new ApiError('internal_error', 'Internal error: the translation engine failed.', { cause: err }) : err),
+      });
+      this.tracker = new TokenTracker(config.enableNonFinalTokens, this.translation.labels);
       const raw = isRawFormat(config.audioFormat)
         ? { format: config.audioFormat, sampleRate: config.sampleRate!, channels: config.numChannels! }
         : undefined;
@@ -285,7 +296,17 @@ export class RealtimeSession {
   private onFinal(tokens: Token[], info: FinalInfo): void {
     if (this.closed) return;
     this.tracker.final(tokens);
-    if (this.config.enableEndpointDetection && info.endpoint && !this.ending) this.tracker.marker(END_TOKEN);
+    // Final tokens the engine closed at a pause are an endpoint, sent once the utterance's translation (if any) is out.
+    const endpoint = this.config.enableEndpointDetection && info.endpoint && !this.ending;
+    this.translation.final(
+      tokens,
+      endpoint
+        ? () => {
+            this.tracker.marker(END_TOKEN);
+            this.flush();
+          }
+        : undefined,
+    );
     this.flush();
   }
 
@@ -298,6 +319,8 @@ export class RealtimeSession {
       await this.source!.mark();
       if (this.closed) return;
       await this.engineFinalize();
+      // <fin> promises everything before it is final, translations included.
+      await this.translation.drained();
       if (this.closed) return;
       this.tracker.finalizedUpTo(this.engine!.audioMs);
       this.tracker.marker(FIN_TOKEN);
@@ -315,6 +338,7 @@ export class RealtimeSession {
       if (this.closed) return;
       this.ending = true;
       await this.engine!.end();
+      await this.translation.drained();
       if (this.closed) return;
       const audioMs = this.engine!.audioMs;
       this.tracker.finalizedUpTo(audioMs);

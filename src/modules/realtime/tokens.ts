@@ -6,6 +6,7 @@
 // - `<end>` (endpoint) and `<fin>` (finalize done) are final marker tokens the SDKs turn into events (D6).
 // - final_audio_proc_ms and total_audio_proc_ms never decrease, and final <= total.
 import type { Token } from '../../engines/stt/interface.js';
+import type { OriginalLabels, TranslationToken } from '../translation/tokens.js';
 
 export interface WireToken {
   text: string;
@@ -13,6 +14,9 @@ export interface WireToken {
   end_ms?: number;
   confidence: number;
   is_final: boolean;
+  language?: string;
+  translation_status?: 'original' | 'translation' | 'none';
+  source_language?: string;
 }
 
 export interface ResultFrame {
@@ -36,7 +40,11 @@ export class TokenTracker {
   /** Non-final tokens as last sent (to skip frames that would change nothing). */
   private lastSentNonFinal = '';
 
-  constructor(private readonly includeNonFinal: boolean) {}
+  constructor(
+    private readonly includeNonFinal: boolean,
+    /** Language / translation labels of every original token (src/modules/translation). */
+    private readonly labels: OriginalLabels = {},
+  ) {}
 
   /** Start of the oldest non-final token, or undefined when there are none. */
   get nonFinalStartMs(): number | undefined {
@@ -64,12 +72,18 @@ export class TokenTracker {
         end_ms: t.end_ms,
         confidence: round3(t.confidence),
         is_final: true,
+        ...this.labels,
       });
       this.finalWords++;
       this.finalMs = Math.max(this.finalMs, t.end_ms);
     }
     // The utterance closed: its hypothesis is replaced by the final tokens.
     this.nonFinal = [];
+  }
+
+  /** Final translation tokens of an utterance whose originals were sent before (no timings, no audio progress). */
+  translated(tokens: readonly TranslationToken[]): void {
+    for (const t of tokens) this.pendingFinal.push({ ...t, is_final: true });
   }
 
   /** A marker token (`<end>`, `<fin>`) after the final tokens so far. */
@@ -100,6 +114,7 @@ export class TokenTracker {
           end_ms: t.end_ms,
           confidence: round3(t.confidence),
           is_final: false,
+          ...this.labels,
         }),
       );
       this.lastSentNonFinal = this.nonFinalKey();

@@ -4,6 +4,7 @@
 import { decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
 import { AudioProbeError, probeAudioFile } from '../../audio/probe.js';
 import type { Token } from '../../engines/stt/interface.js';
+import { TranslationError } from '../../engines/translate/interface.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { type Job, type JobQueue, PermanentJobError } from '../../jobs/queue.js';
 import type { LocalBlobStore } from '../../storage/blob-store.js';
@@ -13,6 +14,8 @@ import type { BillingGuard } from '../billing/guard.js';
 import type { FilesService } from '../files/service.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import type { UsageMeter } from '../usage/service.js';
+import type { TranslationConfig, TranslationPlan } from '../translation/plan.js';
+import { transcriptTokens } from '../translation/tokens.js';
 import type { TranscriptionRow, TranscriptionsRepository } from './repository.js';
 import type { TranscriptToken } from './schemas.js';
 import { PROCESS_JOB, type ProcessJobPayload, type TranscriptionsService, WEBHOOK_JOB, type WebhookJobPayload } from './service.js';
@@ -51,11 +54,6 @@ export interface ProcessorOptions {
   /** Meters each completed transcription (audio seconds of its model). */
   meter?: UsageMeter;
   log?: (level: 'info' | 'warn' | 'error', msg: string, detail?: Record<string, unknown>) => void;
-}
-
-/** Engine words → transcript tokens: the first bare, the rest with the leading space that joins them. */
-export function toTranscriptTokens(words: Token[]): TranscriptToken[] {
-  return words.map((w, i) => ({ text: i === 0 ? w.text : ` ${w.text}`, start_ms: w.start_ms, end_ms: w.end_ms, confidence: w.confidence }));
 }
 
 /** An error meant for the job's record (error_type + message), as opposed to a bug. */
@@ -212,7 +210,9 @@ export class TranscriptionProcessor {
     }
     if (words.length > this.opts.maxTokens)
       throw new JobFailure('transcription_output_too_long', `The transcript has ${words.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`);
-    const tokens = toTranscriptTokens(words);
+    const tokens = await this.languageStep(row, engine.model.languages, words, signal);
+    if (tokens.length > this.opts.maxTokens)
+      throw new JobFailure('transcription_output_too_long', `The transcript with its translation has ${tokens.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`);
     const text = tokens.map((t) => t.text).join('');
     const durationMs = Math.round((decodedBytes / PCM_BYTES_PER_SECOND) * 1000);
     // Metered before completion under the transcription's id: a re-run after a crash stores it once.
@@ -237,6 +237,27 @@ export class TranscriptionProcessor {
       await this.blobs.remove(row.audio_blob_key!);
       await this.repo.update(row.id, { audio_blob_key: null });
       this.log('info', 'transcription completed', { id: row.id, audio_ms: durationMs, tokens: tokens.length });
+    }
+  }
+
+  /** Post-step: language labels and translation of the recognised words (src/modules/translation). */
+  private async languageStep(row: TranscriptionRow, languages: readonly string[], words: Token[], signal: AbortSignal): Promise<TranscriptToken[]> {
+    const registry = this.catalog.translation;
+    let plan: TranslationPlan | undefined;
+    if (row.translation) {
+      const r = this.catalog.planTranslation(JSON.parse(row.translation) as TranslationConfig, row.resolved_model, languages);
+      // Validated at creation; only an uninstalled pair gets here.
+      if (!r.ok) throw new JobFailure('invalid_request', `Invalid request: translation: ${r.message}.`);
+      plan = r.plan;
+    }
+    try {
+      return await transcriptTokens(words, { language: languages[0] ?? 'en', plan, identifyLanguage: row.enable_language_identification === 1 }, registry, signal);
+    } catch (err) {
+      if (err instanceof TranslationError && !signal.aborted) {
+        this.log('error', 'translation failed', { id: row.id, err: err.message });
+        throw new JobFailure('internal_error', 'Internal error: the translation engine failed.');
+      }
+      throw err;
     }
   }
 

@@ -13,6 +13,7 @@ import type { AuthContext } from '../auth/service.js';
 import type { BillingGuard } from '../billing/guard.js';
 import type { FilesService } from '../files/service.js';
 import type { ModelCatalog } from '../models/catalog.js';
+import { unsupportedHints } from '../translation/plan.js';
 import type { TranscriptionRow, TranscriptionsRepository } from './repository.js';
 import type { CreateTranscriptionBody, TranscriptionRecord, TranscriptToken } from './schemas.js';
 
@@ -131,13 +132,13 @@ export class TranscriptionsService {
 
     const resolved = this.catalog.resolve(body.model, 'async');
     const languages = resolved.engine.model.languages;
-    if (body.language_hints_strict) {
-      for (const [i, lang] of (body.language_hints ?? []).entries())
-        if (!languages.includes(lang)) issue(`language_hints.${i}`, `language "${lang}" is not supported by model ${resolved.model.id} (supported: ${languages.join(', ')})`);
-    }
+    // Hints are hints: a language no model recognises is ignored, unless the client asked for strict hints.
+    if (body.language_hints_strict)
+      for (const { index, language } of unsupportedHints(body.language_hints ?? [], languages, body.translation))
+        issue(`language_hints.${index}`, `language "${language}" is not supported by model ${resolved.model.id} (supported: ${languages.join(', ')})`, 'unsupported');
     if (body.translation) {
-      const pair = body.translation.type === 'one_way' ? `to ${body.translation.target_language}` : `${body.translation.language_a} <-> ${body.translation.language_b}`;
-      issue('translation', `translation ${pair} is not available for model ${resolved.model.id}`, 'unsupported');
+      const plan = this.catalog.planTranslation(body.translation, resolved.model.id, languages);
+      if (!plan.ok) issue('translation', plan.message, 'unsupported');
     }
     if (issues.length)
       throw new ApiError('invalid_request', `Invalid request: ${issues.map((i) => `${i.location}: ${i.message}`).join('; ')}`, { validationErrors: issues });

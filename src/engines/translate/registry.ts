@@ -1,0 +1,78 @@
+// Translation registry: every direction any engine offers, and which engine serves it (the first registered engine
+// that has a direction wins, so a better engine registered first takes over its pairs).
+import type { Settings } from '../../config/settings.js';
+import { ApertiumEngine, type ApertiumOptions } from './apertium/engine.js';
+import type { TranslateOptions, TranslationEngine, TranslationPair } from './interface.js';
+
+export class TranslationRegistry {
+  private readonly engines: TranslationEngine[] = [];
+  private readonly byPair = new Map<string, TranslationEngine>();
+
+  register(engine: TranslationEngine): this {
+    this.engines.push(engine);
+    for (const p of engine.pairs) {
+      const key = `${p.source}:${p.target}`;
+      if (!this.byPair.has(key)) this.byPair.set(key, engine);
+    }
+    return this;
+  }
+
+  /** Whether `source` → `target` can be translated. */
+  has(source: string, target: string): boolean {
+    return this.byPair.has(`${source}:${target}`);
+  }
+
+  /** Every direction, sorted by source then target. */
+  pairs(): TranslationPair[] {
+    return [...this.byPair.keys()]
+      .map((k) => {
+        const [source, target] = k.split(':') as [string, string];
+        return { source, target };
+      })
+      .sort((a, b) => a.source.localeCompare(b.source) || a.target.localeCompare(b.target));
+  }
+
+  /** Translate segments `source` → `target` with the engine serving that direction. */
+  translate(source: string, target: string, segments: readonly string[], options?: TranslateOptions): Promise<string[]> {
+    const engine = this.byPair.get(`${source}:${target}`);
+    if (!engine) return Promise.reject(new Error(`no translation engine for ${source}-${target}`));
+    return engine.translate(source, target, segments, options);
+  }
+
+  /** Warm up the engine serving `source` → `target` (e.g. at the start of a real-time session). */
+  prepare(source: string, target: string): void {
+    this.byPair.get(`${source}:${target}`)?.prepare?.(source, target);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.engines.map((e) => e.close()));
+  }
+}
+
+export interface TranslationRegistryOptions {
+  /** False: no engines (translation unavailable everywhere). */
+  enabled?: boolean;
+  apertium?: ApertiumOptions;
+}
+
+/** The engines this build ships, discovered from what is installed. */
+export async function createTranslationRegistry(options: TranslationRegistryOptions = {}): Promise<TranslationRegistry> {
+  const registry = new TranslationRegistry();
+  if (options.enabled === false) return registry;
+  return registry.register(await ApertiumEngine.create(options.apertium));
+}
+
+/** Registry options from the settings table (server and CLI alike). */
+export function translationOptionsFrom(
+  settings: Pick<Settings, 'translationEnabled' | 'apertiumDataDir' | 'translationMaxProcesses' | 'translationSpareIdleSeconds' | 'translationTimeoutSeconds'>,
+): TranslationRegistryOptions {
+  return {
+    enabled: settings.translationEnabled,
+    apertium: {
+      dataDir: settings.apertiumDataDir,
+      maxProcesses: settings.translationMaxProcesses,
+      idleMs: settings.translationSpareIdleSeconds * 1000,
+      timeoutMs: settings.translationTimeoutSeconds * 1000,
+    },
+  };
+}
