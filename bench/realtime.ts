@@ -146,7 +146,7 @@ export async function run({ quick, cleanup, log }: SuiteOptions): Promise<SuiteR
     met: finals.length === clips.length && fz.p95 <= 1000,
   });
 
-  const levels = quick ? [1, 2, 4] : [1, 2, 4, 8, 12, 16, 24, 32].filter((n) => n <= Math.max(4, 2 * os.availableParallelism()) * 2);
+  const levels = quick ? [1, 2, 4] : [1, 2, 4, 8, 12, 16, 24, 32].filter((n) => n <= 12 * os.availableParallelism());
   const concurrency: Record<string, unknown>[] = [];
   let sustained = 0;
   const idleRss = processMemory(pid).rss;
