@@ -40,7 +40,7 @@ export function parseWav(buf: Buffer): { sampleRate: number; pcm: Buffer } {
   throw new SynthesisError('synthesizer output has no data chunk');
 }
 
-export async function runWavProcess(cmd: string, args: string[], opts: { stdin?: string; signal?: AbortSignal }): Promise<{ sampleRate: number; pcm: Buffer }> {
+export async function runWavProcess(cmd: string, args: string[], opts: { stdin?: string | Buffer; signal?: AbortSignal }): Promise<{ sampleRate: number; pcm: Buffer }> {
   opts.signal?.throwIfAborted();
   const outFile = args.includes(OUT_FILE) ? path.join(tmpdir(), `parlance-tts-${randomBytes(8).toString('hex')}.wav`) : undefined;
   if (outFile) args = args.map((a) => (a === OUT_FILE ? outFile : a));
