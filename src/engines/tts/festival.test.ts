@@ -1,5 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { encodeForFestival } from './festival.js';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { encodeForFestival, FestivalEngine } from './festival.js';
+import { TtsRegistry } from './registry.js';
 
 describe('encodeForFestival', () => {
   it('converts to single-byte codings that decode back to the same text', () => {
@@ -24,5 +28,57 @@ describe('encodeForFestival', () => {
     expect(encodeForFestival('ő ’x” Ж', 'ISO-8859-1').toString('latin1')).toBe(`o 'x"  `);
     // A precomposed letter given decomposed (c + combining háček) is composed first.
     expect(new TextDecoder('iso-8859-2').decode(encodeForFestival('c\u030C', 'ISO-8859-2'))).toBe('č');
+  });
+});
+
+describe('FestivalEngine voice discovery (real festival)', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'festival-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** festival started with only these voices known: as if the other festvox packages were not installed. */
+  function festivalWith(voices: string[]): string {
+    const scm = path.join(dir, `only-${voices.join('-')}.scm`);
+    writeFileSync(scm, `(set! voice-locations (list ${voices.map((v) => `(assoc '${v} voice-locations)`).join(' ')}))\n`);
+    const bin = path.join(dir, `festival-${voices.join('-')}`);
+    writeFileSync(bin, `#!/bin/sh\nexec festival ${scm} "$@"\n`);
+    chmodSync(bin, 0o755);
+    return bin;
+  }
+
+  it('reads every installed voice with its language, gender and coding', async () => {
+    const e = await new FestivalEngine().init();
+    expect(e.languages.map((l) => l.code)).toEqual(['ca', 'cs', 'en', 'fi', 'hi', 'it', 'mr', 'ru', 'te']);
+    expect(e.voices.find((v) => v.id === 'czech_dita')).toMatchObject({ gender: 'female', languages: ['cs'], coding: 'ISO-8859-2', sampleRate: 32000 });
+    expect(e.voices.find((v) => v.id === 'msu_ru_nsh_clunits')).toMatchObject({ gender: 'male', languages: ['ru'], coding: 'utf-8' });
+    // No coding proclaimed: festival's default, Latin-1.
+    expect(e.voices.find((v) => v.id === 'kal_diphone')).toMatchObject({ languages: ['en'], coding: 'ISO-8859-1' });
+  });
+
+  it('offers only the voices festival knows: a missing package is a missing voice and language', async () => {
+    const e = await new FestivalEngine('text2wave', festivalWith(['czech_dita', 'kal_diphone'])).init();
+    expect(e.voices.map((v) => v.id).sort()).toEqual(['czech_dita', 'kal_diphone']);
+    expect(e.languages.map((l) => l.code)).toEqual(['cs', 'en']);
+    // And it still speaks with the voices it has.
+    let samples = 0;
+    for await (const ch of e.synthesize('Dobrý den.', 'czech_dita', 'cs')) samples += ch.pcm.length / 2;
+    expect(samples / 32000).toBeGreaterThan(0.4);
+  });
+
+  it('a festival that cannot list voices gives no voices (the model is then not offered), not a crash', async () => {
+    const broken = path.join(dir, 'festival-broken');
+    writeFileSync(broken, '#!/bin/sh\nexit 3\n');
+    chmodSync(broken, 0o755);
+    const e = await new FestivalEngine('text2wave', broken).init();
+    expect(e.voices).toEqual([]);
+    expect(e.languages).toEqual([]);
+    expect(await new FestivalEngine('text2wave', path.join(dir, 'no-such-festival')).available()).toBe(false);
+  });
+
+  it('the registry maps curated names onto installed voices only, each with its one language', async () => {
+    const reg = await TtsRegistry.create([], ['parlance-tts-festival-v1']);
+    const m = reg.resolve('parlance-tts-festival-v1')!;
+    expect(m.voices.find((v) => v.id === 'Dita')).toMatchObject({ engineVoice: 'czech_dita', languages: ['cs'], gender: 'female', accent: 'czech' });
+    expect(m.voices.find((v) => v.id === 'Leena')!.gender).toBe('female'); // festival proclaims lj male; the speaker is a woman
+    expect(m.voices.every((v) => v.languages?.length === 1 && !v.variant)).toBe(true);
   });
 });

@@ -116,9 +116,15 @@ export class FestivalEngine implements TtsEngine {
 
   /** Read the installed voices and their languages from festival. */
   async init(): Promise<this> {
-    const child = execFileP(this.festivalBin, ['--pipe'], { timeout: 30_000 });
-    child.child.stdin?.end(LIST_VOICES);
-    const { stdout } = await child;
+    let stdout = '';
+    try {
+      const child = execFileP(this.festivalBin, ['--pipe'], { timeout: 30_000 });
+      child.child.stdin?.on('error', () => undefined); // festival gone before reading: its exit status tells
+      child.child.stdin?.end(LIST_VOICES);
+      stdout = (await child).stdout;
+    } catch {
+      return this; // festival cannot list its voices: no voice, so the model is not offered
+    }
     const langs = new Map<string, TtsLanguage>();
     for (const line of stdout.split('\n')) {
       const [tag, id, language, gender, coding] = line.trim().split(/\s+/);
