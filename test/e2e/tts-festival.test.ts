@@ -213,6 +213,35 @@ describe('POST /tts with every festival voice in its language', () => {
     expect(((await de.json()) as { error_message: string }).error_message).toMatch(/not supported by model/);
   });
 
+  it('text a voice cannot pronounce: refused before audio when it is all there is, silent between sentences it can', async () => {
+    // Latin alone for the Hindi voice (festival would crash), Cyrillic alone for the Czech one (ISO-8859-2 has none).
+    for (const [voice, language, text] of [
+      ['Arjun', 'hi', 'Hello there.'],
+      ['Ravi', 'te', 'abc'],
+      ['Dita', 'cs', 'Привет мир.'],
+    ]) {
+      const res = await tts({ ...base, voice, language, text });
+      expect(res.status, voice).toBe(400);
+      const body = (await res.json()) as Record<string, unknown>;
+      expect(body.error_type).toBe('invalid_request');
+      expect(body.error_message).toMatch(/nothing voice/);
+    }
+    const mixed = await seconds({ ...base, voice: 'Arjun', language: 'hi', text: 'Hello there. नमस्ते, आप कैसे हैं? — ... नमस्ते।' });
+    const hindiOnly = await seconds({ ...base, voice: 'Arjun', language: 'hi', text: 'नमस्ते, आप कैसे हैं? नमस्ते।' });
+    expect(Math.abs(mixed - hindiOnly)).toBeLessThan(0.3);
+    expect(await seconds({ ...base, voice: 'Dita', language: 'cs', text: 'Dobrý den. Привет мир. Jak se máte?' })).toBeGreaterThan(1.5);
+    // Over the WebSocket the unpronounceable chunk is silent and the stream ends normally.
+    const c = await openTts(s.url);
+    c.send({ api_key: s.apiKey, model: MODEL, voice: 'Ravi', language: 'te', audio_format: 'pcm_s16le', sample_rate: 16000, stream_id: 't' });
+    c.send({ stream_id: 't', text: 'abc. ', text_end: false });
+    c.send({ stream_id: 't', text: 'నమస్కారం, మీరు ఎలా ఉన్నారు?', text_end: true });
+    await c.next((f) => f.stream_id === 't' && f.terminated === true, 30_000);
+    expect(c.frames.some((f) => f.stream_id === 't' && f.error_type !== undefined)).toBe(false);
+    expect(c.frames.some((f) => f.stream_id === 't' && f.audio_end === true)).toBe(true);
+    expect((await probeAudio(streamAudio(c.frames, 't'), 'pcm_s16le', 16000)).seconds).toBeGreaterThan(1);
+    c.close();
+  });
+
   it('over the WebSocket: a mismatched voice ends that stream with invalid_request; a matching one speaks', async () => {
     const c = await openTts(s.url);
     const start = (id: string, voice: string, language: string) =>

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { encodeForFestival, FestivalEngine } from './festival.js';
+import { encodeForFestival, FestivalEngine, festivalSpeaks } from './festival.js';
 import { TtsRegistry } from './registry.js';
 
 describe('encodeForFestival', () => {
@@ -28,6 +28,20 @@ describe('encodeForFestival', () => {
     expect(encodeForFestival('ő ’x” Ж', 'ISO-8859-1').toString('latin1')).toBe(`o 'x"  `);
     // A precomposed letter given decomposed (c + combining háček) is composed first.
     expect(new TextDecoder('iso-8859-2').decode(encodeForFestival('c\u030C', 'ISO-8859-2'))).toBe('č');
+  });
+});
+
+describe('festivalSpeaks', () => {
+  it('needs the Indian voices\' own script (or digits), and a letter the coding carries for the others', () => {
+    const hi = { coding: 'UTF-8', languages: ['hi'] };
+    expect(festivalSpeaks('नमस्ते Google', hi)).toBe(true);
+    expect(festivalSpeaks('123', hi)).toBe(true);
+    expect(festivalSpeaks('Hello world', hi)).toBe(false);
+    expect(festivalSpeaks('నమస్కారం', hi)).toBe(false);
+    const cs = { coding: 'ISO-8859-2', languages: ['cs'] };
+    expect(festivalSpeaks('Příliš', cs)).toBe(true);
+    expect(festivalSpeaks('Привет — !', cs)).toBe(false);
+    expect(festivalSpeaks('Привет', { coding: 'utf-8', languages: ['ru'] })).toBe(true);
   });
 });
 

@@ -78,20 +78,44 @@ function singleByteTable(coding: string): Map<string, number> {
 }
 
 /**
- * The bytes festival reads for `text` in a voice's coding. Characters the coding lacks fall back to their
- * base letter (NFKD: "ő" → "o", "’" is kept as "'" where the coding has it), else to a space.
+ * The text as the voice's coding can carry it: characters the coding lacks fall back to their base letter
+ * (NFKD: "ő" → "o"; typographic quotes → ASCII ones), else to a space.
  */
+function representable(text: string, coding: string): string {
+  const c = coding.toLowerCase().replace(/^utf8$/, 'utf-8');
+  if (c === 'utf-8') return text;
+  const table = singleByteTable(c);
+  let out = '';
+  for (const ch of text.normalize('NFC')) {
+    if (table.has(ch)) {
+      out += ch;
+      continue;
+    }
+    const alt = ch === '\u2019' || ch === '\u2018' ? "'" : ch === '\u201c' || ch === '\u201d' ? '"' : ch.normalize('NFKD').charAt(0);
+    out += table.has(alt) ? alt : ' ';
+  }
+  return out;
+}
+
+/** The bytes festival reads for `text` in a voice's coding (see representable). */
 export function encodeForFestival(text: string, coding: string): Buffer {
   const c = coding.toLowerCase().replace(/^utf8$/, 'utf-8');
-  if (c === 'utf-8') return Buffer.from(text, 'utf8');
+  const kept = representable(text, coding);
+  if (c === 'utf-8') return Buffer.from(kept, 'utf8');
   const table = singleByteTable(c);
-  const out: number[] = [];
-  for (const ch of text.normalize('NFC')) {
-    let b = table.get(ch);
-    if (b === undefined) b = table.get(ch === '\u2019' || ch === '\u2018' ? "'" : ch === '\u201c' || ch === '\u201d' ? '"' : ch.normalize('NFKD').charAt(0));
-    out.push(b ?? 0x20);
-  }
-  return Buffer.from(out);
+  return Buffer.from(Array.from(kept, (ch) => table.get(ch) ?? 0x20));
+}
+
+/**
+ * What a voice can pronounce at all. The Indian voices read only their own script and digits (text in other
+ * scripts alone crashes festival); every voice needs a letter or digit its coding carries.
+ */
+const SCRIPTS: Record<string, RegExp> = { hi: /[\u0900-\u097F\p{Nd}]/u, mr: /[\u0900-\u097F\p{Nd}]/u, te: /[\u0C00-\u0C7F\p{Nd}]/u };
+
+export function festivalSpeaks(text: string, voice: Pick<FestivalVoice, 'coding' | 'languages'>): boolean {
+  const script = SCRIPTS[voice.languages?.[0] ?? ''];
+  if (script && !script.test(text)) return false;
+  return /[\p{L}\p{N}]/u.test(representable(text, voice.coding));
 }
 
 function parseGender(g: string | undefined): Gender {
@@ -144,6 +168,11 @@ export class FestivalEngine implements TtsEngine {
     return this;
   }
 
+  speaks(text: string, voice: string): boolean {
+    const v = this.voices.find((x) => x.id === voice);
+    return !v || festivalSpeaks(text, v);
+  }
+
   async *synthesize(text: AsyncIterable<string> | string, voice: string, _language: string, opts: SynthesisOptions = {}): AsyncGenerator<SynthesisChunk> {
     const v = this.voices.find((x) => x.id === voice);
     if (!v) throw new Error(`festival voice ${voice} is not installed`);
@@ -157,7 +186,12 @@ export class FestivalEngine implements TtsEngine {
     const tempo = voice.endsWith('_clunits') && Math.abs(speed - 1) > 0.005 ? `atempo=${speed.toFixed(3)}` : undefined;
     const args = ['-o', OUT_FILE, '-F', String(v.sampleRate), '-eval', `(voice_${voice})`, ...rateControl.flatMap((e) => ['-eval', e])];
     for await (const seg of segments(text)) {
-      let { pcm } = await runWavProcess(this.bin, args, { stdin: encodeForFestival(seg, v.coding), signal: opts.signal });
+      // A segment the voice cannot pronounce (another script, only symbols) is silent, not a failure.
+      if (!festivalSpeaks(seg, v)) {
+        yield { pcm: Buffer.alloc(0), sampleRate: v.sampleRate, text: seg };
+        continue;
+      }
+      let { pcm } = await runWavProcess(this.bin, args, { stdin: encodeForFestival(seg, v.coding), signal: opts.signal, emptyOk: true });
       // Cluster-unit voices play their recorded units at their own pace: change the tempo, keep the pitch.
       if (tempo && pcm.length) pcm = await decodeToBuffer(Readable.from([pcm]), { rawInputRate: v.sampleRate, sampleRate: v.sampleRate, filter: tempo, signal: opts.signal });
       yield { pcm, sampleRate: v.sampleRate, text: seg };

@@ -307,12 +307,14 @@ export class TtsService {
     return { ...base, voice };
   }
 
-  /** Validate the whole text of an HTTP request. */
-  checkText(text: unknown): string {
+  /** Validate the whole text of an HTTP request (for the resolved voice: festival's Hindi voice reads no Latin). */
+  checkText(text: unknown, cfg?: TtsConfig): string {
     if (text === undefined || text === null) throw invalid('text is required.');
     if (typeof text !== 'string') throw invalid('text must be a string.');
     if (!/[\p{L}\p{N}]/u.test(text)) throw invalid('text must contain something to speak.');
     if (text.length > this.opts.maxTextChars) throw invalid(`text is longer than ${this.opts.maxTextChars} characters.`);
+    if (cfg?.model.engine.speaks && !cfg.model.engine.speaks(text, cfg.voice.engineVoice))
+      throw invalid(`text has nothing voice "${cfg.voice.id}" can pronounce in "${cfg.language}" (check the text's script and the language).`);
     return text;
   }
 
