@@ -275,8 +275,12 @@ async function killChild(name: RegExp): Promise<number> {
   while (Date.now() < deadline) {
     const [pid] = await children(s.pid, name);
     if (pid) {
-      process.kill(pid, 'SIGKILL');
-      return pid;
+      try {
+        process.kill(pid, 'SIGKILL');
+        return pid;
+      } catch {
+        // that segment's process had just finished: wait for the next one
+      }
     }
     await new Promise((r) => setTimeout(r, 20));
   }
