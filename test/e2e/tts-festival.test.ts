@@ -290,33 +290,37 @@ async function killChild(name: RegExp): Promise<number> {
 const LONG = Array.from({ length: 30 }, (_, i) => `This is sentence number ${i + 1} of a long text.`).join(' ');
 
 describe('an engine failure after streaming began', () => {
-  it('POST /tts: the response is cut off (no clean end); the server keeps serving', async () => {
-    const res = await tts({ ...base, text: LONG });
-    expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    const first = await reader.read();
-    expect(first.done).toBe(false);
-    let received = first.value!.length;
-    await killChild(/text2wave/);
-    // Reading on must fail: a truncated chunked body, not a clean end of a shorter response.
-    const outcome = await (async () => {
-      try {
-        for (;;) {
-          const r = await reader.read();
-          if (r.done) return 'clean end';
-          received += r.value.length;
+  for (const format of ['pcm_s16le', 'mp3']) {
+    it(`POST /tts (${format}): the response is cut off (no clean end); nothing is left running; the server keeps serving`, async () => {
+      const res = await tts({ ...base, audio_format: format, text: LONG });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      const first = await reader.read();
+      expect(first.done).toBe(false);
+      let received = first.value!.length;
+      await killChild(/text2wave/);
+      // Reading on must fail: a truncated chunked body, not a clean end of a shorter response.
+      const outcome = await (async () => {
+        try {
+          for (;;) {
+            const r = await reader.read();
+            if (r.done) return 'clean end';
+            received += r.value.length;
+          }
+        } catch (err) {
+          return `aborted: ${(err as Error).message}`;
         }
-      } catch (err) {
-        return `aborted: ${(err as Error).message}`;
-      }
-    })();
-    expect(outcome).toMatch(/^aborted/);
-    // Far less than the 30 sentences' audio (~75 s at 32 kB/s).
-    expect(received).toBeLessThan(30 * 2 * 16000);
-    const again = await tts({ ...base, text: 'Still here.' });
-    expect(again.status).toBe(200);
-    expect((await probeAudio(Buffer.from(await again.arrayBuffer()), 'pcm_s16le', 16000)).seconds).toBeGreaterThan(0.5);
-  });
+      })();
+      expect(outcome).toMatch(/^aborted/);
+      // Far less than the 30 sentences' audio (~75 s; 32 kB/s as PCM).
+      expect(received).toBeLessThan(30 * 2 * 16000);
+      // The encoder (mp3: an ffmpeg child) and the synthesis are gone with the request.
+      await expect.poll(() => children(s.pid, /text2wave|ffmpeg/), { timeout: 5000 }).toEqual([]);
+      const again = await tts({ ...base, text: 'Still here.' });
+      expect(again.status).toBe(200);
+      expect((await probeAudio(Buffer.from(await again.arrayBuffer()), 'pcm_s16le', 16000)).seconds).toBeGreaterThan(0.5);
+    });
+  }
 
   it('WebSocket: the stream gets an error frame then terminated; the other stream and the connection carry on', async () => {
     const c = await openTts(s.url);
