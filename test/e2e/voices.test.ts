@@ -391,7 +391,19 @@ describe('models added later, recompute and restarts', () => {
       const after = (await all.json()) as VoiceRecord;
       expect(statusOf(after, FESTIVAL)!.status).toBe('processing');
       expect(statusOf(after, FLITE)!.status).toBe('ready');
-      expect(statusOf(await settled(a, v.id, [FESTIVAL], 180_000), FESTIVAL)!.status).toBe('ready');
+      const festivalReady = await settled(a, v.id, [FESTIVAL], 180_000);
+      expect(statusOf(festivalReady, FESTIVAL)!.status).toBe('ready');
+      expect(['Adrian', 'Keith', 'Sarah']).toContain(statusOf(festivalReady, FESTIVAL)!.base_voice);
+      // Festival voices speak one language each and the cloned voice's base is an English one: it speaks
+      // English there, and another of festival's languages is refused before audio.
+      expect((await speak(a, v.id, FESTIVAL)).status).toBe(200);
+      const cs = await a.request('/tts', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: FESTIVAL, language: 'cs', voice: v.id, audio_format: 'wav', text: 'Dobrý den.' }),
+      });
+      expect(cs.status).toBe(400);
+      expect((await ttsError(cs)).error_type).toBe('invalid_request');
     } finally {
       await a?.stop();
       rmSync(dataDir, { recursive: true, force: true });

@@ -52,6 +52,8 @@ export interface TtsEngine {
   readonly supportsPitchRange?: boolean;
   /** Synthesize `text` with `voice` (an EngineVoice id) in `language`. Abort with opts.signal. */
   synthesize(text: AsyncIterable<string> | string, voice: string, language: string, opts?: SynthesisOptions): AsyncIterable<SynthesisChunk>;
+  /** Whether `voice` can pronounce anything of `text` (undefined: every voice speaks any text). */
+  speaks?(text: string, voice: string): boolean;
   /** Check that the engine's program is present (startup). */
   available(): Promise<boolean>;
 }

@@ -40,7 +40,7 @@ export function parseWav(buf: Buffer): { sampleRate: number; pcm: Buffer } {
   throw new SynthesisError('synthesizer output has no data chunk');
 }
 
-export async function runWavProcess(cmd: string, args: string[], opts: { stdin?: string; signal?: AbortSignal }): Promise<{ sampleRate: number; pcm: Buffer }> {
+export async function runWavProcess(cmd: string, args: string[], opts: { stdin?: string | Buffer; signal?: AbortSignal; emptyOk?: boolean }): Promise<{ sampleRate: number; pcm: Buffer }> {
   opts.signal?.throwIfAborted();
   const outFile = args.includes(OUT_FILE) ? path.join(tmpdir(), `parlance-tts-${randomBytes(8).toString('hex')}.wav`) : undefined;
   if (outFile) args = args.map((a) => (a === OUT_FILE ? outFile : a));
@@ -64,7 +64,10 @@ export async function runWavProcess(cmd: string, args: string[], opts: { stdin?:
     });
     opts.signal?.throwIfAborted();
     if (code !== 0) throw new SynthesisError(`${cmd} exited with ${code}: ${stderr.trim().split('\n')[0] ?? ''}`);
-    return parseWav(outFile ? await readFile(outFile) : Buffer.concat(out));
+    const wav = outFile ? await readFile(outFile) : Buffer.concat(out);
+    // Festival writes nothing, successfully, for an utterance without a single word it could say.
+    if (wav.length === 0 && opts.emptyOk) return { sampleRate: 0, pcm: wav };
+    return parseWav(wav);
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
     if (outFile) await rm(outFile, { force: true });

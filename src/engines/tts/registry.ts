@@ -22,6 +22,8 @@ export interface TtsVoice extends VoiceInfo {
   sampleRate: number;
   /** An engine's raw variant offered as-is (not one of the curated, described voices). */
   variant?: boolean;
+  /** The only languages this voice speaks (festival voices: one each); undefined = every language of the model. */
+  languages?: readonly string[];
 }
 
 export interface TtsModel {
@@ -61,9 +63,25 @@ const FLITE_CURATED: Curated[] = [
   { id: 'Richard', engineVoice: 'rms', description: 'American male voice (flite rms)', age: 'middle_aged', accent: 'american', use_case: ['news'], style: ['direct'] },
 ];
 
+// Festival voices from Debian's festvox-* packages; each speaks one language (its engine voice's).
 const FESTIVAL_CURATED: Curated[] = [
-  { id: 'Adrian', engineVoice: 'kal_diphone', description: 'American male diphone voice (festival kal)', age: 'middle_aged', accent: 'american', use_case: ['narration'], style: ['neutral'] },
-  { id: 'Kal', engineVoice: 'kal_diphone', description: 'American male diphone voice (festival kal)', age: 'middle_aged', accent: 'american', use_case: ['assistant'], style: ['neutral'] },
+  { id: 'Adrian', engineVoice: 'kal_diphone', description: 'American English male diphone voice (festival kal)', age: 'middle_aged', accent: 'american', use_case: ['narration'], style: ['neutral'] },
+  { id: 'Kal', engineVoice: 'kal_diphone', description: 'American English male diphone voice (festival kal)', age: 'middle_aged', accent: 'american', use_case: ['assistant'], style: ['neutral'] },
+  { id: 'Keith', engineVoice: 'ked_diphone', description: 'American English male diphone voice (festival ked)', age: 'middle_aged', accent: 'american', use_case: ['assistant', 'accessibility'], style: ['neutral'] },
+  { id: 'Sarah', engineVoice: 'cmu_us_slt_arctic_hts', description: 'American English female HTS voice, smooth statistical synthesis (festival slt)', age: 'young', accent: 'american', use_case: ['narration', 'assistant'], style: ['clear', 'smooth'] },
+  { id: 'Ona', engineVoice: 'upc_ca_ona_hts', description: 'Catalan female HTS voice, central Catalan (festival ona, Festcat)', age: 'middle_aged', accent: 'central_catalan', use_case: ['narration', 'assistant'], style: ['clear'] },
+  { id: 'Dita', engineVoice: 'czech_dita', description: 'Czech adult female voice (festival dita)', age: 'middle_aged', accent: 'czech', use_case: ['narration', 'assistant'], style: ['clear'] },
+  { id: 'Kuba', engineVoice: 'czech_krb', description: 'Czech boy voice (festival krb, a child speaker)', gender: 'male', age: 'young', accent: 'czech', use_case: ['storytelling', 'gaming'], style: ['bright'] },
+  { id: 'Marek', engineVoice: 'czech_machac', description: 'Czech adult male voice (festival machac)', age: 'middle_aged', accent: 'czech', use_case: ['narration', 'news'], style: ['calm'] },
+  { id: 'Petr', engineVoice: 'czech_ph', description: 'Czech male voice (festival ph)', age: 'middle_aged', accent: 'czech', use_case: ['assistant'], style: ['neutral'] },
+  { id: 'Leena', engineVoice: 'suo_fi_lj_diphone', description: 'Finnish female diphone voice (festival suopuhe lj)', gender: 'female', age: 'middle_aged', accent: 'finnish', use_case: ['narration', 'assistant'], style: ['clear'] },
+  { id: 'Mikko', engineVoice: 'hy_fi_mv_diphone', description: 'Finnish male diphone voice, Helsinki (festival suopuhe mv)', age: 'middle_aged', accent: 'finnish', use_case: ['narration', 'assistant'], style: ['calm'] },
+  { id: 'Arjun', engineVoice: 'hindi_NSK_diphone', description: 'Hindi male diphone voice (festival NSK, IIIT Hyderabad)', age: 'middle_aged', accent: 'indian', use_case: ['assistant', 'accessibility'], style: ['neutral'] },
+  { id: 'Lucia', engineVoice: 'lp_diphone', description: 'Italian female diphone voice (festival lp)', age: 'middle_aged', accent: 'italian', use_case: ['assistant', 'education'], style: ['clear'] },
+  { id: 'Paolo', engineVoice: 'pc_diphone', description: 'Italian male diphone voice (festival pc)', age: 'middle_aged', accent: 'italian', use_case: ['narration', 'assistant'], style: ['calm'] },
+  { id: 'Sachin', engineVoice: 'marathi_NSK_diphone', description: 'Marathi male diphone voice (festival NSK, IIIT Hyderabad)', age: 'middle_aged', accent: 'indian', use_case: ['assistant', 'accessibility'], style: ['neutral'] },
+  { id: 'Nikolai', engineVoice: 'msu_ru_nsh_clunits', description: 'Russian male unit-selection voice, Moscow (festival msu nsh)', age: 'middle_aged', accent: 'russian', use_case: ['narration', 'assistant'], style: ['natural'] },
+  { id: 'Ravi', engineVoice: 'telugu_NSK_diphone', description: 'Telugu male diphone voice (festival NSK, IIIT Hyderabad)', age: 'middle_aged', accent: 'indian', use_case: ['assistant', 'accessibility'], style: ['neutral'] },
 ];
 
 function buildVoices(engine: TtsEngine, curated: Curated[], withEngineVariants: boolean): TtsVoice[] {
@@ -72,26 +90,30 @@ function buildVoices(engine: TtsEngine, curated: Curated[], withEngineVariants: 
     const base = c.engineVoice.includes(':') ? c.engineVoice.split(':')[1]! : c.engineVoice;
     const ev = engine.voices.find((v) => v.id === base);
     if (!ev) continue; // not installed here
-    out.push({ ...c, gender: c.gender ?? ev.gender, sampleRate: ev.sampleRate });
+    out.push({ ...c, gender: c.gender ?? ev.gender, sampleRate: ev.sampleRate, ...(ev.languages ? { languages: ev.languages } : {}) });
   }
   if (withEngineVariants) {
     const taken = new Set(out.map((v) => v.id.toLowerCase()));
     for (const ev of engine.voices) {
-      // espeak-ng's own variant names ("Alicia", "male3", ...) are usable as voices too.
+      // espeak-ng's own variant names ("Alicia", "male3", ...) and festival voices without a curated entry
+      // (another festvox package installed here) are usable as voices too.
+      if (out.some((v) => v.engineVoice === ev.id)) continue;
       const id = ev.id.charAt(0).toUpperCase() + ev.id.slice(1);
       if (taken.has(id.toLowerCase())) continue;
       taken.add(id.toLowerCase());
+      const lang = ev.languages?.length === 1 ? engine.languages.find((l) => l.code === ev.languages![0]) : undefined;
       out.push({
         id,
         engineVoice: ev.id,
-        description: `espeak-ng voice variant "${ev.id}"`,
+        description: lang ? `${lang.name} ${engine.name} voice "${ev.id}"` : `${engine.name} voice variant "${ev.id}"`,
         gender: ev.gender,
         age: 'middle_aged',
-        accent: 'american',
+        accent: lang ? lang.name.toLowerCase() : 'american',
         use_case: ['general'],
         style: ['synthetic'],
         sampleRate: ev.sampleRate,
         variant: true,
+        ...(ev.languages ? { languages: ev.languages } : {}),
       });
     }
   }
@@ -120,8 +142,12 @@ export class TtsRegistry {
     if (wanted('parlance-tts-flite-v1') && (await flite.available()))
       reg.add({ id: 'parlance-tts-flite-v1', name: 'Parlance TTS v1 (flite, English)', engine: flite, voices: buildVoices(flite, FLITE_CURATED, false), supportsSilenceReduction: true });
     const festival = new FestivalEngine();
-    if (wanted('parlance-tts-festival-v1') && (await festival.available()))
-      reg.add({ id: 'parlance-tts-festival-v1', name: 'Parlance TTS v1 (festival, English)', engine: festival, voices: buildVoices(festival, FESTIVAL_CURATED, false), supportsSilenceReduction: false });
+    if (wanted('parlance-tts-festival-v1') && (await festival.available())) {
+      await festival.init();
+      const voices = buildVoices(festival, FESTIVAL_CURATED, true);
+      const name = `Parlance TTS v1 (festival: ${festival.languages.map((l) => l.name).join(', ')})`;
+      if (voices.length) reg.add({ id: 'parlance-tts-festival-v1', name, engine: festival, voices, supportsSilenceReduction: false });
+    }
     for (const pair of aliasPairs) {
       const [alias, target, extra] = pair.split('=').map((s) => s.trim());
       if (!alias || !target || extra !== undefined) throw new Error(`TTS model alias "${pair}" must look like alias=model`);

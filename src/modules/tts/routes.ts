@@ -45,7 +45,7 @@ export const ttsRoutes: RouteModule = async (app, { ctx }) => {
       const startedAt = new Date();
       const body = req.body as Record<string, unknown> | undefined;
       const cfg = await tts.resolveConfigFor(req.auth, body);
-      const text = tts.checkText(body?.text);
+      const text = tts.checkText(body?.text, cfg);
       const release = await tts.acquire(req.auth);
       const res = reply.raw;
       // The client may have gone while the slot was being taken: its 'close' has fired already.

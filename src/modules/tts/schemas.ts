@@ -52,6 +52,7 @@ export const listTtsVoicesSchema = {
     gender: Type.Optional(Type.Union([Type.Literal('male'), Type.Literal('female'), Type.Literal('neutral')])),
     age: Type.Optional(Type.Union([Type.Literal('young'), Type.Literal('middle_aged'), Type.Literal('old')])),
     accent: Type.Optional(Type.String({ maxLength: 40 })),
+    language: Type.Optional(Type.String({ maxLength: 16, description: 'only voices that speak this language code (a Parlance extension)' })),
     use_case: Type.Optional(Type.Array(Type.String({ maxLength: 40 }), { maxItems: 10, description: 'repeated or comma-separated' })),
     style: Type.Optional(Type.Array(Type.String({ maxLength: 40 }), { maxItems: 10, description: 'repeated or comma-separated' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 100 })),

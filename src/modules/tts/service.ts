@@ -110,6 +110,18 @@ function trimSilence(pcm: Buffer, rate: number): Buffer {
   return pcm.subarray(Math.max(0, first - pad) * 2, Math.min(n, last + 1 + pad) * 2);
 }
 
+/**
+ * A voice that speaks only some of the model's languages (festival: one each) refuses the others before any
+ * audio, as the model refuses a language it lacks: 400 invalid_request naming the voices that speak it.
+ */
+function checkVoiceLanguage(model: TtsModel, voice: TtsVoice, language: string, modelId: string, voiceName: string): void {
+  if (!voice.languages || voice.languages.includes(language)) return;
+  const speakers = model.voices.filter((v) => !v.languages || v.languages.includes(language)).map((v) => v.id);
+  throw invalid(
+    `voice "${voiceName}" of model ${modelId} speaks ${voice.languages.join(', ')}, not "${language}"; voices for "${language}": ${speakers.join(', ') || 'none'}.`,
+  );
+}
+
 function charTimings(text: string, startSec: number, durSec: number): Timestamps {
   const chars = Array.from(text);
   const step = chars.length ? durSec / chars.length : 0;
@@ -152,6 +164,8 @@ export interface VoiceQuery {
   style?: unknown;
   limit?: unknown;
   cursor?: unknown;
+  /** Extension: only voices that speak this language code. */
+  language?: unknown;
 }
 
 export class TtsService {
@@ -201,6 +215,7 @@ export class TtsService {
     const id = cfg.cloned.voiceId;
     if (!this.clonedVoices) throw new ApiError('voice_not_found', `Voice "${id}" not found.`);
     const { voice, style } = await this.clonedVoices(auth.projectId, id, cfg.model);
+    checkVoiceLanguage(cfg.model, voice, cfg.language, cfg.requestedModel, id);
     return { ...cfg, voice, cloned: style };
   }
 
@@ -288,15 +303,18 @@ export class TtsService {
     if (!voice && allowCloned && UUID_RE.test(voiceName) && model.voices[0])
       return { ...base, voice: model.voices[0], cloned: { voiceId: voiceName.toLowerCase(), pitchSemitones: 0, pitchRange: 1, rate: 1 } };
     if (!voice) throw new ApiError('voice_not_found', `Voice "${voiceName}" not found for model ${modelId}.`);
+    checkVoiceLanguage(model, voice, language, modelId, voice.id);
     return { ...base, voice };
   }
 
-  /** Validate the whole text of an HTTP request. */
-  checkText(text: unknown): string {
+  /** Validate the whole text of an HTTP request (for the resolved voice: festival's Hindi voice reads no Latin). */
+  checkText(text: unknown, cfg?: TtsConfig): string {
     if (text === undefined || text === null) throw invalid('text is required.');
     if (typeof text !== 'string') throw invalid('text must be a string.');
     if (!/[\p{L}\p{N}]/u.test(text)) throw invalid('text must contain something to speak.');
     if (text.length > this.opts.maxTextChars) throw invalid(`text is longer than ${this.opts.maxTextChars} characters.`);
+    if (cfg?.model.engine.speaks && !cfg.model.engine.speaks(text, cfg.voice.engineVoice))
+      throw invalid(`text has nothing voice "${cfg.voice.id}" can pronounce in "${cfg.language}" (check the text's script and the language).`);
     return text;
   }
 
@@ -384,7 +402,7 @@ export class TtsService {
   }
 
   /** Shared voices of one model, filtered, paged by voice id. */
-  listVoices(q: VoiceQuery): { voices: Omit<TtsVoice, 'engineVoice' | 'sampleRate'>[]; next_page_cursor: string | null } {
+  listVoices(q: VoiceQuery): { voices: Omit<TtsVoice, 'engineVoice' | 'sampleRate' | 'languages'>[]; next_page_cursor: string | null } {
     const one = (k: string, max?: number): string | undefined => {
       let v = q[k as keyof VoiceQuery];
       if (Array.isArray(v)) {
@@ -411,6 +429,7 @@ export class TtsService {
     const age = one('age', 40);
     if (age !== undefined && !(AGES as readonly string[]).includes(age)) throw invalidField('age', `must be one of ${AGES.join(', ')}`);
     const accent = one('accent', 40);
+    const language = one('language', 16);
     const useCases = many('use_case');
     const styles = many('style');
     const limitRaw = one('limit');
@@ -431,6 +450,7 @@ export class TtsService {
       .filter((v) => gender === undefined || v.gender === gender)
       .filter((v) => age === undefined || v.age === age)
       .filter((v) => accent === undefined || lower(v.accent) === lower(accent))
+      .filter((v) => language === undefined || (v.languages ?? model.engine.languages.map((l) => l.code)).includes(language))
       .filter((v) => useCases.every((u) => v.use_case.map(lower).includes(lower(u))))
       .filter((v) => styles.every((s) => v.style.map(lower).includes(lower(s))))
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))

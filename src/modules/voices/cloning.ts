@@ -124,8 +124,11 @@ export class VoiceCloner {
    */
   candidates(model: TtsModel): TtsVoice[] {
     const seen = new Set<string>();
+    const language = profileLanguage(model);
     return model.voices.filter((v) => {
       if (v.variant) return false;
+      // The profile text is English: voices of other languages (festival's) are not bases for a cloned voice.
+      if (v.languages && !v.languages.includes(language)) return false;
       // Limited-domain voices (flite awb_time speaks times of day) cannot say arbitrary text.
       if (v.engineVoice.endsWith('_time') || seen.has(v.engineVoice)) return false;
       seen.add(v.engineVoice);
