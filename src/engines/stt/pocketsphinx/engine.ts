@@ -118,7 +118,7 @@ export class PocketsphinxEngine implements SttEngine {
     } catch (err) {
       throw new EngineUnavailableError(`pocketsphinx could not load model '${engineModel}': ${(err as Error).message}`);
     }
-    const streams = new StreamPool({ ...init, decoderArgs: this.options.streamDecoderArgs }, this.options.maxStreams, this.options.streamIdleMs);
+    const streams = new StreamPool({ ...init, decoderArgs: this.options.streamDecoderArgs }, this.options.maxStreams, this.options.streamIdleMs, this.options.warmStreams);
     return new PocketsphinxRecognizer(this.id, engineModel, batch, streams, await vadLoading, this.options);
   }
 }

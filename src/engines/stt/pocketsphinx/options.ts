@@ -37,8 +37,14 @@ export interface PocketsphinxOptions {
   maxSegmentsPerRequest?: number;
   /** Most live (streaming) sessions per model; each holds its own decoder (default: 8 × cores). */
   maxStreams?: number;
-  /** A streaming decoder left idle this long is stopped, ms (default 300 000). */
+  /** A streaming decoder left idle this long is stopped, ms (default 300 000), except the warm spares. */
   streamIdleMs?: number;
+  /**
+   * Loaded streaming decoders kept idle for the next sessions once real-time use began (default: cores, at most
+   * maxStreams): a decoder takes about a second of CPU to load, which would otherwise land on a new session's
+   * first tokens, and several at once when sessions arrive together.
+   */
+  warmStreams?: number;
   /** Extra pocketsphinx arguments, e.g. { '-beam': '1e-40' }. */
   decoderArgs?: Record<string, string>;
   /** Arguments of streaming decoders over decoderArgs (default STREAM_DECODER_ARGS; {} decodes streams like files). */
@@ -68,6 +74,7 @@ export interface ResolvedPocketsphinxOptions {
   /** decoderArgs with the streaming profile applied. */
   streamDecoderArgs: Record<string, string>;
   streamIdleMs: number;
+  warmStreams: number;
   decoderArgs: Record<string, string>;
   addonPath: string | undefined;
   maxUtteranceMs: number;
@@ -123,6 +130,7 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
     maxStreams,
     streamDecoderArgs: { ...decoderArgs, ...(options.streamDecoderArgs ?? STREAM_DECODER_ARGS) },
     streamIdleMs: options.streamIdleMs ?? 300_000,
+    warmStreams: Math.min(maxStreams, options.warmStreams ?? availableParallelism()),
     decoderArgs,
     addonPath: options.addonPath,
     maxUtteranceMs,

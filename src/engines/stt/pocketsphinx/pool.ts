@@ -462,23 +462,28 @@ export class StreamPool {
   private readonly waiters: { resolve: (w: DecoderWorker) => void; reject: (e: Error) => void }[] = [];
   private nextSession = 1;
   private closed = false;
+  /** Spare decoders loading in the background. */
+  private warming = 0;
 
   constructor(
     private readonly init: WorkerInit,
     readonly max: number,
     /** An idle streaming decoder is stopped after this long, ms (its memory is returned; the next session starts one). */
     private readonly idleMs: number,
+    /** Idle decoders kept loaded for the next sessions (never retired for idleness), once the first session opened. */
+    private readonly warm = 0,
   ) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError(`maximum streaming sessions must be a positive integer, got ${max}`);
   }
 
   stats(): StreamPoolStats {
-    return { max: this.max, active: this.workers.size - this.idle.length, idle: this.idle.length, waiting: this.waiters.length };
+    return { max: this.max, active: this.workers.size - this.idle.length - this.warming, idle: this.idle.length, waiting: this.waiters.length };
   }
 
   /** Open a live session on a dedicated decoder, starting one if needed, waiting when `max` sessions are running. */
   async open(stream: StreamSettings, events: SessionEvents, signal?: AbortSignal): Promise<SessionChannel> {
     const worker = await this.acquire(signal);
+    this.replenish();
     const channel = new SessionChannel(this, worker, this.nextSession++, events);
     worker.channel = channel;
     worker.onMessage = (msg) => channel.handle(msg);
@@ -516,7 +521,7 @@ export class StreamPool {
     this.idle.push(worker);
     worker.retireTimer = setTimeout(() => {
       const i = this.idle.indexOf(worker);
-      if (i < 0) return;
+      if (i < 0 || this.idle.length <= this.warm) return;
       this.idle.splice(i, 1);
       this.workers.delete(worker);
       void worker.stop();
@@ -575,6 +580,23 @@ export class StreamPool {
       throw signal.reason as Error;
     }
     return worker;
+  }
+
+  /**
+   * Load spare decoders in the background, one at a time (a load is a CPU burst that live sessions share), until
+   * `warm` are idle (within `max`).
+   */
+  private replenish(): void {
+    if (this.closed || this.warming > 0 || this.idle.length >= this.warm || this.workers.size >= this.max) return;
+    this.warming++;
+    this.start().then(
+      (w) => {
+        this.warming--;
+        this.release(w);
+        this.replenish();
+      },
+      () => void this.warming--, // a decoder that cannot load fails the next session that needs it, not this one
+    );
   }
 
   /** A decoder slot freed up without a decoder to pass on: start one for the first waiter. */
