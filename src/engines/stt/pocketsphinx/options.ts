@@ -40,7 +40,7 @@ export interface PocketsphinxOptions {
   /** A streaming decoder left idle this long is stopped, ms (default 300 000), except the warm spares. */
   streamIdleMs?: number;
   /**
-   * Loaded streaming decoders kept idle for the next sessions once real-time use began (default: cores, at most
+   * Loaded streaming decoders kept idle for the next sessions once real-time use began (default 2 × cores, at most
    * maxStreams): a decoder takes about a second of CPU to load, which would otherwise land on a new session's
    * first tokens, and several at once when sessions arrive together.
    */
@@ -130,7 +130,7 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
     maxStreams,
     streamDecoderArgs: { ...decoderArgs, ...(options.streamDecoderArgs ?? STREAM_DECODER_ARGS) },
     streamIdleMs: options.streamIdleMs ?? 300_000,
-    warmStreams: Math.min(maxStreams, options.warmStreams ?? availableParallelism()),
+    warmStreams: Math.min(maxStreams, options.warmStreams ?? 2 * availableParallelism()),
     decoderArgs,
     addonPath: options.addonPath,
     maxUtteranceMs,
