@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import type { Settings } from './config/settings.js';
+import { BicDiarizer } from './engines/diarization/index.js';
 import { createSttRegistry } from './engines/stt/index.js';
 import { createJobQueue } from './jobs/index.js';
 import type { JobLog, JobQueue } from './jobs/queue.js';
@@ -122,6 +123,8 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const files = new FilesService(new FilesRepository(db.kysely, db.dialect), blobs, cursors, settings);
   const stt = createSttRegistry({ pocketsphinx: { ...(settings.sttWorkers ? { poolSize: settings.sttWorkers } : {}), log: jobLog } });
   const models = new ModelCatalog(stt, defaultCatalog, settings.sttModelAliases);
+  // One diarizer for both surfaces: it runs after (async) or beside (real-time) any STT model.
+  const diarizer = new BicDiarizer({ log: jobLog });
   const queue = createJobQueue({
     db,
     databaseUrl: settings.databaseUrl || undefined,
@@ -145,6 +148,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     webhookMaxAttempts: settings.webhookMaxAttempts,
     // webhookBackoffMs's schedule starts at 5 s; the setting scales the whole schedule.
     webhookBackoffMs: (attempt) => (webhookBackoffMs(attempt) * settings.webhookRetryBaseSeconds) / 5,
+    diarizer,
     log: jobLog,
   }).register(queue);
   const rateLimits = new RateLimits(settings);
@@ -180,6 +184,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
         maxConcurrentOrg: settings.realtimeConcurrentStreamsOrg,
         maxConcurrentProject: settings.realtimeConcurrentStreamsProject,
         partialIntervalMs: settings.realtimePartialIntervalMs,
+        diarizer,
       },
     ),
   );

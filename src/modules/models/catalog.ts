@@ -75,7 +75,8 @@ export class ModelCatalog {
         supports_endpoint_sensitivity: false,
         supports_endpoint_latency_adjustment: false,
         endpoint_latency_adjustment_max_level: 0,
-        supports_speaker_diarization: engine.model.features.diarization,
+        // The server's diarizer (src/engines/diarization) labels the tokens of every model, async and real-time.
+        supports_speaker_diarization: true,
         supports_language_identification: false,
         translation_targets: [],
         two_way_translation_pairs: [],

@@ -10,6 +10,8 @@
 // or keepalive for N seconds while streaming; the clock starts at the config message), the fixed session cap
 // (max_duration_reached) and the temporary key's max_session_duration (temp_api_key_session_expired).
 import type { Logger } from 'pino';
+import type { DiarizationEngine, DiarizationStream } from '../../engines/diarization/interface.js';
+import { SpeakerLabels } from '../../engines/diarization/label-tokens.js';
 import type { Recognizer, StreamingSession, Token } from '../../engines/stt/interface.js';
 import { ApiError } from '../../wire/api-error.js';
 import { sttErrorFrame } from '../../wire/stt-frames.js';
@@ -35,6 +37,8 @@ export interface RealtimeOptions {
   /** Silence that ends an utterance (engine endpoint) when the client asks for nothing shorter. */
   endpointSilenceMs?: number;
   ffmpegPath?: string;
+  /** Speaker labels for sessions with enable_speaker_diarization. */
+  diarizer?: DiarizationEngine;
 }
 
 export interface RealtimeDeps {
@@ -124,6 +128,7 @@ export class RealtimeSession {
   private source: PcmSource | undefined;
   private engine: StreamingSession | undefined;
   private tracker!: TokenTracker;
+  private diarization: DiarizationStream | undefined;
   private release: (() => void) | undefined;
   private readonly abort = new AbortController();
   private control: Promise<void> = Promise.resolve();
@@ -204,7 +209,7 @@ export class RealtimeSession {
       this.release = this.service.acquire(ctx);
       this.config = config;
       this.armCapTimer(ctx);
-      this.tracker = new TokenTracker(config.enableNonFinalTokens);
+      this.tracker = new TokenTracker(config.enableNonFinalTokens, this.startDiarization(config));
       const raw = isRawFormat(config.audioFormat)
         ? { format: config.audioFormat, sampleRate: config.sampleRate!, channels: config.numChannels! }
         : undefined;
@@ -282,7 +287,11 @@ export class RealtimeSession {
     try {
       for await (const item of source.output) {
         if (this.closed) return;
-        if (Buffer.isBuffer(item)) await engine.write(item);
+        if (Buffer.isBuffer(item)) {
+          // The diarizer sees audio before the recognizer, so it has clustered a token's audio by the time it is final.
+          await this.diarization?.push(item);
+          await engine.write(item);
+        }
         else item.mark();
       }
     } catch (err) {
@@ -290,6 +299,17 @@ export class RealtimeSession {
       if (err instanceof AudioFormatError) this.fail(new ApiError('invalid_request', `Invalid request: ${err.message}`));
       else this.fail(new ApiError('internal_error', 'Audio processing failed.', { cause: err }));
     }
+  }
+
+  /** Speaker labelling for the token tracker when the client asked for diarization. */
+  private startDiarization(config: RealtimeConfig): ((startMs: number, endMs: number) => string) | undefined {
+    const { diarizer } = this.service.opts;
+    if (!config.enableSpeakerDiarization || !diarizer) return undefined;
+    const stream = diarizer.createStream();
+    this.diarization = stream;
+    const labels = new SpeakerLabels();
+    // Before any speech window is clustered, the first speaker (number 0) is the only guess.
+    return (startMs, endMs) => labels.label(stream.speakerAt(startMs, endMs) ?? 0);
   }
 
   private onPartial(tokens: Token[]): void {
@@ -343,6 +363,7 @@ export class RealtimeSession {
       this.source!.end();
       await this.pumpDone;
       if (this.closed) return;
+      await this.diarization?.flush();
       this.ending = true;
       await this.engine!.end();
       if (this.closed) return;

@@ -13,7 +13,12 @@ export interface WireToken {
   end_ms?: number;
   confidence: number;
   is_final: boolean;
+  /** With diarization: final tokens carry their speaker, non-final ones a provisional guess. */
+  speaker?: string;
 }
+
+/** Wire speaker label of the audio in [startMs, endMs), when diarization is on. */
+export type SpeakerOf = (startMs: number, endMs: number) => string | undefined;
 
 export interface ResultFrame {
   tokens: WireToken[];
@@ -36,7 +41,15 @@ export class TokenTracker {
   /** Non-final tokens as last sent (to skip frames that would change nothing). */
   private lastSentNonFinal = '';
 
-  constructor(private readonly includeNonFinal: boolean) {}
+  constructor(
+    private readonly includeNonFinal: boolean,
+    private readonly speakerOf?: SpeakerOf,
+  ) {}
+
+  private withSpeaker(token: WireToken): WireToken {
+    const speaker = this.speakerOf?.(token.start_ms!, token.end_ms!);
+    return speaker === undefined ? token : { ...token, speaker };
+  }
 
   /** Start of the oldest non-final token, or undefined when there are none. */
   get nonFinalStartMs(): number | undefined {
@@ -53,13 +66,15 @@ export class TokenTracker {
 
   final(tokens: Token[]): void {
     for (const t of tokens) {
-      this.pendingFinal.push({
-        text: this.finalWords === 0 ? t.text : ` ${t.text}`,
-        start_ms: t.start_ms,
-        end_ms: t.end_ms,
-        confidence: round3(t.confidence),
-        is_final: true,
-      });
+      this.pendingFinal.push(
+        this.withSpeaker({
+          text: this.finalWords === 0 ? t.text : ` ${t.text}`,
+          start_ms: t.start_ms,
+          end_ms: t.end_ms,
+          confidence: round3(t.confidence),
+          is_final: true,
+        }),
+      );
       this.finalWords++;
       this.finalMs = Math.max(this.finalMs, t.end_ms);
     }
@@ -89,13 +104,15 @@ export class TokenTracker {
     this.pendingFinal = [];
     if (this.includeNonFinal) {
       this.nonFinal.forEach((t, i) =>
-        tokens.push({
-          text: this.finalWords + i === 0 ? t.text : ` ${t.text}`,
-          start_ms: t.start_ms,
-          end_ms: t.end_ms,
-          confidence: round3(t.confidence),
-          is_final: false,
-        }),
+        tokens.push(
+          this.withSpeaker({
+            text: this.finalWords + i === 0 ? t.text : ` ${t.text}`,
+            start_ms: t.start_ms,
+            end_ms: t.end_ms,
+            confidence: round3(t.confidence),
+            is_final: false,
+          }),
+        ),
       );
       this.lastSentNonFinal = this.nonFinalKey();
     }

@@ -3,6 +3,7 @@
 // a crash (kill -9 mid-download or mid-decode) finishes or fails cleanly instead of sticking.
 import { decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
 import { AudioProbeError, probeAudioFile } from '../../audio/probe.js';
+import type { DiarizationEngine } from '../../engines/diarization/interface.js';
 import type { Token } from '../../engines/stt/interface.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { type Job, type JobQueue, PermanentJobError } from '../../jobs/queue.js';
@@ -14,6 +15,7 @@ import type { FilesService } from '../files/service.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import type { TranscriptionRow, TranscriptionsRepository } from './repository.js';
 import type { TranscriptToken } from './schemas.js';
+import { addSpeakerLabels } from './speaker-labels.js';
 import { PROCESS_JOB, type ProcessJobPayload, type TranscriptionsService, WEBHOOK_JOB, type WebhookJobPayload } from './service.js';
 
 /** A failed audio_url fetch, already classified into the spec's two record-only error types. */
@@ -46,6 +48,8 @@ export interface ProcessorOptions {
   concurrency: number;
   webhookMaxAttempts: number;
   webhookBackoffMs: (attempt: number) => number;
+  /** Labels tokens with speakers for transcriptions created with enable_speaker_diarization. */
+  diarizer: DiarizationEngine;
   clock?: Clock;
   log?: (level: 'info' | 'warn' | 'error', msg: string, detail?: Record<string, unknown>) => void;
 }
@@ -209,7 +213,8 @@ export class TranscriptionProcessor {
     }
     if (words.length > this.opts.maxTokens)
       throw new JobFailure('transcription_output_too_long', `The transcript has ${words.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`);
-    const tokens = toTranscriptTokens(words);
+    let tokens = toTranscriptTokens(words);
+    if (row.enable_speaker_diarization) tokens = await addSpeakerLabels(this.opts.diarizer, path, tokens, signal);
     const text = tokens.map((t) => t.text).join('');
     const durationMs = Math.round((decodedBytes / PCM_BYTES_PER_SECOND) * 1000);
     const done = await this.repo.db.transaction().execute(async (tx) => {

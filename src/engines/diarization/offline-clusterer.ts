@@ -1,0 +1,174 @@
+// Whole-file speaker clustering with an automatic speaker count:
+//   1. speech frames are cut into short windows (1.5 s of speech, or at pauses);
+//   2. agglomerative clustering: merge the pair of clusters with the lowest ΔBIC while it is negative (one full-
+//      covariance Gaussian per cluster explains the merged frames well enough), so the BIC decides when to stop;
+//   3. resegmentation: one Gaussian per speaker scores every speech frame, the scores are smoothed over ±0.5 s and
+//      each frame goes to the best speaker (two passes), which moves turn boundaries off the window grid.
+import type { SpeakerTurn } from './interface.js';
+import { GaussianModel, GaussianStats } from './gaussian.js';
+import { FRAME_MS, SPEAKER_FEATURE_DIM, type SpeakerFrame } from './speech-frames.js';
+
+export interface OfflineClusterOptions {
+  /** Penalty weight λ of the BIC stopping rule (higher: fewer speakers). */
+  lambda?: number;
+  /** Speech frames per initial window (default 150 = 1.5 s). */
+  windowFrames?: number;
+  /** Most initial windows: longer files get longer windows (keeps the O(n²) merge step bounded). */
+  maxWindows?: number;
+  /** Score smoothing half-width in frames for resegmentation (default 50 = 0.5 s). */
+  smoothFrames?: number;
+  /** Silence inside one speaker's speech that still counts as one turn, ms (default 500). */
+  maxTurnGapMs?: number;
+}
+
+export const DEFAULT_BIC_LAMBDA = 3;
+
+/** A pause this long closes a window early (when it holds enough speech). */
+const WINDOW_GAP_FRAMES = 30;
+const MIN_WINDOW_FRAMES = 50;
+
+export function clusterOffline(frames: SpeakerFrame[], options: OfflineClusterOptions = {}): SpeakerTurn[] {
+  if (frames.length === 0) return [];
+  const lambda = options.lambda ?? DEFAULT_BIC_LAMBDA;
+  const maxWindows = options.maxWindows ?? 1500;
+  const windowFrames = Math.max(options.windowFrames ?? 150, Math.ceil(frames.length / maxWindows));
+  const windows = cutWindows(frames, windowFrames);
+
+  // Agglomerative clustering on ΔBIC. dist is a dense upper-triangle matrix over live cluster slots.
+  const n = windows.length;
+  const stats = windows.map((w) => statsOf(frames, w.from, w.to));
+  const logDet = stats.map((s) => s.logDetCovariance());
+  const members: number[][] = windows.map((_, i) => [i]);
+  const alive = new Array<boolean>(n).fill(true);
+  const dist = new Float64Array(n * n);
+  const bic = (i: number, j: number) => pairBic(stats[i]!, stats[j]!, logDet[i]!, logDet[j]!, lambda);
+  for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) dist[i * n + j] = bic(i, j);
+  for (;;) {
+    let best = Infinity;
+    let bi = -1;
+    let bj = -1;
+    for (let i = 0; i < n; i++) {
+      if (!alive[i]) continue;
+      for (let j = i + 1; j < n; j++) {
+        if (!alive[j]) continue;
+        const v = dist[i * n + j]!;
+        if (v < best) {
+          best = v;
+          bi = i;
+          bj = j;
+        }
+      }
+    }
+    if (bi < 0 || best >= 0) break;
+    stats[bi]!.merge(stats[bj]!);
+    logDet[bi] = stats[bi]!.logDetCovariance();
+    members[bi]!.push(...members[bj]!);
+    alive[bj] = false;
+    for (let k = 0; k < n; k++) {
+      if (!alive[k] || k === bi) continue;
+      const v = bic(bi, k);
+      if (k < bi) dist[k * n + bi] = v;
+      else dist[bi * n + k] = v;
+    }
+  }
+
+  // Initial frame labels from the clusters.
+  const labels = new Int32Array(frames.length).fill(-1);
+  let speakers = 0;
+  for (let c = 0; c < n; c++) {
+    if (!alive[c]) continue;
+    for (const w of members[c]!) for (let f = windows[w]!.from; f < windows[w]!.to; f++) labels[f] = speakers;
+    speakers++;
+  }
+  for (let pass = 0; pass < 2 && speakers > 1; pass++) speakers = resegment(frames, labels, speakers, options.smoothFrames ?? 50);
+  return framesToTurns(frames, labels, options.maxTurnGapMs ?? 500);
+}
+
+interface Window {
+  from: number;
+  to: number;
+}
+
+function cutWindows(frames: SpeakerFrame[], windowFrames: number): Window[] {
+  const out: Window[] = [];
+  let from = 0;
+  for (let i = 1; i <= frames.length; i++) {
+    const len = i - from;
+    const pause = i < frames.length && frames[i]!.index - frames[i - 1]!.index > WINDOW_GAP_FRAMES;
+    if (i === frames.length || len >= windowFrames || (pause && len >= MIN_WINDOW_FRAMES)) {
+      out.push({ from, to: i });
+      from = i;
+    }
+  }
+  // A short last window joins the one before it: too few frames for a covariance.
+  if (out.length > 1 && out[out.length - 1]!.to - out[out.length - 1]!.from < MIN_WINDOW_FRAMES) {
+    const last = out.pop()!;
+    out[out.length - 1]!.to = last.to;
+  }
+  return out;
+}
+
+function statsOf(frames: SpeakerFrame[], from: number, to: number): GaussianStats {
+  const s = new GaussianStats(SPEAKER_FEATURE_DIM);
+  for (let f = from; f < to; f++) s.add(frames[f]!.features);
+  return s;
+}
+
+/** ΔBIC with the two clusters' log-determinants cached. */
+function pairBic(a: GaussianStats, b: GaussianStats, logDetA: number, logDetB: number, lambda: number): number {
+  const d = a.dim;
+  const n = a.n + b.n;
+  const merged = GaussianStats.sum(a, b).logDetCovariance();
+  return 0.5 * (n * merged - a.n * logDetA - b.n * logDetB) - lambda * 0.5 * (d + (d * (d + 1)) / 2) * Math.log(n);
+}
+
+/** One Viterbi-free resegmentation pass: returns the number of speakers left (empty ones are dropped). */
+function resegment(frames: SpeakerFrame[], labels: Int32Array, speakers: number, half: number): number {
+  const models: GaussianModel[] = [];
+  for (let s = 0; s < speakers; s++) {
+    const st = new GaussianStats(SPEAKER_FEATURE_DIM);
+    labels.forEach((l, f) => {
+      if (l === s) st.add(frames[f]!.features);
+    });
+    models.push(new GaussianModel(st));
+  }
+  const ll = models.map((m) => Float64Array.from(frames, (f) => m.logLikelihood(f.features)));
+  // Prefix sums make the ±half smoothing O(frames) per speaker.
+  const prefix = ll.map((row) => {
+    const p = new Float64Array(row.length + 1);
+    for (let i = 0; i < row.length; i++) p[i + 1] = p[i]! + row[i]!;
+    return p;
+  });
+  for (let f = 0; f < frames.length; f++) {
+    const lo = Math.max(0, f - half);
+    const hi = Math.min(frames.length, f + half + 1);
+    let best = -Infinity;
+    for (let s = 0; s < speakers; s++) {
+      const v = prefix[s]![hi]! - prefix[s]![lo]!;
+      if (v > best) {
+        best = v;
+        labels[f] = s;
+      }
+    }
+  }
+  // Renumber so speakers with no frames disappear.
+  const map = new Map<number, number>();
+  labels.forEach((l, f) => {
+    if (!map.has(l)) map.set(l, map.size);
+    labels[f] = map.get(l)!;
+  });
+  return map.size;
+}
+
+/** Consecutive frames of one speaker become one turn, across pauses up to maxGapMs. */
+export function framesToTurns(frames: SpeakerFrame[], labels: ArrayLike<number>, maxGapMs: number): SpeakerTurn[] {
+  const turns: SpeakerTurn[] = [];
+  frames.forEach((f, i) => {
+    const start = f.index * FRAME_MS;
+    const end = start + FRAME_MS;
+    const last = turns[turns.length - 1];
+    if (last && last.speaker === labels[i] && start - last.endMs <= maxGapMs) last.endMs = end;
+    else turns.push({ startMs: start, endMs: end, speaker: labels[i]! });
+  });
+  return turns;
+}
