@@ -70,17 +70,23 @@ export class SpectralFrameStream {
 
   constructor(private readonly sampleRate = PCM_SAMPLE_RATE) {}
 
-  push(samples: Float32Array): FrameFeatures & { first: number } {
+  /** With `pitch`, also the YIN pitch of each frame (0 when unvoiced, or when its 40 ms window is not complete yet). */
+  push(samples: Float32Array, pitch = false): FrameFeatures & { first: number; pitchHz?: Float32Array } {
     const buf = new Float32Array(this.tail.length + samples.length);
     buf.set(this.tail);
     buf.set(samples, this.tail.length);
     const out = spectralFrames(buf, this.sampleRate);
     const first = this.next;
     const count = out.rms.length;
+    let pitchHz: Float32Array | undefined;
+    if (pitch) {
+      pitchHz = new Float32Array(count);
+      pitchHz.set(pitchTrack(buf, this.sampleRate).subarray(0, count));
+    }
     this.next += count;
     // Keep from the start of the next frame on.
     this.tail = buf.slice(count * FEATURE_HOP_SAMPLES);
-    return { ...out, first };
+    return { ...out, first, pitchHz };
   }
 }
 

@@ -1,12 +1,13 @@
 // Whole-file speaker clustering with an automatic speaker count:
 //   1. speech frames are cut into short windows (1.5 s of speech, or at pauses);
 //   2. agglomerative clustering: merge the pair of clusters with the lowest ΔBIC while it is negative (one full-
-//      covariance Gaussian per cluster explains the merged frames well enough), so the BIC decides when to stop;
+//      covariance MFCC Gaussian and one pitch Gaussian per cluster explain the merged frames well enough), so the
+//      BIC decides when to stop; clusters with under 3 s of speech then join their nearest cluster;
 //   3. resegmentation: one Gaussian per speaker scores every speech frame, the scores are smoothed over ±0.5 s and
 //      each frame goes to the best speaker (two passes), which moves turn boundaries off the window grid.
 import type { SpeakerTurn } from './interface.js';
-import { GaussianModel, GaussianStats } from './gaussian.js';
-import { FRAME_MS, SPEAKER_FEATURE_DIM, type SpeakerFrame } from './speech-frames.js';
+import { SpeakerModel, SpeakerStats, speakerBic } from './speaker-stats.js';
+import { FRAME_MS, type SpeakerFrame } from './speech-frames.js';
 
 export interface OfflineClusterOptions {
   /** Penalty weight λ of the BIC stopping rule (higher: fewer speakers). */
@@ -17,11 +18,13 @@ export interface OfflineClusterOptions {
   maxWindows?: number;
   /** Score smoothing half-width in frames for resegmentation (default 50 = 0.5 s). */
   smoothFrames?: number;
+  /** Clusters with less speech than this (frames, default 300 = 3 s) join their nearest cluster. */
+  minSpeakerFrames?: number;
   /** Silence inside one speaker's speech that still counts as one turn, ms (default 500). */
   maxTurnGapMs?: number;
 }
 
-export const DEFAULT_BIC_LAMBDA = 3;
+export const DEFAULT_BIC_LAMBDA = 6;
 
 /** A pause this long closes a window early (when it holds enough speech). */
 const WINDOW_GAP_FRAMES = 30;
@@ -37,11 +40,10 @@ export function clusterOffline(frames: SpeakerFrame[], options: OfflineClusterOp
   // Agglomerative clustering on ΔBIC. dist is a dense upper-triangle matrix over live cluster slots.
   const n = windows.length;
   const stats = windows.map((w) => statsOf(frames, w.from, w.to));
-  const logDet = stats.map((s) => s.logDetCovariance());
   const members: number[][] = windows.map((_, i) => [i]);
   const alive = new Array<boolean>(n).fill(true);
   const dist = new Float64Array(n * n);
-  const bic = (i: number, j: number) => pairBic(stats[i]!, stats[j]!, logDet[i]!, logDet[j]!, lambda);
+  const bic = (i: number, j: number) => speakerBic(stats[i]!, stats[j]!, lambda);
   for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) dist[i * n + j] = bic(i, j);
   for (;;) {
     let best = Infinity;
@@ -61,7 +63,6 @@ export function clusterOffline(frames: SpeakerFrame[], options: OfflineClusterOp
     }
     if (bi < 0 || best >= 0) break;
     stats[bi]!.merge(stats[bj]!);
-    logDet[bi] = stats[bi]!.logDetCovariance();
     members[bi]!.push(...members[bj]!);
     alive[bj] = false;
     for (let k = 0; k < n; k++) {
@@ -70,6 +71,29 @@ export function clusterOffline(frames: SpeakerFrame[], options: OfflineClusterOp
       if (k < bi) dist[k * n + bi] = v;
       else dist[bi * n + k] = v;
     }
+  }
+
+  // A speaker with under minSpeakerFrames of speech is more likely one voice's odd stretch (a laugh, a shout) than
+  // a person: it joins the cluster it is closest to in ΔBIC.
+  const minFrames = options.minSpeakerFrames ?? 300;
+  for (;;) {
+    const live = [...alive.keys()].filter((c) => alive[c]);
+    if (live.length < 2) break;
+    const small = live.filter((c) => stats[c]!.n < minFrames).sort((a, b) => stats[a]!.n - stats[b]!.n)[0];
+    if (small === undefined) break;
+    let into = -1;
+    let best = Infinity;
+    for (const c of live) {
+      if (c === small) continue;
+      const v = bic(small, c);
+      if (v < best) {
+        best = v;
+        into = c;
+      }
+    }
+    stats[into]!.merge(stats[small]!);
+    members[into]!.push(...members[small]!);
+    alive[small] = false;
   }
 
   // Initial frame labels from the clusters.
@@ -108,31 +132,24 @@ function cutWindows(frames: SpeakerFrame[], windowFrames: number): Window[] {
   return out;
 }
 
-function statsOf(frames: SpeakerFrame[], from: number, to: number): GaussianStats {
-  const s = new GaussianStats(SPEAKER_FEATURE_DIM);
-  for (let f = from; f < to; f++) s.add(frames[f]!.features);
+function statsOf(frames: SpeakerFrame[], from: number, to: number): SpeakerStats {
+  const s = new SpeakerStats();
+  for (let f = from; f < to; f++) s.add(frames[f]!);
   return s;
 }
 
-/** ΔBIC with the two clusters' log-determinants cached. */
-function pairBic(a: GaussianStats, b: GaussianStats, logDetA: number, logDetB: number, lambda: number): number {
-  const d = a.dim;
-  const n = a.n + b.n;
-  const merged = GaussianStats.sum(a, b).logDetCovariance();
-  return 0.5 * (n * merged - a.n * logDetA - b.n * logDetB) - lambda * 0.5 * (d + (d * (d + 1)) / 2) * Math.log(n);
-}
 
 /** One Viterbi-free resegmentation pass: returns the number of speakers left (empty ones are dropped). */
 function resegment(frames: SpeakerFrame[], labels: Int32Array, speakers: number, half: number): number {
-  const models: GaussianModel[] = [];
+  const models: SpeakerModel[] = [];
   for (let s = 0; s < speakers; s++) {
-    const st = new GaussianStats(SPEAKER_FEATURE_DIM);
+    const st = new SpeakerStats();
     labels.forEach((l, f) => {
-      if (l === s) st.add(frames[f]!.features);
+      if (l === s) st.add(frames[f]!);
     });
-    models.push(new GaussianModel(st));
+    models.push(new SpeakerModel(st));
   }
-  const ll = models.map((m) => Float64Array.from(frames, (f) => m.logLikelihood(f.features)));
+  const ll = models.map((m) => Float64Array.from(frames, (f) => m.logLikelihood(f)));
   // Prefix sums make the ±half smoothing O(frames) per speaker.
   const prefix = ll.map((row) => {
     const p = new Float64Array(row.length + 1);

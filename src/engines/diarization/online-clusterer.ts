@@ -2,8 +2,8 @@
 // closed window joins the known speaker with the lowest ΔBIC when that is negative, else it starts a new speaker.
 // Speaker models keep growing with the windows they absorb, so later decisions rest on more data. Windows are
 // remembered (start, end, speaker) for labelling tokens; memory grows by a few numbers per 1.5 s of speech.
-import { GaussianStats, deltaBic } from './gaussian.js';
-import { FRAME_MS, SPEAKER_FEATURE_DIM, type SpeakerFrame } from './speech-frames.js';
+import { SpeakerStats, speakerBic } from './speaker-stats.js';
+import { FRAME_MS, type SpeakerFrame } from './speech-frames.js';
 
 export interface OnlineClusterOptions {
   lambda?: number;
@@ -22,7 +22,7 @@ interface ClosedWindow {
  * Lower than the offline λ: a window's ΔBIC against a grown speaker model is penalised by log(window + model
  * frames), so the same λ would merge distinct voices once the models hold a minute of speech (tuned on flite voices).
  */
-export const DEFAULT_ONLINE_BIC_LAMBDA = 1.5;
+export const DEFAULT_ONLINE_BIC_LAMBDA = 2;
 const WINDOW_GAP_FRAMES = 30;
 const MIN_WINDOW_FRAMES = 50;
 
@@ -30,9 +30,9 @@ export class OnlineClusterer {
   private readonly lambda: number;
   private readonly windowFrames: number;
   private readonly maxSpeakers: number;
-  private readonly speakers: GaussianStats[] = [];
+  private readonly speakers: SpeakerStats[] = [];
   readonly windows: ClosedWindow[] = [];
-  private open = new GaussianStats(SPEAKER_FEATURE_DIM);
+  private open = new SpeakerStats();
   private openStart = -1;
   private openEnd = -1;
 
@@ -50,7 +50,7 @@ export class OnlineClusterer {
     for (const f of frames) {
       if (this.open.n >= MIN_WINDOW_FRAMES && f.index - this.openEnd > WINDOW_GAP_FRAMES) this.close();
       if (this.open.n === 0) this.openStart = f.index;
-      this.open.add(f.features);
+      this.open.add(f);
       this.openEnd = f.index;
       if (this.open.n >= this.windowFrames) this.close();
     }
@@ -64,20 +64,20 @@ export class OnlineClusterer {
   private close(): void {
     const window = this.open;
     let speaker = this.closest(window);
-    if (speaker === undefined || (window.n >= MIN_WINDOW_FRAMES && deltaBic(window, this.speakers[speaker]!, this.lambda) >= 0 && this.speakers.length < this.maxSpeakers)) {
+    if (speaker === undefined || (window.n >= MIN_WINDOW_FRAMES && speakerBic(window, this.speakers[speaker]!, this.lambda) >= 0 && this.speakers.length < this.maxSpeakers)) {
       speaker = this.speakers.length;
-      this.speakers.push(new GaussianStats(SPEAKER_FEATURE_DIM));
+      this.speakers.push(new SpeakerStats());
     }
     this.speakers[speaker]!.merge(window);
     this.windows.push({ startMs: this.openStart * FRAME_MS, endMs: (this.openEnd + 1) * FRAME_MS, speaker });
-    this.open = new GaussianStats(SPEAKER_FEATURE_DIM);
+    this.open = new SpeakerStats();
   }
 
-  private closest(window: GaussianStats): number | undefined {
+  private closest(window: SpeakerStats): number | undefined {
     let best: number | undefined;
     let bestBic = Infinity;
     this.speakers.forEach((s, i) => {
-      const v = deltaBic(window, s, this.lambda);
+      const v = speakerBic(window, s, this.lambda);
       if (v < bestBic) {
         bestBic = v;
         best = i;

@@ -1,5 +1,5 @@
 // PCM → the frames diarization clusters: 12 MFCCs (c1..c12; c0 is loudness, which says more about the microphone
-// than the speaker) every 10 ms, kept only where the voice activity detector hears speech. One extractor per audio
+// than the speaker) and the pitch (voiced frames) every 10 ms, kept only where the voice activity detector hears speech. One extractor per audio
 // stream; it holds at most a frame of audio and the VAD decisions not yet matched with a spectral frame.
 import { FEATURE_FRAME_SAMPLES, FEATURE_HOP_SAMPLES, SpectralFrameStream } from '../../audio/features.js';
 import { VAD_FRAME_SAMPLES, type VadStream } from '../../audio/vad.js';
@@ -12,6 +12,8 @@ export interface SpeakerFrame {
   /** Frame number on the 10 ms grid: the frame starts at index * 10 ms. */
   index: number;
   features: Float32Array;
+  /** Pitch in semitones above 100 Hz, or undefined for an unvoiced frame. */
+  pitch?: number;
 }
 
 export class SpeakerFrameExtractor {
@@ -43,8 +45,11 @@ export class SpeakerFrameExtractor {
     const aligned = bytes.byteOffset % 2 ? Buffer.from(bytes) : bytes;
     // Integer sample scale, not [-1, 1]: Meyda's mel bands are log(1 + energy), which is only a log (level-independent
     // up to c0) when the energies are large; at unit scale quiet bands come out linear and the MFCCs track loudness.
-    const frames = this.spectral.push(Float32Array.from(new Int16Array(aligned.buffer, aligned.byteOffset, aligned.length / 2)));
-    frames.mfcc.forEach((m, i) => this.waiting.push({ index: frames.first + i, features: m.subarray(1, 1 + SPEAKER_FEATURE_DIM) }));
+    const frames = this.spectral.push(Float32Array.from(new Int16Array(aligned.buffer, aligned.byteOffset, aligned.length / 2)), true);
+    frames.mfcc.forEach((m, i) => {
+      const hz = frames.pitchHz![i]!;
+      this.waiting.push({ index: frames.first + i, features: m.subarray(1, 1 + SPEAKER_FEATURE_DIM), pitch: hz > 0 ? 12 * Math.log2(hz / 100) : undefined });
+    });
     this.nextFrame = frames.first + frames.mfcc.length;
     return this.release(false);
   }
