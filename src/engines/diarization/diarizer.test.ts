@@ -52,7 +52,7 @@ const chunked = (pcm: Int16Array, bytes = 6400): Buffer[] => {
 describe.each([
   { names: ['kal', 'slt'], seed: 2, speakers: [2, 2], offlineDer: 0.15, onlineDer: 0.35 },
   { names: ['slt', 'awb', 'kal'], seed: 1, speakers: [3, 3], offlineDer: 0.1, onlineDer: 0.35 },
-  { names: ['kal', 'slt', 'awb', 'rms'], seed: 2, speakers: [3, 4], offlineDer: 0.35, onlineDer: 0.35 },
+  { names: ['kal', 'slt', 'awb', 'rms'], seed: 2, speakers: [3, 4], offlineDer: 0.35, onlineDer: 0.4 },
 ])('$names.length flite voices ($names)', ({ names, seed, speakers, offlineDer, onlineDer }) => {
   it('offline: finds the speaker count and the turns', async () => {
     const conv = buildConversation(names.map((n) => voices.get(n)!), { turns: 10, seed });

@@ -37,10 +37,30 @@ export function clusterOffline(frames: SpeakerFrame[], options: OfflineClusterOp
   const windowFrames = Math.max(options.windowFrames ?? 150, Math.ceil(frames.length / maxWindows));
   const windows = cutWindows(frames, windowFrames);
 
+  const cluster = agglomerate(
+    windows.map((w) => statsOf(frames, w.from, w.to)),
+    lambda,
+    options.minSpeakerFrames ?? 300,
+  );
+
+  // Initial frame labels from the clusters.
+  const labels = new Int32Array(frames.length).fill(-1);
+  windows.forEach((w, i) => labels.fill(cluster[i]!, w.from, w.to));
+  let speakers = Math.max(...cluster) + 1;
+  for (let pass = 0; pass < 2 && speakers > 1; pass++) speakers = resegment(frames, labels, speakers, options.smoothFrames ?? 50);
+  return framesToTurns(frames, labels, options.maxTurnGapMs ?? 500);
+}
+
+/**
+ * Agglomerative clustering of speech windows on ΔBIC: merge the closest pair while its ΔBIC is negative, then fold
+ * clusters with under `minSpeakerFrames` of speech into their nearest cluster. Returns a cluster number (0, 1, ...
+ * in order of first window) per window. Takes ownership of `windowStats` (merged in place).
+ */
+export function agglomerate(windowStats: SpeakerStats[], lambda: number, minSpeakerFrames: number): number[] {
+  const stats = windowStats;
   // Agglomerative clustering on ΔBIC. dist is a dense upper-triangle matrix over live cluster slots.
-  const n = windows.length;
-  const stats = windows.map((w) => statsOf(frames, w.from, w.to));
-  const members: number[][] = windows.map((_, i) => [i]);
+  const n = stats.length;
+  const members: number[][] = stats.map((_, i) => [i]);
   const alive = new Array<boolean>(n).fill(true);
   const dist = new Float64Array(n * n);
   const bic = (i: number, j: number) => speakerBic(stats[i]!, stats[j]!, lambda);
@@ -75,7 +95,7 @@ export function clusterOffline(frames: SpeakerFrame[], options: OfflineClusterOp
 
   // A speaker with under minSpeakerFrames of speech is more likely one voice's odd stretch (a laugh, a shout) than
   // a person: it joins the cluster it is closest to in ΔBIC.
-  const minFrames = options.minSpeakerFrames ?? 300;
+  const minFrames = minSpeakerFrames;
   for (;;) {
     const live = [...alive.keys()].filter((c) => alive[c]);
     if (live.length < 2) break;
@@ -96,16 +116,15 @@ export function clusterOffline(frames: SpeakerFrame[], options: OfflineClusterOp
     alive[small] = false;
   }
 
-  // Initial frame labels from the clusters.
-  const labels = new Int32Array(frames.length).fill(-1);
-  let speakers = 0;
-  for (let c = 0; c < n; c++) {
-    if (!alive[c]) continue;
-    for (const w of members[c]!) for (let f = windows[w]!.from; f < windows[w]!.to; f++) labels[f] = speakers;
-    speakers++;
+  const out = new Array<number>(n).fill(-1);
+  let next = 0;
+  for (let w = 0; w < n; w++) {
+    if (out[w] !== -1) continue;
+    const c = [...alive.keys()].find((k) => alive[k] && members[k]!.includes(w))!;
+    for (const m of members[c]!) out[m] = next;
+    next++;
   }
-  for (let pass = 0; pass < 2 && speakers > 1; pass++) speakers = resegment(frames, labels, speakers, options.smoothFrames ?? 50);
-  return framesToTurns(frames, labels, options.maxTurnGapMs ?? 500);
+  return out;
 }
 
 interface Window {

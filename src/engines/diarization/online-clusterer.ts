@@ -1,49 +1,67 @@
-// Stream speaker clustering: speech frames are grouped into windows (1.5 s of speech, or less at a pause); each
-// closed window joins the known speaker with the lowest ΔBIC when that is negative, else it starts a new speaker.
-// Speaker models keep growing with the windows they absorb, so later decisions rest on more data. Windows are
-// remembered (start, end, speaker) for labelling tokens; memory grows by a few numbers per 1.5 s of speech.
+// Stream speaker clustering. Speech frames are grouped into windows (1.5 s of speech, or less at a pause). While
+// the stream is young (up to RECLUSTER_MAX_WINDOWS windows, ~3 min of speech), every closed window triggers a fresh
+// agglomerative BIC clustering of all windows so far (the offline algorithm, minus resegmentation), whose clusters
+// are matched to the speaker numbers already handed out (Hungarian on shared speech) so labels stay stable. After
+// that, each new window joins the known speaker with the lowest ΔBIC when it is negative, else starts a new one.
+// Windows are remembered (start, end, speaker, statistics) for labelling tokens.
+import { maxWeightAssignment } from './der.js';
+import { agglomerate, DEFAULT_BIC_LAMBDA } from './offline-clusterer.js';
 import { SpeakerStats, speakerBic } from './speaker-stats.js';
 import { FRAME_MS, type SpeakerFrame } from './speech-frames.js';
 
 export interface OnlineClusterOptions {
+  /** λ of the re-clustering (default: the offline one). */
   lambda?: number;
+  /** λ of the incremental step once the stream is too long to re-cluster. */
+  incrementalLambda?: number;
   windowFrames?: number;
   /** Most speakers one stream may have; further windows go to the closest one (default 10). */
   maxSpeakers?: number;
+  /** Re-cluster everything after each window while there are at most this many windows (default 120). */
+  reclusterMaxWindows?: number;
 }
+
+/**
+ * Lower than the offline λ: a window's ΔBIC against a grown speaker model is penalised by log(window + model
+ * frames), so the offline λ would merge distinct voices once the models hold a minute of speech.
+ */
+export const DEFAULT_ONLINE_BIC_LAMBDA = 2;
+const WINDOW_GAP_FRAMES = 30;
+const MIN_WINDOW_FRAMES = 50;
+/** Speech a re-clustered speaker needs to stand on its own (frames; less than offline: a turn is labelled as soon as it is final). */
+const MIN_SPEAKER_FRAMES = 150;
 
 interface ClosedWindow {
   startMs: number;
   endMs: number;
   speaker: number;
+  stats: SpeakerStats;
 }
-
-/**
- * Lower than the offline λ: a window's ΔBIC against a grown speaker model is penalised by log(window + model
- * frames), so the same λ would merge distinct voices once the models hold a minute of speech (tuned on flite voices).
- */
-export const DEFAULT_ONLINE_BIC_LAMBDA = 2;
-const WINDOW_GAP_FRAMES = 30;
-const MIN_WINDOW_FRAMES = 50;
 
 export class OnlineClusterer {
   private readonly lambda: number;
+  private readonly incrementalLambda: number;
   private readonly windowFrames: number;
   private readonly maxSpeakers: number;
-  private readonly speakers: SpeakerStats[] = [];
+  private readonly reclusterMax: number;
+  /** Speaker number → model (sum of its windows). */
+  private speakers = new Map<number, SpeakerStats>();
+  private nextSpeaker = 0;
   readonly windows: ClosedWindow[] = [];
   private open = new SpeakerStats();
   private openStart = -1;
   private openEnd = -1;
 
   constructor(options: OnlineClusterOptions = {}) {
-    this.lambda = options.lambda ?? DEFAULT_ONLINE_BIC_LAMBDA;
+    this.lambda = options.lambda ?? DEFAULT_BIC_LAMBDA;
+    this.incrementalLambda = options.incrementalLambda ?? DEFAULT_ONLINE_BIC_LAMBDA;
     this.windowFrames = options.windowFrames ?? 150;
     this.maxSpeakers = options.maxSpeakers ?? 10;
+    this.reclusterMax = options.reclusterMaxWindows ?? 120;
   }
 
   get speakerCount(): number {
-    return this.speakers.length;
+    return this.speakers.size;
   }
 
   add(frames: SpeakerFrame[]): void {
@@ -56,33 +74,62 @@ export class OnlineClusterer {
     }
   }
 
-  /** End of stream: a last window with enough frames is clustered; a shorter one joins its nearest speaker. */
+  /** End of stream: the last window is clustered whatever its length. */
   flush(): void {
     if (this.open.n > 0) this.close();
   }
 
   private close(): void {
-    const window = this.open;
-    let speaker = this.closest(window);
-    if (speaker === undefined || (window.n >= MIN_WINDOW_FRAMES && speakerBic(window, this.speakers[speaker]!, this.lambda) >= 0 && this.speakers.length < this.maxSpeakers)) {
-      speaker = this.speakers.length;
-      this.speakers.push(new SpeakerStats());
-    }
-    this.speakers[speaker]!.merge(window);
-    this.windows.push({ startMs: this.openStart * FRAME_MS, endMs: (this.openEnd + 1) * FRAME_MS, speaker });
+    const stats = this.open;
     this.open = new SpeakerStats();
+    const window: ClosedWindow = { startMs: this.openStart * FRAME_MS, endMs: (this.openEnd + 1) * FRAME_MS, speaker: -1, stats };
+    this.windows.push(window);
+    if (this.windows.length <= this.reclusterMax) return this.recluster();
+    let speaker = this.closest(stats);
+    const full = this.speakers.size >= this.maxSpeakers;
+    if (speaker === undefined || (!full && stats.n >= MIN_WINDOW_FRAMES && speakerBic(stats, this.speakers.get(speaker)!, this.incrementalLambda) >= 0)) {
+      speaker = this.nextSpeaker++;
+      this.speakers.set(speaker, new SpeakerStats());
+    }
+    this.speakers.get(speaker)!.merge(stats);
+    window.speaker = speaker;
+  }
+
+  /** Cluster all windows afresh and keep the speaker numbers already in use where the clusters match them. */
+  private recluster(): void {
+    const clusters = agglomerate(
+      this.windows.map((w) => new SpeakerStats().merge(w.stats)),
+      this.lambda,
+      MIN_SPEAKER_FRAMES,
+    );
+    const k = Math.max(...clusters) + 1;
+    const old = [...this.speakers.keys()];
+    // Shared speech (frames) between new cluster c and old speaker old[j].
+    const shared = Array.from({ length: k }, () => new Array<number>(old.length).fill(0));
+    this.windows.forEach((w, i) => {
+      const j = old.indexOf(w.speaker);
+      if (j >= 0) shared[clusters[i]!]![j]! += w.stats.n;
+    });
+    const match = old.length ? maxWeightAssignment(shared) : new Array<number>(k).fill(-1);
+    const number = match.map((j, c) => (j >= 0 && shared[c]![j]! > 0 ? old[j]! : this.nextSpeaker++));
+    this.speakers = new Map();
+    this.windows.forEach((w, i) => {
+      w.speaker = number[clusters[i]!]!;
+      const model = this.speakers.get(w.speaker) ?? new SpeakerStats();
+      this.speakers.set(w.speaker, model.merge(w.stats));
+    });
   }
 
   private closest(window: SpeakerStats): number | undefined {
     let best: number | undefined;
     let bestBic = Infinity;
-    this.speakers.forEach((s, i) => {
-      const v = speakerBic(window, s, this.lambda);
+    for (const [id, s] of this.speakers) {
+      const v = speakerBic(window, s, this.incrementalLambda);
       if (v < bestBic) {
         bestBic = v;
-        best = i;
+        best = id;
       }
-    });
+    }
     return best;
   }
 
