@@ -1,5 +1,5 @@
 // Whole-file speaker clustering with an automatic speaker count:
-//   1. speech frames are cut into short windows (1.5 s of speech, or at pauses);
+//   1. speech frames are cut into short windows (2.5 s of speech, or at pauses);
 //   2. agglomerative clustering: merge the pair of clusters with the lowest ΔBIC while it is negative (one full-
 //      covariance MFCC Gaussian and one pitch Gaussian per cluster explain the merged frames well enough), so the
 //      BIC decides when to stop; clusters with under 3 s of speech then join their nearest cluster;
@@ -12,7 +12,7 @@ import { FRAME_MS, type SpeakerFrame } from './speech-frames.js';
 export interface OfflineClusterOptions {
   /** Penalty weight λ of the BIC stopping rule (higher: fewer speakers). */
   lambda?: number;
-  /** Speech frames per initial window (default 150 = 1.5 s). */
+  /** Speech frames per initial window (default 250 = 2.5 s). */
   windowFrames?: number;
   /** Most initial windows: longer files get longer windows (keeps the O(n²) merge step bounded). */
   maxWindows?: number;
@@ -24,7 +24,10 @@ export interface OfflineClusterOptions {
   maxTurnGapMs?: number;
 }
 
-export const DEFAULT_BIC_LAMBDA = 6;
+// Tuned together on the benchmark's real and flite conversations (docs/benchmarks.md): 2.5 s windows hold enough
+// frames for a stable full-covariance estimate; shorter ones split one voice by phonetic content.
+export const DEFAULT_BIC_LAMBDA = 3;
+export const DEFAULT_WINDOW_FRAMES = 250;
 
 /** A pause this long closes a window early (when it holds enough speech). */
 const WINDOW_GAP_FRAMES = 30;
@@ -34,7 +37,7 @@ export function clusterOffline(frames: SpeakerFrame[], options: OfflineClusterOp
   if (frames.length === 0) return [];
   const lambda = options.lambda ?? DEFAULT_BIC_LAMBDA;
   const maxWindows = options.maxWindows ?? 1500;
-  const windowFrames = Math.max(options.windowFrames ?? 150, Math.ceil(frames.length / maxWindows));
+  const windowFrames = Math.max(options.windowFrames ?? DEFAULT_WINDOW_FRAMES, Math.ceil(frames.length / maxWindows));
   const windows = cutWindows(frames, windowFrames);
 
   const cluster = agglomerate(

@@ -1,11 +1,11 @@
-// Stream speaker clustering. Speech frames are grouped into windows (1.5 s of speech, or less at a pause). While
+// Stream speaker clustering. Speech frames are grouped into windows (2.5 s of speech, or less at a pause). While
 // the stream is young (up to RECLUSTER_MAX_WINDOWS windows, ~3 min of speech), every closed window triggers a fresh
 // agglomerative BIC clustering of all windows so far (the offline algorithm, minus resegmentation), whose clusters
 // are matched to the speaker numbers already handed out (Hungarian on shared speech) so labels stay stable. After
 // that, each new window joins the known speaker with the lowest ΔBIC when it is negative, else starts a new one.
 // Windows are remembered (start, end, speaker, statistics) for labelling tokens.
 import { maxWeightAssignment } from './der.js';
-import { agglomerate, DEFAULT_BIC_LAMBDA } from './offline-clusterer.js';
+import { agglomerate, DEFAULT_BIC_LAMBDA, DEFAULT_WINDOW_FRAMES } from './offline-clusterer.js';
 import { SpeakerStats, speakerBic } from './speaker-stats.js';
 import { FRAME_MS, type SpeakerFrame } from './speech-frames.js';
 
@@ -55,7 +55,7 @@ export class OnlineClusterer {
   constructor(options: OnlineClusterOptions = {}) {
     this.lambda = options.lambda ?? DEFAULT_BIC_LAMBDA;
     this.incrementalLambda = options.incrementalLambda ?? DEFAULT_ONLINE_BIC_LAMBDA;
-    this.windowFrames = options.windowFrames ?? 150;
+    this.windowFrames = options.windowFrames ?? DEFAULT_WINDOW_FRAMES;
     this.maxSpeakers = options.maxSpeakers ?? 10;
     this.reclusterMax = options.reclusterMaxWindows ?? 120;
   }
