@@ -50,9 +50,10 @@ const chunked = (pcm: Int16Array, bytes = 6400): Buffer[] => {
 
 // Bounds are what this signal-processing back-end achieves today (see docs/benchmarks.md), so a regression fails.
 describe.each([
-  { names: ['kal', 'slt'], seed: 2, speakers: [2, 2], offlineDer: 0.15, onlineDer: 0.35 },
-  { names: ['slt', 'awb', 'kal'], seed: 1, speakers: [3, 3], offlineDer: 0.1, onlineDer: 0.35 },
-  { names: ['kal', 'slt', 'awb', 'rms'], seed: 2, speakers: [3, 4], offlineDer: 0.35, onlineDer: 0.4 },
+  { names: ['kal', 'slt'], seed: 2, speakers: [2, 2], offlineDer: 0.1, onlineDer: 0.2 },
+  { names: ['slt', 'awb', 'kal'], seed: 1, speakers: [3, 3], offlineDer: 0.1, onlineDer: 0.2 },
+  // With 10 short turns one of four voices has only ~5 s of speech: it may be folded into a similar voice.
+  { names: ['kal', 'slt', 'awb', 'rms'], seed: 2, speakers: [3, 4], offlineDer: 0.2, onlineDer: 0.25 },
 ])('$names.length flite voices ($names)', ({ names, seed, speakers, offlineDer, onlineDer }) => {
   it('offline: finds the speaker count and the turns', async () => {
     const conv = buildConversation(names.map((n) => voices.get(n)!), { turns: 10, seed });
