@@ -33,14 +33,14 @@ export const DEFAULT_WINDOW_FRAMES = 250;
 const WINDOW_GAP_FRAMES = 30;
 const MIN_WINDOW_FRAMES = 50;
 
-export function clusterOffline(frames: SpeakerFrame[], options: OfflineClusterOptions = {}): SpeakerTurn[] {
+export async function clusterOffline(frames: SpeakerFrame[], options: OfflineClusterOptions = {}): Promise<SpeakerTurn[]> {
   if (frames.length === 0) return [];
   const lambda = options.lambda ?? DEFAULT_BIC_LAMBDA;
-  const maxWindows = options.maxWindows ?? 1500;
+  const maxWindows = options.maxWindows ?? 600;
   const windowFrames = Math.max(options.windowFrames ?? DEFAULT_WINDOW_FRAMES, Math.ceil(frames.length / maxWindows));
   const windows = cutWindows(frames, windowFrames);
 
-  const cluster = agglomerate(
+  const cluster = await agglomerateAsync(
     windows.map((w) => statsOf(frames, w.from, w.to)),
     lambda,
     options.minSpeakerFrames ?? 300,
@@ -50,7 +50,7 @@ export function clusterOffline(frames: SpeakerFrame[], options: OfflineClusterOp
   const labels = new Int32Array(frames.length).fill(-1);
   windows.forEach((w, i) => labels.fill(cluster[i]!, w.from, w.to));
   let speakers = Math.max(...cluster) + 1;
-  for (let pass = 0; pass < 2 && speakers > 1; pass++) speakers = resegment(frames, labels, speakers, options.smoothFrames ?? 50);
+  for (let pass = 0; pass < 2 && speakers > 1; pass++) speakers = await resegment(frames, labels, speakers, options.smoothFrames ?? 50);
   return framesToTurns(frames, labels, options.maxTurnGapMs ?? 500);
 }
 
@@ -60,15 +60,46 @@ export function clusterOffline(frames: SpeakerFrame[], options: OfflineClusterOp
  * in order of first window) per window. Takes ownership of `windowStats` (merged in place).
  */
 export function agglomerate(windowStats: SpeakerStats[], lambda: number, minSpeakerFrames: number): number[] {
+  const steps = agglomerateSteps(windowStats, lambda, minSpeakerFrames);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/** agglomerate() that gives the event loop a turn every few milliseconds of work (long files take seconds). */
+export async function agglomerateAsync(windowStats: SpeakerStats[], lambda: number, minSpeakerFrames: number): Promise<number[]> {
+  const steps = agglomerateSteps(windowStats, lambda, minSpeakerFrames);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** The clustering as a generator: it yields (nothing) at points where the caller may pause. */
+function* agglomerateSteps(windowStats: SpeakerStats[], lambda: number, minSpeakerFrames: number): Generator<void, number[]> {
   const stats = windowStats;
+  let work = 0;
+  /** Yield about every 2^20 units of work (a ΔBIC is ~64 units, a matrix cell scan 1). */
+  const spent = (units: number) => {
+    work += units;
+    if (work < 1 << 20) return false;
+    work = 0;
+    return true;
+  };
   // Agglomerative clustering on ΔBIC. dist is a dense upper-triangle matrix over live cluster slots.
   const n = stats.length;
   const members: number[][] = stats.map((_, i) => [i]);
   const alive = new Array<boolean>(n).fill(true);
   const dist = new Float64Array(n * n);
   const bic = (i: number, j: number) => speakerBic(stats[i]!, stats[j]!, lambda);
-  for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) dist[i * n + j] = bic(i, j);
+  for (let i = 0; i < n; i++) {
+    for (let j = i + 1; j < n; j++) dist[i * n + j] = bic(i, j);
+    if (spent(64 * (n - i))) yield;
+  }
   for (;;) {
+    if (spent(n * n)) yield;
     let best = Infinity;
     let bi = -1;
     let bj = -1;
@@ -162,7 +193,7 @@ function statsOf(frames: SpeakerFrame[], from: number, to: number): SpeakerStats
 
 
 /** One Viterbi-free resegmentation pass: returns the number of speakers left (empty ones are dropped). */
-function resegment(frames: SpeakerFrame[], labels: Int32Array, speakers: number, half: number): number {
+async function resegment(frames: SpeakerFrame[], labels: Int32Array, speakers: number, half: number): Promise<number> {
   const models: SpeakerModel[] = [];
   for (let s = 0; s < speakers; s++) {
     const st = new SpeakerStats();
@@ -171,7 +202,12 @@ function resegment(frames: SpeakerFrame[], labels: Int32Array, speakers: number,
     });
     models.push(new SpeakerModel(st));
   }
-  const ll = models.map((m) => Float64Array.from(frames, (f) => m.logLikelihood(f)));
+  const ll: Float64Array[] = [];
+  for (const m of models) {
+    // One speaker's scores of an hour of speech take ~0.2 s: let the event loop in between.
+    await new Promise((resolve) => setImmediate(resolve));
+    ll.push(Float64Array.from(frames, (f) => m.logLikelihood(f)));
+  }
   // Prefix sums make the ±half smoothing O(frames) per speaker.
   const prefix = ll.map((row) => {
     const p = new Float64Array(row.length + 1);
