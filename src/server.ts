@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { ConfigError, type Settings } from './config/settings.js';
+import { BicDiarizer } from './engines/diarization/index.js';
 import { createSttRegistry } from './engines/stt/index.js';
 import { createTranslationRegistry, translationOptionsFrom } from './engines/translate/registry.js';
 import { createJobQueue } from './jobs/index.js';
@@ -145,6 +146,8 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     log.warn({ apertium_data_dir: settings.apertiumDataDir }, 'no translation pairs found: install apertium and apertium-<pair> packages to offer translation');
   else log.info({ pairs: translation.pairs().map((p) => `${p.source}-${p.target}`) }, 'translation pairs');
   const models = new ModelCatalog(stt, defaultCatalog, settings.sttModelAliases, translation);
+  // One diarizer for both surfaces: it runs after (async) or beside (real-time) any STT model.
+  const diarizer = new BicDiarizer({ log: jobLog });
   const queue = createJobQueue({
     db,
     databaseUrl: settings.databaseUrl || undefined,
@@ -177,6 +180,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     webhookMaxAttempts: settings.webhookMaxAttempts,
     // webhookBackoffMs's schedule starts at 5 s; the setting scales the whole schedule.
     webhookBackoffMs: (attempt) => (webhookBackoffMs(attempt) * settings.webhookRetryBaseSeconds) / 5,
+    diarizer,
     log: jobLog,
     meter: usage,
   }).register(queue);
@@ -232,6 +236,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
         maxDurationMs: settings.realtimeMaxDurationSeconds * 1000,
         partialIntervalMs: settings.realtimePartialIntervalMs,
         usageCheckIntervalMs: settings.usageCheckIntervalSeconds * 1000,
+        diarizer,
       },
     ),
   );

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/harness.js';
 import { decodeToBuffer } from './decode.js';
-import { pcmToFloat, pitchTrack, spectralFrames, voiceProfile } from './features.js';
+import { pcmToFloat, pitchTrack, SpectralFrameStream, spectralFrames, voiceProfile } from './features.js';
 
 const execFileP = promisify(execFile);
 const dir = tempDir('parlance-features-');
@@ -57,5 +57,29 @@ describe('audio features', () => {
     expect(f.mfcc[0]).toHaveLength(13);
     expect(Math.abs(f.centroidHz[10]! - 440)).toBeLessThan(120);
     expect(samples).toEqual(copy);
+  });
+});
+
+describe('SpectralFrameStream', () => {
+  it('gives the same frames, on the same grid, as spectralFrames over the whole signal, whatever the chunking', async () => {
+    const samples = await espeak('stream', 50, 170);
+    const whole = spectralFrames(samples);
+    const stream = new SpectralFrameStream();
+    const mfcc: Float32Array[] = [];
+    let first = -1;
+    // Uneven pieces, some shorter than one frame.
+    for (let i = 0, k = 0; i < samples.length; k++) {
+      const n = [37, 700, 4000, 161][k % 4]!;
+      const out = stream.push(samples.slice(i, i + n), true);
+      if (first < 0 && out.mfcc.length) first = out.first;
+      expect(out.pitchHz).toHaveLength(out.mfcc.length);
+      mfcc.push(...out.mfcc);
+      i += n;
+    }
+    expect(first).toBe(0);
+    expect(mfcc.length).toBe(whole.mfcc.length);
+    for (const i of [0, 100, Math.floor(mfcc.length / 2), mfcc.length - 1]) {
+      for (let c = 0; c < 13; c++) expect(mfcc[i]![c]).toBeCloseTo(whole.mfcc[i]![c]!, 3);
+    }
   });
 });

@@ -59,6 +59,37 @@ export function spectralFrames(samples: Float32Array, sampleRate = PCM_SAMPLE_RA
   return { mfcc, rms, centroidHz };
 }
 
+/**
+ * spectralFrames over a stream: push samples of any length, get the frames that became complete, numbered on one
+ * grid from the stream's first sample (frame i covers samples [i * hop, i * hop + 512)). Holds under one frame.
+ */
+export class SpectralFrameStream {
+  private tail = new Float32Array(0);
+  /** Index of the next frame to emit; it starts at sample next * hop. */
+  private next = 0;
+
+  constructor(private readonly sampleRate = PCM_SAMPLE_RATE) {}
+
+  /** With `pitch`, also the YIN pitch of each frame (0 when unvoiced, or when its 40 ms window is not complete yet). */
+  push(samples: Float32Array, pitch = false): FrameFeatures & { first: number; pitchHz?: Float32Array } {
+    const buf = new Float32Array(this.tail.length + samples.length);
+    buf.set(this.tail);
+    buf.set(samples, this.tail.length);
+    const out = spectralFrames(buf, this.sampleRate);
+    const first = this.next;
+    const count = out.rms.length;
+    let pitchHz: Float32Array | undefined;
+    if (pitch) {
+      pitchHz = new Float32Array(count);
+      pitchHz.set(pitchTrack(buf, this.sampleRate).subarray(0, count));
+    }
+    this.next += count;
+    // Keep from the start of the next frame on.
+    this.tail = buf.slice(count * FEATURE_HOP_SAMPLES);
+    return { ...out, first, pitchHz };
+  }
+}
+
 /** Fundamental frequency per 10 ms hop (40 ms YIN window), 0 where unvoiced. */
 export function pitchTrack(samples: Float32Array, sampleRate = PCM_SAMPLE_RATE): Float32Array {
   const windowSamples = Math.round(sampleRate * 0.04);

@@ -109,7 +109,8 @@ async function expectError(c: Conn, type: string, status: number, message?: RegE
 }
 
 /** Checks every normal frame's shape and the invariants across frames; returns the final tokens in order. */
-function checkFrames(frames: Frame[]): Tok[] {
+/** `withSpeaker`: the session asked for diarization, so every word token carries a speaker label. */
+function checkFrames(frames: Frame[], withSpeaker = false): Tok[] {
   const finals: Tok[] = [];
   let lastFinalMs = 0;
   let lastTotalMs = 0;
@@ -131,7 +132,7 @@ function checkFrames(frames: Frame[]): Tok[] {
       }
       // `language` only with enable_language_identification (the English model labels every token en).
       if ('language' in t) expect(t.language).toBe('en');
-      expect(Object.keys(t).filter((k) => k !== 'language').sort()).toEqual(['confidence', 'end_ms', 'is_final', 'start_ms', 'text']);
+      expect(Object.keys(t).filter((k) => k !== 'language').sort()).toEqual(['confidence', 'end_ms', 'is_final', ...(withSpeaker ? ['speaker'] : []), 'start_ms', 'text']);
       expect(t.end_ms!).toBeGreaterThan(t.start_ms!);
       expect(t.confidence).toBeGreaterThanOrEqual(0);
       expect(t.confidence).toBeLessThanOrEqual(1);
@@ -312,7 +313,7 @@ describe('real-time transcription', () => {
       await sendAudio(c.ws, speech);
       c.ws.send('');
       expect(await c.closed).toBe(1000);
-      expect(words(checkFrames(c.frames))).toMatch(/\w/);
+      expect(words(checkFrames(c.frames, true))).toMatch(/\w/);
       expect(c.frames.flatMap((f) => f.tokens).filter((t) => !t.text.startsWith('<')).every((t) => (t as { language?: string }).language === 'en')).toBe(true);
     }
   });

@@ -96,7 +96,8 @@ export class ModelCatalog {
         supports_endpoint_sensitivity: false,
         supports_endpoint_latency_adjustment: false,
         endpoint_latency_adjustment_max_level: 0,
-        supports_speaker_diarization: engine.model.features.diarization,
+        // The server's diarizer (src/engines/diarization) labels the tokens of every model, async and real-time.
+        supports_speaker_diarization: true,
         // Each token is labelled with the language the model recognised; a one-language model labels every token
         // with that language (it cannot tell other languages apart, so it does not guess).
         supports_language_identification: true,

@@ -10,6 +10,8 @@
 // or keepalive for N seconds while streaming; the clock starts at the config message), the fixed session cap
 // (max_duration_reached) and the temporary key's max_session_duration (temp_api_key_session_expired).
 import type { Logger } from 'pino';
+import type { DiarizationEngine, DiarizationStream } from '../../engines/diarization/interface.js';
+import { SpeakerLabels } from '../../engines/diarization/label-tokens.js';
 import type { FinalInfo, Recognizer, StreamingSession, Token } from '../../engines/stt/interface.js';
 import { ApiError } from '../../wire/api-error.js';
 import { sttErrorFrame } from '../../wire/stt-frames.js';
@@ -38,6 +40,8 @@ export interface RealtimeOptions {
   ffmpegPath?: string;
   /** How often a running session re-checks balance and budgets with the cost it accrued (default 5 s). */
   usageCheckIntervalMs?: number;
+  /** Speaker labels for sessions with enable_speaker_diarization. */
+  diarizer?: DiarizationEngine;
 }
 
 export interface RealtimeDeps {
@@ -100,6 +104,9 @@ export class RealtimeSession {
   private engine: StreamingSession | undefined;
   private tracker!: TokenTracker;
   private translation!: RealtimeTranslationStep;
+  private diarization: DiarizationStream | undefined;
+  /** Speaker of a span of audio, with diarization (for tokens and the translations that follow them). */
+  private speakerOf: ((startMs: number, endMs: number) => string) | undefined;
   private release: (() => void) | undefined;
   private readonly abort = new AbortController();
   private control: Promise<void> = Promise.resolve();
@@ -191,7 +198,8 @@ export class RealtimeSession {
         fail: (err) =>
           this.fail(err instanceof TranslationError ? new ApiError('internal_error', 'Internal error: the translation engine failed.', { cause: err }) : err),
       });
-      this.tracker = new TokenTracker(config.enableNonFinalTokens, this.translation.labels);
+      this.speakerOf = this.startDiarization(config);
+      this.tracker = new TokenTracker(config.enableNonFinalTokens, this.translation.labels, this.speakerOf);
       const raw = isRawFormat(config.audioFormat)
         ? { format: config.audioFormat, sampleRate: config.sampleRate!, channels: config.numChannels! }
         : undefined;
@@ -269,7 +277,11 @@ export class RealtimeSession {
     try {
       for await (const item of source.output) {
         if (this.closed) return;
-        if (Buffer.isBuffer(item)) await engine.write(item);
+        if (Buffer.isBuffer(item)) {
+          // The diarizer sees audio before the recognizer, so it has clustered a token's audio by the time it is final.
+          await this.diarization?.push(item);
+          await engine.write(item);
+        }
         else item.mark();
       }
     } catch (err) {
@@ -277,6 +289,17 @@ export class RealtimeSession {
       if (err instanceof AudioFormatError) this.fail(new ApiError('invalid_request', `Invalid request: ${err.message}`));
       else this.fail(new ApiError('internal_error', 'Audio processing failed.', { cause: err }));
     }
+  }
+
+  /** Speaker labelling for the token tracker when the client asked for diarization. */
+  private startDiarization(config: RealtimeConfig): ((startMs: number, endMs: number) => string) | undefined {
+    const { diarizer } = this.service.opts;
+    if (!config.enableSpeakerDiarization || !diarizer) return undefined;
+    const stream = diarizer.createStream();
+    this.diarization = stream;
+    const labels = new SpeakerLabels();
+    // Before any speech window is clustered, the first speaker (number 0) is the only guess.
+    return (startMs, endMs) => labels.label(stream.speakerAt(startMs, endMs) ?? 0);
   }
 
   private onPartial(tokens: Token[]): void {
@@ -298,8 +321,9 @@ export class RealtimeSession {
     this.tracker.final(tokens);
     // Final tokens the engine closed at a pause are an endpoint, sent once the utterance's translation (if any) is out.
     const endpoint = this.config.enableEndpointDetection && info.endpoint && !this.ending;
+    const speakerOf = this.speakerOf;
     this.translation.final(
-      tokens,
+      speakerOf ? tokens.map((t) => ({ ...t, speaker: speakerOf(t.start_ms, t.end_ms) })) : tokens,
       endpoint
         ? () => {
             this.tracker.marker(END_TOKEN);
@@ -336,6 +360,7 @@ export class RealtimeSession {
       this.source!.end();
       await this.pumpDone;
       if (this.closed) return;
+      await this.diarization?.flush();
       this.ending = true;
       await this.engine!.end();
       await this.translation.drained();

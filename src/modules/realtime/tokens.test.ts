@@ -51,4 +51,24 @@ describe('TokenTracker', () => {
     t.final([tok('a', 0, 100)]);
     expect(t.frame(200).tokens.map((x) => x.is_final)).toEqual([true]);
   });
+
+  it('with a speaker function: final and non-final tokens carry its label, marker tokens none', () => {
+    const asked: [number, number][] = [];
+    const t = new TokenTracker(true, {}, (start, end) => {
+      asked.push([start, end]);
+      return start < 1000 ? '1' : '2';
+    });
+    t.final([tok('hello', 100, 400)]);
+    t.marker(END_TOKEN);
+    t.partial([tok('there', 1200, 1500)]);
+    expect(t.frame(1600).tokens).toEqual([
+      { text: 'hello', start_ms: 100, end_ms: 400, confidence: 1, is_final: true, speaker: '1' },
+      { text: END_TOKEN, confidence: 1, is_final: true },
+      { text: ' there', start_ms: 1200, end_ms: 1500, confidence: 1, is_final: false, speaker: '2' },
+    ]);
+    expect(asked).toEqual([
+      [100, 400],
+      [1200, 1500],
+    ]);
+  });
 });

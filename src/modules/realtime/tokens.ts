@@ -17,7 +17,12 @@ export interface WireToken {
   language?: string;
   translation_status?: 'original' | 'translation' | 'none';
   source_language?: string;
+  /** With diarization: final tokens carry their speaker, non-final ones a provisional guess. */
+  speaker?: string;
 }
+
+/** Wire speaker label of the audio in [startMs, endMs), when diarization is on. */
+export type SpeakerOf = (startMs: number, endMs: number) => string | undefined;
 
 export interface ResultFrame {
   tokens: WireToken[];
@@ -44,7 +49,13 @@ export class TokenTracker {
     private readonly includeNonFinal: boolean,
     /** Language / translation labels of every original token (src/modules/translation). */
     private readonly labels: OriginalLabels = {},
+    private readonly speakerOf?: SpeakerOf,
   ) {}
+
+  private withSpeaker(token: WireToken): WireToken {
+    const speaker = this.speakerOf?.(token.start_ms!, token.end_ms!);
+    return speaker === undefined ? token : { ...token, speaker };
+  }
 
   /** Start of the oldest non-final token, or undefined when there are none. */
   get nonFinalStartMs(): number | undefined {
@@ -66,14 +77,16 @@ export class TokenTracker {
 
   final(tokens: Token[]): void {
     for (const t of tokens) {
-      this.pendingFinal.push({
-        text: this.finalWords === 0 ? t.text : ` ${t.text}`,
-        start_ms: t.start_ms,
-        end_ms: t.end_ms,
-        confidence: round3(t.confidence),
-        is_final: true,
-        ...this.labels,
-      });
+      this.pendingFinal.push(
+        this.withSpeaker({
+          text: this.finalWords === 0 ? t.text : ` ${t.text}`,
+          start_ms: t.start_ms,
+          end_ms: t.end_ms,
+          confidence: round3(t.confidence),
+          is_final: true,
+          ...this.labels,
+        }),
+      );
       this.finalWords++;
       this.finalMs = Math.max(this.finalMs, t.end_ms);
     }
@@ -108,14 +121,16 @@ export class TokenTracker {
     this.pendingFinal = [];
     if (this.includeNonFinal) {
       this.nonFinal.forEach((t, i) =>
-        tokens.push({
-          text: this.finalWords + i === 0 ? t.text : ` ${t.text}`,
-          start_ms: t.start_ms,
-          end_ms: t.end_ms,
-          confidence: round3(t.confidence),
-          is_final: false,
-          ...this.labels,
-        }),
+        tokens.push(
+          this.withSpeaker({
+            text: this.finalWords + i === 0 ? t.text : ` ${t.text}`,
+            start_ms: t.start_ms,
+            end_ms: t.end_ms,
+            confidence: round3(t.confidence),
+            is_final: false,
+            ...this.labels,
+          }),
+        ),
       );
       this.lastSentNonFinal = this.nonFinalKey();
     }

@@ -3,6 +3,7 @@
 // a crash (kill -9 mid-download or mid-decode) finishes or fails cleanly instead of sticking.
 import { decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
 import { AudioProbeError, probeAudioFile } from '../../audio/probe.js';
+import type { DiarizationEngine } from '../../engines/diarization/interface.js';
 import type { Token } from '../../engines/stt/interface.js';
 import { TranslationError } from '../../engines/translate/interface.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
@@ -18,6 +19,7 @@ import type { TranslationConfig, TranslationPlan } from '../translation/plan.js'
 import { transcriptTokens } from '../translation/tokens.js';
 import type { TranscriptionRow, TranscriptionsRepository } from './repository.js';
 import type { TranscriptToken } from './schemas.js';
+import { addSpeakerLabels } from './speaker-labels.js';
 import { PROCESS_JOB, type ProcessJobPayload, type TranscriptionsService, WEBHOOK_JOB, type WebhookJobPayload } from './service.js';
 
 /** A failed audio_url fetch, already classified into the spec's two record-only error types. */
@@ -50,6 +52,8 @@ export interface ProcessorOptions {
   concurrency: number;
   webhookMaxAttempts: number;
   webhookBackoffMs: (attempt: number) => number;
+  /** Labels tokens with speakers for transcriptions created with enable_speaker_diarization. */
+  diarizer: DiarizationEngine;
   clock?: Clock;
   /** Meters each completed transcription (audio seconds of its model). */
   meter?: UsageMeter;
@@ -210,7 +214,9 @@ export class TranscriptionProcessor {
     }
     if (words.length > this.opts.maxTokens)
       throw new JobFailure('transcription_output_too_long', `The transcript has ${words.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`);
-    const tokens = await this.languageStep(row, engine.model.languages, words, signal);
+    // Speakers first: translation segments split at speaker changes and translated tokens keep the speaker.
+    const labelled = row.enable_speaker_diarization ? await addSpeakerLabels(this.opts.diarizer, path, words, signal) : words;
+    const tokens = await this.languageStep(row, engine.model.languages, labelled, signal);
     if (tokens.length > this.opts.maxTokens)
       throw new JobFailure('transcription_output_too_long', `The transcript with its translation has ${tokens.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`);
     const text = tokens.map((t) => t.text).join('');

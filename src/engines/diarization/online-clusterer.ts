@@ -1,0 +1,162 @@
+// Stream speaker clustering. Speech frames are grouped into windows (2.5 s of speech, or less at a pause). While
+// the stream is young (up to RECLUSTER_MAX_WINDOWS windows, ~3 min of speech), every closed window triggers a fresh
+// agglomerative BIC clustering of all windows so far (the offline algorithm, minus resegmentation), whose clusters
+// are matched to the speaker numbers already handed out (Hungarian on shared speech) so labels stay stable. After
+// that, each new window joins the known speaker with the lowest ΔBIC when it is negative, else starts a new one.
+// Windows are remembered (start, end, speaker, statistics) for labelling tokens.
+import { maxWeightAssignment } from './der.js';
+import { agglomerate, DEFAULT_BIC_LAMBDA, DEFAULT_WINDOW_FRAMES } from './offline-clusterer.js';
+import { SpeakerStats, speakerBic } from './speaker-stats.js';
+import { FRAME_MS, type SpeakerFrame } from './speech-frames.js';
+
+export interface OnlineClusterOptions {
+  /** λ of the re-clustering (default: the offline one). */
+  lambda?: number;
+  /** λ of the incremental step once the stream is too long to re-cluster. */
+  incrementalLambda?: number;
+  windowFrames?: number;
+  /** Most speakers one stream may have; further windows go to the closest one (default 10). */
+  maxSpeakers?: number;
+  /** Re-cluster everything after each window while there are at most this many windows (default 120). */
+  reclusterMaxWindows?: number;
+}
+
+/**
+ * Lower than the offline λ: a window's ΔBIC against a grown speaker model is penalised by log(window + model
+ * frames), so the offline λ would merge distinct voices once the models hold a minute of speech.
+ */
+export const DEFAULT_ONLINE_BIC_LAMBDA = 2;
+const WINDOW_GAP_FRAMES = 30;
+const MIN_WINDOW_FRAMES = 50;
+/** Speech a re-clustered speaker needs to stand on its own (frames; less than offline: a turn is labelled as soon as it is final). */
+const MIN_SPEAKER_FRAMES = 150;
+
+interface ClosedWindow {
+  startMs: number;
+  endMs: number;
+  speaker: number;
+  stats: SpeakerStats;
+}
+
+export class OnlineClusterer {
+  private readonly lambda: number;
+  private readonly incrementalLambda: number;
+  private readonly windowFrames: number;
+  private readonly maxSpeakers: number;
+  private readonly reclusterMax: number;
+  /** Speaker number → model (sum of its windows). */
+  private speakers = new Map<number, SpeakerStats>();
+  private nextSpeaker = 0;
+  readonly windows: ClosedWindow[] = [];
+  private open = new SpeakerStats();
+  private openStart = -1;
+  private openEnd = -1;
+
+  constructor(options: OnlineClusterOptions = {}) {
+    this.lambda = options.lambda ?? DEFAULT_BIC_LAMBDA;
+    this.incrementalLambda = options.incrementalLambda ?? DEFAULT_ONLINE_BIC_LAMBDA;
+    this.windowFrames = options.windowFrames ?? DEFAULT_WINDOW_FRAMES;
+    this.maxSpeakers = options.maxSpeakers ?? 10;
+    this.reclusterMax = options.reclusterMaxWindows ?? 120;
+  }
+
+  get speakerCount(): number {
+    return this.speakers.size;
+  }
+
+  add(frames: SpeakerFrame[]): void {
+    for (const f of frames) {
+      if (this.open.n >= MIN_WINDOW_FRAMES && f.index - this.openEnd > WINDOW_GAP_FRAMES) this.close();
+      if (this.open.n === 0) this.openStart = f.index;
+      this.open.add(f);
+      this.openEnd = f.index;
+      if (this.open.n >= this.windowFrames) this.close();
+    }
+  }
+
+  /** End of stream: the last window is clustered whatever its length. */
+  flush(): void {
+    if (this.open.n > 0) this.close();
+  }
+
+  private close(): void {
+    const stats = this.open;
+    this.open = new SpeakerStats();
+    const window: ClosedWindow = { startMs: this.openStart * FRAME_MS, endMs: (this.openEnd + 1) * FRAME_MS, speaker: -1, stats };
+    this.windows.push(window);
+    if (this.windows.length <= this.reclusterMax) return this.recluster();
+    let speaker = this.closest(stats);
+    const full = this.speakers.size >= this.maxSpeakers;
+    if (speaker === undefined || (!full && stats.n >= MIN_WINDOW_FRAMES && speakerBic(stats, this.speakers.get(speaker)!, this.incrementalLambda) >= 0)) {
+      speaker = this.nextSpeaker++;
+      this.speakers.set(speaker, new SpeakerStats());
+    }
+    this.speakers.get(speaker)!.merge(stats);
+    window.speaker = speaker;
+  }
+
+  /** Cluster all windows afresh and keep the speaker numbers already in use where the clusters match them. */
+  private recluster(): void {
+    const clusters = agglomerate(
+      this.windows.map((w) => new SpeakerStats().merge(w.stats)),
+      this.lambda,
+      MIN_SPEAKER_FRAMES,
+    );
+    const k = Math.max(...clusters) + 1;
+    const old = [...this.speakers.keys()];
+    // Shared speech (frames) between new cluster c and old speaker old[j].
+    const shared = Array.from({ length: k }, () => new Array<number>(old.length).fill(0));
+    this.windows.forEach((w, i) => {
+      const j = old.indexOf(w.speaker);
+      if (j >= 0) shared[clusters[i]!]![j]! += w.stats.n;
+    });
+    const match = old.length ? maxWeightAssignment(shared) : new Array<number>(k).fill(-1);
+    const number = match.map((j, c) => (j >= 0 && shared[c]![j]! > 0 ? old[j]! : this.nextSpeaker++));
+    this.speakers = new Map();
+    this.windows.forEach((w, i) => {
+      w.speaker = number[clusters[i]!]!;
+      const model = this.speakers.get(w.speaker) ?? new SpeakerStats();
+      this.speakers.set(w.speaker, model.merge(w.stats));
+    });
+  }
+
+  private closest(window: SpeakerStats): number | undefined {
+    let best: number | undefined;
+    let bestBic = Infinity;
+    for (const [id, s] of this.speakers) {
+      const v = speakerBic(window, s, this.incrementalLambda);
+      if (v < bestBic) {
+        bestBic = v;
+        best = id;
+      }
+    }
+    return best;
+  }
+
+  /** Speaker of the window overlapping [startMs, endMs) most; else of the nearest window; else the open window's guess. */
+  speakerAt(startMs: number, endMs: number): number | undefined {
+    let best: number | undefined;
+    let bestOverlap = 0;
+    let nearest: number | undefined;
+    let nearestDist = Infinity;
+    // Tokens are asked about in time order, near the end: scan back from the newest window.
+    for (let i = this.windows.length - 1; i >= 0; i--) {
+      const w = this.windows[i]!;
+      const overlap = Math.min(endMs, w.endMs) - Math.max(startMs, w.startMs);
+      if (overlap > bestOverlap) {
+        bestOverlap = overlap;
+        best = w.speaker;
+      }
+      const dist = Math.max(w.startMs - endMs, startMs - w.endMs, 0);
+      if (dist < nearestDist) {
+        nearestDist = dist;
+        nearest = w.speaker;
+      }
+      if (w.endMs < startMs - 30_000) break;
+    }
+    if (best !== undefined) return best;
+    // Not clustered yet: the open window, once it has enough frames to judge, else the nearest window.
+    if (this.open.n >= MIN_WINDOW_FRAMES && this.openEnd * FRAME_MS >= startMs) return this.closest(this.open) ?? nearest;
+    return nearest;
+  }
+}
