@@ -1,8 +1,6 @@
 // Cloned voices over HTTP: parse, delegate to VoicesService, shape the reply. No rules live here.
 import type { RouteModule } from '../../http/context.js';
-import { watchCloseDelimiter } from '../../lib/multipart-close.js';
-import { ApiError, invalidField } from '../../wire/api-error.js';
-import type { StagedUpload } from '../files/staging.js';
+import { readSingleFileUpload } from '../../http/single-file-upload.js';
 import { countVoicesSchema, createVoiceSchema, deleteVoiceSchema, getVoiceSchema, listVoicesSchema, recomputeVoiceSchema } from './schemas.js';
 
 const read = { permission: { scope: 'voices', level: 'read' }, rate: 'voices' } as const;
@@ -30,35 +28,13 @@ export const voicesRoutes: RouteModule = async (app, { ctx }) => {
   );
 
   app.post('/v1/voices', { schema: createVoiceSchema, config: { guard: write } }, async (req, reply) => {
-    if (!req.isMultipart()) throw new ApiError('invalid_request', 'Voice creation must be multipart/form-data with "name" and "file" parts.');
-    const declared = req.headers['content-length'];
-    if (declared === undefined) throw new ApiError('invalid_request', 'Multipart upload of unknown size: send a Content-Length header.');
-    voices.precheck(Number(declared));
-
-    let staged: StagedUpload | undefined;
-    const fields: { name?: string; filename?: string } = {};
-    try {
-      const parts = req.parts();
-      const first = parts.next(); // starts piping the body into the parser; the watcher joins in the same tick
-      const closed = watchCloseDelimiter(req.raw, req.headers['content-type']);
-      for (let r = await first; !r.done; r = await parts.next()) {
-        const part = r.value;
-        if (part.type === 'file') {
-          if (part.fieldname !== 'file' || staged) {
-            part.file.resume();
-            throw invalidField(part.fieldname, 'unexpected file part; send exactly one part named "file"', 'unknown_field');
-          }
-          staged = await voices.receive(part.file, part.filename);
-        } else if (part.fieldname === 'name' || part.fieldname === 'filename') {
-          fields[part.fieldname] = String(part.value);
-        }
-      }
-      if (!closed()) throw new ApiError('invalid_request', 'Malformed multipart body: it ends before the closing boundary.');
-    } catch (err) {
-      if (staged) await voices.discard(staged);
-      throw err;
-    }
-    if (!staged) throw invalidField('file', 'is required', 'missing');
+    const { staged, fields } = await readSingleFileUpload(req, {
+      notMultipart: 'Voice creation must be multipart/form-data with "name" and "file" parts.',
+      fields: ['name', 'filename'],
+      precheck: (declared) => voices.precheck(declared),
+      receive: (file, filename) => voices.receive(file, filename),
+      discard: (s) => voices.discard(s),
+    });
     const record = await voices.create(req.auth, staged, fields);
     return reply.code(201).send(record);
   });

@@ -1,0 +1,53 @@
+// Transport for multipart uploads of exactly one file part plus a few text fields (files, cloned voices): the size
+// must be declared, the body must end with its close delimiter, and the staged file is discarded on any failure.
+// What to stage and where is the caller's (its service's receive/discard).
+import type { Readable } from 'node:stream';
+import type { FastifyRequest } from 'fastify';
+import { watchCloseDelimiter } from '../lib/multipart-close.js';
+import { ApiError, invalidField } from '../wire/api-error.js';
+
+export interface SingleFileUpload<S> {
+  /** Says what the endpoint expects when the body is not multipart. */
+  notMultipart: string;
+  /** Text fields kept (others are ignored). */
+  fields: readonly string[];
+  /** Checks against the declared Content-Length before any byte is read (size limits, quotas). */
+  precheck(declaredBytes: number): void | Promise<void>;
+  receive(file: Readable, filename: string): Promise<S>;
+  discard(staged: S): Promise<void>;
+}
+
+export async function readSingleFileUpload<S>(req: FastifyRequest, opts: SingleFileUpload<S>): Promise<{ staged: S; fields: Record<string, string> }> {
+  if (!req.isMultipart()) throw new ApiError('invalid_request', opts.notMultipart);
+  const declared = req.headers['content-length'];
+  if (declared === undefined) throw new ApiError('invalid_request', 'Multipart upload of unknown size: send a Content-Length header.');
+  await opts.precheck(Number(declared));
+
+  let staged: S | undefined;
+  const fields: Record<string, string> = {};
+  try {
+    const parts = req.parts();
+    const first = parts.next(); // starts piping the body into the parser; the watcher joins in the same tick
+    const closed = watchCloseDelimiter(req.raw, req.headers['content-type']);
+    for (let r = await first; !r.done; r = await parts.next()) {
+      const part = r.value;
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file' || staged !== undefined) {
+          part.file.resume();
+          throw invalidField(part.fieldname, 'unexpected file part; send exactly one part named "file"', 'unknown_field');
+        }
+        staged = await opts.receive(part.file, part.filename);
+      } else if (opts.fields.includes(part.fieldname)) {
+        fields[part.fieldname] = String(part.value);
+      }
+    }
+    // @fastify/multipart ends the parts quietly when the body stops before the closing boundary, which would
+    // silently drop a cut-off field: a body without its close delimiter is malformed.
+    if (!closed()) throw new ApiError('invalid_request', 'Malformed multipart body: it ends before the closing boundary.');
+  } catch (err) {
+    if (staged !== undefined) await opts.discard(staged);
+    throw err;
+  }
+  if (staged === undefined) throw invalidField('file', 'is required', 'missing');
+  return { staged, fields };
+}
