@@ -140,7 +140,13 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   await blobs.init();
   let referenceUrl = settings.errorReferenceUrl || `${settings.publicUrl.replace(/\/+$/, '')}/docs/errors`;
   const files = new FilesService(new FilesRepository(db.kysely, db.dialect), blobs, cursors, settings);
-  const stt = createSttRegistry({ pocketsphinx: { ...(settings.sttWorkers ? { poolSize: settings.sttWorkers } : {}), log: jobLog } });
+  const stt = createSttRegistry({
+    pocketsphinx: {
+      ...(settings.sttWorkers ? { poolSize: settings.sttWorkers } : {}),
+      ...(settings.realtimeWarmDecoders >= 0 ? { warmStreams: settings.realtimeWarmDecoders } : {}),
+      log: jobLog,
+    },
+  });
   const translation = await createTranslationRegistry(translationOptionsFrom(settings));
   if (settings.translationEnabled && translation.pairs().length === 0)
     log.warn({ apertium_data_dir: settings.apertiumDataDir }, 'no translation pairs found: install apertium and apertium-<pair> packages to offer translation');

@@ -213,6 +213,13 @@ export const settingDefs = {
     default: 0,
     doc: 'Speech-recognition worker threads for batch transcription (0 = one per CPU core).',
   },
+  realtimeWarmDecoders: {
+    env: 'PARLANCE_REALTIME_WARM_DECODERS',
+    kind: 'int',
+    min: -1,
+    default: -1,
+    doc: 'Streaming decoders kept loaded and idle for new real-time sessions once real-time use began (about 80 MB each; a decoder load is about a second of CPU that a new session would otherwise wait for). -1: two per CPU core; 0: none.',
+  },
   transcriptionConcurrency: {
     env: 'PARLANCE_TRANSCRIPTION_CONCURRENCY',
     kind: 'int',

@@ -548,7 +548,8 @@ describe('real-time caps and limits', () => {
 describe('real-time flow control', () => {
   let s: Parlance;
   beforeAll(async () => {
-    s = await startParlance();
+    // No warm spare decoders: their loading (about 80 MB each) would hide the growth this test bounds.
+    s = await startParlance({ env: { PARLANCE_REALTIME_WARM_DECODERS: '0' } });
   });
   afterAll(() => s.stop());
 

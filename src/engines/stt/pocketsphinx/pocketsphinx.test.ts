@@ -276,6 +276,9 @@ describe('pocketsphinx worker failure', () => {
     await expect(session.end()).rejects.toThrow(/pocketsphinx worker failed/);
     expect(errors).toHaveLength(1);
     expect(session.closed).toBe(true);
+    // The dead worker's slot is free (the session aborted by the previous test may take a moment to hand its
+    // decoder back while warm spares load beside it).
+    for (let i = 0; i < 100 && recognizer.stats().streams.active > 0; i++) await new Promise((r) => setTimeout(r, 50));
     expect(recognizer.stats().streams.active).toBe(0);
     // The next session gets a working decoder.
     const next = await recognizer.stream();
