@@ -1,6 +1,8 @@
 // Test harness: real server processes, real data dirs, real databases. Nothing here mocks a component.
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -188,4 +190,52 @@ export async function waitFor<T>(fn: () => Promise<T>, done: (v: T) => boolean, 
     v = await fn();
   }
   return v;
+}
+
+/** Upload a file through POST /v1/files with the server's bootstrap key; its id. Anything but 201 throws. */
+export async function uploadFile(s: Parlance, file: string, name = path.basename(file)): Promise<string> {
+  const form = new FormData();
+  form.set('file', new Blob([readFileSync(file)]), name);
+  const res = await s.request('/v1/files', { method: 'POST', body: form });
+  if (res.status !== 201) throw new Error(`upload of ${file}: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { id: string }).id;
+}
+
+export interface GatedAudioServer {
+  url: string;
+  /** From now on, downloads send their first 100 bytes and then wait for release(). */
+  hold(): void;
+  /** Finish the waiting downloads and serve new ones at once. */
+  release(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A real HTTP server for `audio_url` downloads of `wav` that can hold them open, so an async job stays in
+ * `downloading` (and, with one job slot, the jobs behind it stay `queued`) for as long as a test needs.
+ */
+export async function gatedAudioServer(wav: Buffer, opts: { held?: boolean } = {}): Promise<GatedAudioServer> {
+  const waiting: (() => void)[] = [];
+  let open = !opts.held;
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': wav.length });
+    res.write(wav.subarray(0, 100));
+    const finish = () => res.end(wav.subarray(100));
+    if (open) finish();
+    else waiting.push(finish);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    hold: () => void (open = false),
+    release: () => {
+      open = true;
+      for (const f of waiting.splice(0)) f();
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wordErrorRate } from '../../src/engines/stt/wer.js';
-import { errorBody, makeAudio, makeSpeech, startParlance, tempDir, waitFor, type Parlance } from '../harness.js';
+import { errorBody, gatedAudioServer, makeAudio, makeSpeech, startParlance, tempDir, uploadFile, waitFor, type GatedAudioServer, type Parlance } from '../harness.js';
 
 const SENTENCE = 'the quick brown fox jumps over the lazy dog';
 const work = tempDir('parlance-stt-e2e-');
@@ -20,13 +20,7 @@ interface Rec {
   [k: string]: unknown;
 }
 
-async function upload(s: Parlance, file: string, name = path.basename(file)): Promise<string> {
-  const form = new FormData();
-  form.set('file', new Blob([readFileSync(file)]), name);
-  const res = await s.request('/v1/files', { method: 'POST', body: form });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { id: string }).id;
-}
+const upload = uploadFile;
 
 async function create(s: Parlance, body: Record<string, unknown>): Promise<Response> {
   return s.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -285,34 +279,9 @@ describe('transcriptions: limits, queueing, retention, billing', () => {
   let s: Parlance;
   // Holds a download open until released, so a job stays in `downloading` and (with one job slot) the
   // jobs behind it stay `queued` for as long as the test needs.
-  let gate: Awaited<ReturnType<typeof fixtureServer>> & { release(): void; hold(): void };
+  let gate: GatedAudioServer;
   beforeAll(async () => {
-    const wav = readFileSync(speechWav);
-    const held: (() => void)[] = [];
-    let open = false;
-    const server = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': wav.length });
-      res.write(wav.subarray(0, 100));
-      const finish = () => res.end(wav.subarray(100));
-      if (open) finish();
-      else held.push(finish);
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    gate = {
-      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      release: () => {
-        open = true;
-        for (const f of held.splice(0)) f();
-      },
-      hold: () => {
-        open = false;
-      },
-      close: () =>
-        new Promise<void>((r) => {
-          server.closeAllConnections();
-          server.close(() => r());
-        }),
-    };
+    gate = await gatedAudioServer(readFileSync(speechWav), { held: true });
     s = await startParlance({
       env: {
         PARLANCE_TRANSCRIPTION_CONCURRENCY: '1',

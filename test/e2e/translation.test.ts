@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { type RealtimeToken, SonioxNodeClient } from '@soniox/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocket as WsWebSocket } from 'ws';
-import { errorBody, makeSpeech, runCli, startParlance, tempDir, waitFor, type Parlance } from '../harness.js';
+import { errorBody, makeSpeech, runCli, startParlance, tempDir, uploadFile, waitFor, type Parlance } from '../harness.js';
 
 const execFileP = promisify(execFile);
 const SENTENCE = 'the quick brown fox jumps over the lazy dog';
@@ -46,13 +46,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-async function upload(file: string): Promise<string> {
-  const form = new FormData();
-  form.set('file', new Blob([readFileSync(file)]), path.basename(file));
-  const res = await s.request('/v1/files', { method: 'POST', body: form });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { id: string }).id;
-}
+const upload = (file: string) => uploadFile(s, file);
 
 const create = (body: Record<string, unknown>) =>
   s.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

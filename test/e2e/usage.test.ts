@@ -2,15 +2,13 @@
 // the `ws` client and the admin CLI. Prices are set through the environment so costs can be checked
 // exactly (decimal.js) from each record's own quantities.
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { errorBody, makeSpeech, startParlance, tempDir, waitFor, type Parlance } from '../harness.js';
+import { errorBody, gatedAudioServer, makeSpeech, startParlance, tempDir, uploadFile, waitFor, type GatedAudioServer, type Parlance } from '../harness.js';
 import { openTts, probeAudio } from './tts-helpers.js';
 
 const execFileP = promisify(execFile);
@@ -28,7 +26,7 @@ const testStart = new Date(Date.now() - 60_000).toISOString();
 let s: Parlance;
 let speechWav: string;
 let pcm: Buffer;
-let gate: { url: string; hold(): void; release(): void; close(): Promise<void> };
+let gate: GatedAudioServer;
 
 interface Log {
   uuid: string;
@@ -72,13 +70,7 @@ async function allLogs(extra = ''): Promise<Log[]> {
 
 const logFor = (ref: string) => waitFor(async () => (await allLogs()).find((l) => l.client_reference_id === ref), (l) => l !== undefined, 20_000) as Promise<Log>;
 
-async function upload(file: string): Promise<string> {
-  const form = new FormData();
-  form.set('file', new Blob([readFileSync(file)]), path.basename(file));
-  const res = await s.request('/v1/files', { method: 'POST', body: form });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { id: string }).id;
-}
+const upload = (file: string) => uploadFile(s, file);
 
 const createTranscription = (body: Record<string, unknown>) =>
   s.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -110,30 +102,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 beforeAll(async () => {
   speechWav = await makeSpeech(path.join(work, 'fox.wav'), SENTENCE);
   pcm = (await execFileP('ffmpeg', ['-v', 'error', '-i', speechWav, '-f', 's16le', '-ac', '1', '-ar', '16000', 'pipe:1'], { encoding: 'buffer', maxBuffer: 64 << 20 })).stdout as Buffer;
-  const wav = readFileSync(speechWav);
-  const held: (() => void)[] = [];
-  let open = true;
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': wav.length });
-    res.write(wav.subarray(0, 100));
-    const finish = () => res.end(wav.subarray(100));
-    if (open) finish();
-    else held.push(finish);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  gate = {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    hold: () => void (open = false),
-    release: () => {
-      open = true;
-      for (const f of held.splice(0)) f();
-    },
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  gate = await gatedAudioServer(readFileSync(speechWav));
   s = await startParlance({
     env: {
       PARLANCE_USAGE_PRICES: PRICES,
