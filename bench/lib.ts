@@ -144,6 +144,14 @@ export function processMemory(pid: number): { rss: number; hwm: number } {
   return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
 }
 
+/** CPU time (user + system) a process has used so far, seconds, from /proc/<pid>/stat (clock ticks of 1/100 s). */
+export function processCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 export const MiB = 2 ** 20;
 export const mib = (bytes: number): number => round(bytes / MiB, 1);
 

@@ -7,19 +7,20 @@
 //   3. concurrent streams sustained while keeping up (every stream's finished frame within 1.5 s of its end frame,
 //      first-token latency p95 ≤ 1 s), and server RSS per stream
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import WebSocket from 'ws';
-import { makeSpeech, startParlance, tempDir } from '../test/harness.js';
-import { HARVARD_SENTENCES, benchServerEnv, findServerPid, mib, processMemory, round, type Row, summarize, type SuiteOptions, type SuiteResult } from './lib.js';
+import { startParlance, tempDir } from '../test/harness.js';
+import { HARVARD_SENTENCES, benchServerEnv, findServerPid, mib, processCpuSeconds, processMemory, round, type Row, summarize, type SuiteOptions, type SuiteResult } from './lib.js';
 
 const execFileP = promisify(execFile);
 const CHUNK_MS = 20;
 const BYTES_PER_MS = 32;
 const SENTENCES = HARVARD_SENTENCES;
+/** Peak amplitude of the clips' background noise: -60 dBFS RMS. */
+const NOISE_AMPLITUDE = 0.005;
 
 interface Clip {
   pcm: Buffer;
@@ -50,10 +51,25 @@ function speechBounds(pcm: Buffer): { start: number; end: number } {
   return { start: Math.max(0, start), end };
 }
 
+/**
+ * One sentence as a speaker's turn: 1 s before it, 2 s after it, over a microphone's noise floor (pink noise,
+ * -60 dBFS RMS) rather than digital silence, which no live source sends and which a decoder gets through unrealistically
+ * cheaply.
+ */
 async function makeClip(dir: string, i: number): Promise<Clip> {
-  const wav = await makeSpeech(path.join(dir, `s${i}.wav`), SENTENCES[i % SENTENCES.length]!, { padSeconds: 2 });
-  await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-i', wav, '-f', 's16le', '-ar', '16000', '-ac', '1', '-y', `${wav}.raw`]);
-  const pcm = readFileSync(`${wav}.raw`);
+  const wav = path.join(dir, `s${i}.wav`);
+  await execFileP('flite', ['-voice', 'slt', '-t', SENTENCES[i % SENTENCES.length]!, '-o', wav]);
+  const { stdout } = await execFileP(
+    'ffmpeg',
+    [
+      '-nostdin', '-v', 'error', '-i', wav,
+      '-f', 'lavfi', '-i', `anoisesrc=color=pink:amplitude=${NOISE_AMPLITUDE}:sample_rate=16000:seed=${i + 1}`,
+      '-filter_complex', '[0]aresample=16000,adelay=1000,apad=pad_dur=2[s];[s][1]amix=inputs=2:duration=first:normalize=0',
+      '-ac', '1', '-f', 's16le', '-',
+    ],
+    { encoding: 'buffer', maxBuffer: 64 * 2 ** 20 },
+  );
+  const pcm = stdout;
   const { start, end } = speechBounds(pcm);
   return { pcm, speechStartMs: start, speechEndMs: end };
 }
@@ -155,13 +171,18 @@ export async function run({ quick, cleanup, log }: SuiteOptions): Promise<SuiteR
     log(`concurrency: ${n} simultaneous sessions`);
     let peakRss = 0;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, processMemory(pid).rss)), 100);
-    const results = await Promise.all(Array.from({ length: n }, (_, i) => stream(wsUrl, s.apiKey, clips[i % clips.length]!)));
+    const cpuBefore = processCpuSeconds(pid);
+    const levelClips = Array.from({ length: n }, (_, i) => clips[i % clips.length]!);
+    const results = await Promise.all(levelClips.map((clip) => stream(wsUrl, s.apiKey, clip)));
     clearInterval(sampler);
+    // Server CPU (all threads) per second of audio streamed: what one stream costs, decoding included.
+    const audioSeconds = levelClips.reduce((sum, c) => sum + c.pcm.length / BYTES_PER_MS / 1000, 0);
+    const cpuPerAudioSecond = (processCpuSeconds(pid) - cpuBefore) / audioSeconds;
     const firstP95 = summarize(results.map((r) => r.firstNonFinalMs ?? Infinity)).p95;
     const finishMax = Math.max(...results.map((r) => r.finishMs));
     const errors = results.filter((r) => r.error).length;
     const ok = errors === 0 && firstP95 <= 1000 && finishMax <= 1500;
-    concurrency.push({ streams: n, ok, errors, first_non_final_p95_ms: round(firstP95, 0), finish_max_ms: round(finishMax, 0), peak_rss_mib: mib(peakRss) });
+    concurrency.push({ streams: n, ok, errors, first_non_final_p95_ms: round(firstP95, 0), finish_max_ms: round(finishMax, 0), peak_rss_mib: mib(peakRss), cpu_s_per_audio_s: round(cpuPerAudioSecond, 3) });
     if (!ok) break;
     sustained = n;
     rssPerStream = (peakRss - idleRss) / n;

@@ -121,6 +121,7 @@ abstract class FramedStream implements VadStream {
   private readonly threshold: number;
   private readonly negThreshold: number;
   private pending = new Int16Array(VAD_FRAME_SAMPLES);
+  private readonly scratch = new Float32Array(VAD_FRAME_SAMPLES);
   private pendingLength = 0;
   private carryByte: number | undefined;
   private position = 0; // absolute sample of the next frame
@@ -166,7 +167,7 @@ abstract class FramedStream implements VadStream {
   }
 
   private async frame(): Promise<VadFrame> {
-    const x = new Float32Array(VAD_FRAME_SAMPLES);
+    const x = this.scratch; // score() is awaited before the next frame, so one buffer per stream serves every frame
     for (let i = 0; i < VAD_FRAME_SAMPLES; i++) x[i] = this.pending[i]! / 32768;
     this.pendingLength = 0;
     const probability = await this.score(x);
@@ -224,6 +225,8 @@ class SileroStream extends FramedStream {
   readonly backend = 'silero' as const;
   private state: OrtTensor;
   private readonly input = new Float32Array(SILERO_CONTEXT + VAD_FRAME_SAMPLES);
+  /** One input tensor over `input` for every frame (runs never overlap), rather than a copy per frame. */
+  private readonly inputTensor: OrtTensor;
 
   constructor(
     private readonly model: SileroModel,
@@ -231,18 +234,15 @@ class SileroStream extends FramedStream {
   ) {
     super(options);
     this.state = new model.ort.Tensor('float32', new Float32Array(2 * 128), [2, 1, 128]);
+    this.inputTensor = new model.ort.Tensor('float32', this.input, [1, this.input.length]);
   }
 
   protected async score(frame: Float32Array): Promise<number> {
-    const { ort, session, sampleRate } = this.model;
+    const { session, sampleRate } = this.model;
     // [context | frame]; the context is the tail of the previous frame (zeros at the start).
     this.input.copyWithin(0, VAD_FRAME_SAMPLES);
     this.input.set(frame, SILERO_CONTEXT);
-    const out = await session.run({
-      input: new ort.Tensor('float32', this.input.slice(), [1, this.input.length]),
-      state: this.state,
-      sr: sampleRate,
-    });
+    const out = await session.run({ input: this.inputTensor, state: this.state, sr: sampleRate });
     this.state = out.stateN as OrtTensor;
     return (out.output!.data as Float32Array)[0]!;
   }
@@ -260,8 +260,7 @@ class EnergyVad implements Vad {
 }
 
 /**
- * The energy detector the engine used before Silero (cf. PauseDetector in engines/stt/utterances.ts): a noise floor
- * that follows quiet frames down at once and rises at most 2 dB/s, and speech when a frame is 10 dB above the floor
+ * The energy detector used when Silero cannot load: a noise floor that follows quiet frames down at once and rises at most 2 dB/s, and speech when a frame is 10 dB above the floor
  * and above -70 dBFS. The probability is a logistic of that margin (0.5 exactly at it).
  */
 class EnergyStream extends FramedStream {

@@ -49,7 +49,7 @@ export interface SegmenterStats {
 const MS_PER_FRAME = (VAD_FRAME_SAMPLES / 16_000) * 1000; // 32
 
 /** Growable Int16 buffer with cheap consumption from the front. */
-class SampleQueue {
+export class SampleQueue {
   private buf = new Int16Array(16_000);
   private start = 0;
   private end = 0;

@@ -2,7 +2,8 @@
 // word posteriors as confidences, partial results while streaming. Each loaded model has a batch pool of worker
 // threads (one native decoder each) shared fairly by file transcriptions, segment by segment, and a pool of dedicated
 // decoders for live sessions (pool.ts). Files are cut into speech segments at pauses found by Silero VAD
-// (segmenter.ts); audio without speech is never decoded.
+// (segmenter.ts), and live audio goes through a speech gate on the same VAD (speech-gate.ts): audio without speech is
+// never decoded.
 import { loadVad, type Vad } from '../../../audio/vad.js';
 import type {
   LoadOptions,
@@ -24,6 +25,7 @@ import {
   type ResolvedPocketsphinxOptions,
 } from './options.js';
 import { VadSegmenter } from '../segmenter.js';
+import { SpeechGate, type GateEvent } from '../speech-gate.js';
 import { BatchPool, StreamPool, type BatchPoolStats, type SessionChannel, type StreamPoolStats } from './pool.js';
 
 /** Incoming PCM is fed to the segmenter in pieces of at most this many bytes (0.5 s), which bounds its buffer. */
@@ -191,13 +193,16 @@ export class PocketsphinxRecognizer implements Recognizer {
     }
   }
 
-  async stream(options: StreamOptions & { signal?: AbortSignal } = {}): Promise<StreamingSession> {
-    const session = new PocketsphinxStream();
+  /**
+   * A live session: a speech gate (Silero VAD, speech-gate.ts) on this thread hands the speech in the audio to a
+   * dedicated streaming decoder, which never hears the silence between utterances; the gate also decides the
+   * endpoints.
+   */
+  async stream(options: StreamOptions & { signal?: AbortSignal } = {}): Promise<PocketsphinxStream> {
+    const gate = new SpeechGate(this.vad.createStream(), { endpointMs: options.endpointSilenceMs ?? this.options.endpointSilenceMs });
+    const session = new PocketsphinxStream(gate);
     const channel = await this.streams.open(
-      {
-        endpointSilenceMs: options.endpointSilenceMs ?? this.options.endpointSilenceMs,
-        partialIntervalMs: options.partialIntervalMs ?? this.options.partialIntervalMs,
-      },
+      { partialIntervalMs: options.partialIntervalMs ?? this.options.partialIntervalMs },
       {
         partial: (t) => session.emit('partial', t),
         final: (t, info) => session.emit('final', t, info),
@@ -216,19 +221,29 @@ export class PocketsphinxRecognizer implements Recognizer {
 
 type Listeners = { [E in keyof StreamEvents]: Set<StreamEvents[E]> };
 
-class PocketsphinxStream implements StreamingSession {
+export class PocketsphinxStream implements StreamingSession {
   private channel!: SessionChannel;
   private readonly listeners: Listeners = { partial: new Set(), final: new Set(), error: new Set() };
   private isClosed = false;
   private failure: Error | undefined;
+  /** Writes, finalize and end run one after another: the gate's state is what each of them acts on. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly gate: SpeechGate) {}
 
   /** @internal */
   attach(channel: SessionChannel): void {
     this.channel = channel;
   }
 
+  /** Audio received, ms. */
   get audioMs(): number {
-    return Math.round(this.channel.sentMs);
+    return Math.round(this.gate.samples / 16);
+  }
+
+  /** Audio handed to the decoder (speech and the pause around it), ms. */
+  get decodedMs(): number {
+    return Math.round(this.gate.stats.decodedSamples / 16);
   }
 
   get closed(): boolean {
@@ -256,12 +271,15 @@ class PocketsphinxStream implements StreamingSession {
 
   write(pcm: Uint8Array): Promise<void> {
     if (this.isClosed) return Promise.reject(this.failure ?? new Error('streaming session is closed'));
-    return this.channel.write(pcm);
+    return this.serial(async () => this.apply(await this.gate.push(pcm)));
   }
 
   finalize(): Promise<void> {
     if (this.isClosed) return Promise.reject(this.failure ?? new Error('streaming session is closed'));
-    return this.channel.finalize();
+    return this.serial(async () => {
+      this.gate.finalize();
+      await this.channel.finalize();
+    });
   }
 
   /** Resolves once the last final tokens were emitted; rejects if the session failed. Idempotent. */
@@ -269,12 +287,31 @@ class PocketsphinxStream implements StreamingSession {
     if (this.failure) throw this.failure;
     if (this.isClosed) return;
     this.isClosed = true;
-    await this.channel.end();
+    await this.serial(async () => {
+      await this.apply(await this.gate.flush());
+      await this.channel.end();
+    });
   }
 
   abort(): void {
     if (this.isClosed) return;
     this.isClosed = true;
     this.channel.cancel();
+  }
+
+  private async apply(events: GateEvent[]): Promise<void> {
+    for (const event of events) {
+      if (event.type === 'audio') await this.channel.write(event.startSample, event.samples);
+      else this.channel.endUtterance(event.sample, event.reason === 'pause');
+    }
+  }
+
+  private serial(op: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(() => {
+      if (this.failure) throw this.failure;
+      return op();
+    });
+    this.queue = run.catch(() => {});
+    return run;
   }
 }

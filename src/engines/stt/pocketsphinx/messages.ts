@@ -12,7 +12,6 @@ export interface WorkerInit {
 }
 
 export interface StreamSettings {
-  endpointSilenceMs: number;
   partialIntervalMs: number;
 }
 
@@ -24,8 +23,13 @@ export type ToWorker =
   | { type: 'decode'; job: number; startSample: number; pcm: ArrayBuffer }
   /** Start a live session. */
   | { type: 'begin'; session: number; stream: StreamSettings }
-  /** s16le samples (even byte length), transferred. Acknowledged with 'ack' once processed. */
-  | { type: 'audio'; session: number; seq: number; pcm: ArrayBuffer }
+  /**
+   * s16le samples, transferred; the first is sample `startSample` of the stream. Opens an utterance when none is
+   * open; contiguous within one. Acknowledged with 'ack' once processed.
+   */
+  | { type: 'audio'; session: number; seq: number; startSample: number; pcm: ArrayBuffer }
+  /** The open utterance ends at `sample` (its final tokens follow); `pause`: an endpoint, the speaker paused. */
+  | { type: 'endpoint'; session: number; sample: number; pause: boolean }
   /** End the current utterance now. Answered by 'finalized' after any 'final'. */
   | { type: 'finalize'; session: number }
   /** End of audio: decode what is left, answered by 'ended' after any 'final'. */
@@ -42,5 +46,5 @@ export type FromWorker =
   | { type: 'partial'; session: number; tokens: Token[] }
   | { type: 'final'; session: number; tokens: Token[]; endpoint: boolean }
   | { type: 'finalized'; session: number }
-  | { type: 'ended'; session: number; audioMs: number }
+  | { type: 'ended'; session: number; decodedMs: number }
   | { type: 'error'; session: number; message: string };

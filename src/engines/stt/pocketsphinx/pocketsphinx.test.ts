@@ -248,6 +248,32 @@ describe('pocketsphinx streaming', () => {
     expectWellFormed(finals.flat(), firstMs + pcm[3]!.length / BYTES_PER_MS);
   }, 60_000);
 
+  it('decodes only the speech of a live stream, with the same times and words', async () => {
+    // 4 s of a microphone's noise floor, a sentence, 4 s of noise again: the decoder should hear about the sentence.
+    const noise = (ms: number): Buffer => {
+      const out = Buffer.alloc(ms * BYTES_PER_MS);
+      for (let i = 0; i < out.length; i += 2) out.writeInt16LE(Math.round((Math.random() * 2 - 1) * 60), i);
+      return out;
+    };
+    const sentence = pcm[1]!;
+    const audio = Buffer.concat([noise(4000), sentence, noise(4000)]);
+    const session = await recognizer.stream();
+    const finals: Token[][] = [];
+    session.on('final', (t) => finals.push(t));
+    for (let off = 0; off < audio.length; off += 20 * BYTES_PER_MS) await session.write(audio.subarray(off, off + 20 * BYTES_PER_MS));
+    await session.end();
+    const sentenceMs = sentence.length / BYTES_PER_MS;
+    expect(session.audioMs).toBe(Math.round(audio.length / BYTES_PER_MS));
+    // The sentence, a pre-roll of at most 300 ms and the 600 ms pause that ends it (+ a VAD frame either side).
+    expect(session.decodedMs).toBeGreaterThanOrEqual(sentenceMs - 200);
+    expect(session.decodedMs).toBeLessThanOrEqual(sentenceMs + 300 + 600 + 2 * 32 + 200);
+    const tokens = finals.flat();
+    expectWellFormed(tokens, audio.length / BYTES_PER_MS);
+    expect(tokens[0]!.start_ms).toBeGreaterThanOrEqual(4000 - 300);
+    expect(tokens.at(-1)!.end_ms).toBeLessThanOrEqual(4000 + sentenceMs + 100);
+    expect(wordErrorRate(CLIPS[1]!.text, text(tokens)).wer).toBeLessThanOrEqual(0.5);
+  }, 60_000);
+
   it('abort() releases the decoder without results', async () => {
     const session = await recognizer.stream();
     let events = 0;

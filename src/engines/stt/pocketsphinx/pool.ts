@@ -50,7 +50,7 @@ function tsxEsmApi(moduleUrl: string): string {
 /** At most this many audio messages travel unacknowledged per streaming session (backpressure towards the producer). */
 const MAX_IN_FLIGHT = 4;
 /** Larger writes are split so one message never holds more than ~2 s of audio. */
-const MAX_MESSAGE_BYTES = 64 * 1024;
+const MAX_MESSAGE_SAMPLES = 32 * 1024;
 
 export interface SessionEvents {
   partial?: (tokens: Token[]) => void;
@@ -621,14 +621,13 @@ export class StreamPool {
 export class SessionChannel {
   private seq = 0;
   private inFlight = 0;
-  private carry: number | undefined; // odd trailing byte of the previous write
   private capacityWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   private finalizeWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   private endWaiter: { resolve: (ms: number) => void; reject: (e: Error) => void } | undefined;
   private ending = false;
   private released = false;
   private failure: Error | undefined;
-  /** Audio sent so far, ms. */
+  /** Audio sent to the decoder so far, ms. */
   sentMs = 0;
 
   constructor(
@@ -642,33 +641,29 @@ export class SessionChannel {
     return this.ending || this.failure !== undefined;
   }
 
-  /** Send PCM (s16le); resolves when fewer than MAX_IN_FLIGHT messages are unacknowledged. */
-  async write(bytes: Uint8Array): Promise<void> {
+  /**
+   * Send samples to decode, the first being sample `startSample` of the stream (the gate skips non-speech, so there
+   * are gaps between utterances); resolves when fewer than MAX_IN_FLIGHT messages are unacknowledged.
+   */
+  async write(startSample: number, samples: Int16Array): Promise<void> {
     if (this.failure) throw this.failure;
     if (this.ending) throw new Error('session already ended');
-    let data = bytes;
-    if (this.carry !== undefined) {
-      data = new Uint8Array(bytes.length + 1);
-      data[0] = this.carry;
-      data.set(bytes, 1);
-      this.carry = undefined;
-    }
-    if (data.length % 2 === 1) {
-      this.carry = data[data.length - 1];
-      data = data.subarray(0, data.length - 1);
-    }
-    for (let off = 0; off < data.length; off += MAX_MESSAGE_BYTES) {
+    for (let off = 0; off < samples.length; off += MAX_MESSAGE_SAMPLES) {
       while (this.inFlight >= MAX_IN_FLIGHT) {
         await new Promise<void>((resolve, reject) => this.capacityWaiters.push({ resolve, reject }));
       }
       if (this.failure) throw this.failure;
-      const piece = data.subarray(off, Math.min(data.length, off + MAX_MESSAGE_BYTES));
-      const buffer = new ArrayBuffer(piece.length);
-      new Uint8Array(buffer).set(piece);
+      const piece = samples.slice(off, Math.min(samples.length, off + MAX_MESSAGE_SAMPLES));
       this.inFlight++;
-      this.sentMs += piece.length / 32;
-      this.worker.post({ type: 'audio', session: this.id, seq: ++this.seq, pcm: buffer }, [buffer]);
+      this.sentMs += piece.length / 16;
+      this.worker.post({ type: 'audio', session: this.id, seq: ++this.seq, startSample: startSample + off, pcm: piece.buffer }, [piece.buffer]);
     }
+  }
+
+  /** The open utterance ends at `sample`: its final tokens follow (`pause`: the speaker paused, an endpoint). */
+  endUtterance(sample: number, pause: boolean): void {
+    if (this.failure || this.ending) return;
+    this.worker.post({ type: 'endpoint', session: this.id, sample, pause });
   }
 
   /** Stream mode: close the current utterance; resolves after its final tokens were delivered. */
@@ -681,7 +676,7 @@ export class SessionChannel {
     });
   }
 
-  /** No more audio: resolves with the audio duration (ms) after the last final tokens were delivered. */
+  /** No more audio: resolves with the audio decoded (ms) after the last final tokens were delivered. */
   end(): Promise<number> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.ending) return Promise.reject(new Error('session already ended'));
@@ -721,7 +716,7 @@ export class SessionChannel {
         break;
       case 'ended':
         this.release();
-        this.endWaiter?.resolve(msg.audioMs);
+        this.endWaiter?.resolve(msg.decodedMs);
         break;
       case 'error':
         this.fail(new Error(msg.message));

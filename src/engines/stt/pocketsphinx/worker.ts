@@ -1,9 +1,9 @@
 // Decoder worker thread: owns one pocketsphinx decoder, so the blocking native calls never run on the main event
 // loop. A batch worker decodes one segment per 'decode' message (the pool decides whose segment comes next); a
-// streaming worker runs one live session at a time. Started by pool.ts (as worker.js from dist/, or worker.ts through
+// streaming worker runs one live session at a time, on the audio the speech gate hands it. Started by pool.ts (as worker.js from dist/, or worker.ts through
 // tsx when the sources run directly, e.g. under vitest). Speaks only the messages in messages.ts.
 import { parentPort, workerData } from 'node:worker_threads';
-import { PauseDetector, peakDb, SILENCE_PEAK_DB } from '../utterances.js';
+import { peakDb, SILENCE_PEAK_DB } from '../utterances.js';
 import { loadAddon, type NativeDecoder } from './addon.js';
 import type { Token } from '../interface.js';
 import type { FromWorker, StreamSettings, ToWorker, WorkerInit } from './messages.js';
@@ -37,57 +37,61 @@ function decodeSegment(decoder: NativeDecoder, startSample: number, samples: Int
   return segmentsToTokens(decoder.segments(), startSample / SAMPLES_PER_MS, Math.floor((startSample + samples.length) / SAMPLES_PER_MS));
 }
 
-/** Live decoding: partial hypotheses while audio arrives, final tokens at pauses, finalize() and end(). */
+/**
+ * Live decoding of the audio the speech gate hands out (speech-gate.ts, on the main thread): an utterance opens with
+ * its first audio, gives partial hypotheses while audio arrives, and closes with final tokens at the gate's endpoint,
+ * at finalize() or at end().
+ */
 class StreamSession {
-  private readonly detector: PauseDetector;
   private readonly partialSamples: number;
   private uttStart = 0;
   private inUtt = false;
+  private peak = -100;
   private sinceHypothesis = 0;
   private lastPartial = '';
-  totalSamples = 0;
+  /** End of the audio decoded so far (absolute sample index). */
+  position = 0;
+  /** Samples decoded. */
+  decodedSamples = 0;
 
   constructor(
     readonly id: number,
     private readonly decoder: NativeDecoder,
     settings: StreamSettings,
   ) {
-    this.detector = new PauseDetector({ silenceMs: settings.endpointSilenceMs });
     this.partialSamples = Math.max(1, settings.partialIntervalMs) * SAMPLES_PER_MS;
     // Same start state for every session, whatever earlier sessions on this pooled decoder heard.
     decoder.startStream();
     decoder.resetCmn();
-    this.open(0);
   }
 
-  audio(samples: Int16Array): void {
-    const base = this.totalSamples;
-    let pos = 0;
-    for (const endpoint of this.detector.push(samples)) {
-      const local = endpoint.sample - base;
-      if (local > pos) this.decoder.processRaw(samples.subarray(pos, local));
-      pos = local;
-      this.totalSamples = endpoint.sample;
-      this.close(endpoint.peakDb, endpoint.reason === 'pause');
-      this.open(endpoint.sample);
-    }
-    if (pos < samples.length) this.decoder.processRaw(samples.subarray(pos));
-    this.totalSamples = base + samples.length;
-    this.sinceHypothesis += samples.length - pos;
-    if (this.sinceHypothesis >= this.partialSamples) {
+  audio(startSample: number, samples: Int16Array): void {
+    if (!this.inUtt) this.open(startSample);
+    this.decoder.processRaw(samples);
+    this.position = startSample + samples.length;
+    this.decodedSamples += samples.length;
+    this.peak = Math.max(this.peak, peakDb(samples));
+    this.sinceHypothesis += samples.length;
+    // Until the utterance's first words show, look at every piece: the gate opens an utterance at the onset of
+    // speech, and the first partial result is the one whose latency people notice.
+    if (this.sinceHypothesis >= this.partialSamples || this.lastPartial === '') {
       this.sinceHypothesis = 0;
       this.partial();
     }
   }
 
+  /** The gate ended the utterance at `sample`; `pause`: the speaker paused (not a cut at the maximum length). */
+  endpoint(sample: number, pause: boolean): void {
+    this.position = Math.max(this.position, sample);
+    this.close(pause);
+  }
+
   finalize(): void {
-    this.close(this.detector.peakDb, false);
-    this.detector.startUtterance();
-    this.open(this.totalSamples);
+    this.close(false);
   }
 
   end(): void {
-    this.close(this.detector.peakDb, false);
+    this.close(false);
   }
 
   cancel(): void {
@@ -99,6 +103,7 @@ class StreamSession {
     this.decoder.startUtt();
     this.inUtt = true;
     this.uttStart = at;
+    this.peak = -100;
     this.sinceHypothesis = 0;
     this.lastPartial = '';
   }
@@ -107,21 +112,21 @@ class StreamSession {
    * End the open utterance and send its final tokens, unless it was silence (peak below SILENCE_PEAK_DB).
    * `endpoint`: the speaker paused (not a finalize, the end of audio or a forced cut at the maximum length).
    */
-  private close(peak: number, endpoint: boolean): void {
+  private close(endpoint: boolean): void {
     if (!this.inUtt) return;
     this.inUtt = false;
     this.decoder.endUtt();
-    if (peak < SILENCE_PEAK_DB) return;
-    const tokens = segmentsToTokens(this.decoder.segments(), this.uttStart / SAMPLES_PER_MS, this.totalSamples / SAMPLES_PER_MS);
+    if (this.peak < SILENCE_PEAK_DB) return;
+    const tokens = segmentsToTokens(this.decoder.segments(), this.uttStart / SAMPLES_PER_MS, this.position / SAMPLES_PER_MS);
     if (tokens.length > 0) send({ type: 'final', session: this.id, tokens, endpoint });
   }
 
   private partial(): void {
-    if (this.detector.peakDb < SILENCE_PEAK_DB) return;
+    if (this.peak < SILENCE_PEAK_DB) return;
     const hyp = this.decoder.hypothesis();
     if (!hyp || hyp.text === this.lastPartial) return;
     this.lastPartial = hyp.text;
-    const tokens = segmentsToTokens(this.decoder.segments(), this.uttStart / SAMPLES_PER_MS, this.totalSamples / SAMPLES_PER_MS);
+    const tokens = segmentsToTokens(this.decoder.segments(), this.uttStart / SAMPLES_PER_MS, this.position / SAMPLES_PER_MS);
     if (tokens.length > 0) send({ type: 'partial', session: this.id, tokens });
   }
 }
@@ -180,14 +185,17 @@ function onMessage(msg: ToWorker): void {
   const session = current;
   if (!session || session.id !== msg.session) {
     // A message for a session that already failed or ended: answer control messages so nobody waits forever.
-    if (msg.type === 'end' || msg.type === 'cancel') send({ type: 'ended', session: msg.session, audioMs: 0 });
+    if (msg.type === 'end' || msg.type === 'cancel') send({ type: 'ended', session: msg.session, decodedMs: 0 });
     return;
   }
   try {
     switch (msg.type) {
       case 'audio':
-        session.audio(new Int16Array(msg.pcm));
-        send({ type: 'ack', session: session.id, seq: msg.seq, processedMs: session.totalSamples / SAMPLES_PER_MS });
+        session.audio(msg.startSample, new Int16Array(msg.pcm));
+        send({ type: 'ack', session: session.id, seq: msg.seq, processedMs: session.position / SAMPLES_PER_MS });
+        break;
+      case 'endpoint':
+        session.endpoint(msg.sample, msg.pause);
         break;
       case 'finalize':
         session.finalize();
@@ -196,12 +204,12 @@ function onMessage(msg: ToWorker): void {
       case 'end':
         session.end();
         current = undefined;
-        send({ type: 'ended', session: session.id, audioMs: session.totalSamples / SAMPLES_PER_MS });
+        send({ type: 'ended', session: session.id, decodedMs: session.decodedSamples / SAMPLES_PER_MS });
         break;
       case 'cancel':
         session.cancel();
         current = undefined;
-        send({ type: 'ended', session: session.id, audioMs: session.totalSamples / SAMPLES_PER_MS });
+        send({ type: 'ended', session: session.id, decodedMs: session.decodedSamples / SAMPLES_PER_MS });
         break;
     }
   } catch (err) {

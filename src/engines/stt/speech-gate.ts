@@ -1,0 +1,212 @@
+// Live (streaming) decoding's voice activity gate: Silero VAD (or its energy fallback, src/audio/vad.ts) decides which
+// audio a streaming decoder hears and where utterances end.
+//
+// - Between utterances nothing is decoded. Most of a live stream is not speech (the listener's turn, pauses, the
+//   room), and a decoder costs about as much on a microphone's noise floor as on speech; skipping it is what lets a
+//   core carry many streams. The gate keeps the last `preRollMs` and waits for a speech frame.
+// - A speech frame opens an utterance: the pre-roll (never audio the decoder already had) goes to the decoder, and
+//   from then on every piece as it arrives, before the VAD has judged it, so partial results are not delayed.
+// - `endpointMs` of non-speech after the last speech frame ends the utterance ('pause', an endpoint); 0 disables
+//   endpoints. While speech goes on, an utterance is cut every `maxUtteranceMs` ('max_length') and the next one
+//   starts at the cut.
+// - finalize() closes the open utterance by the caller's decision; the next speech frame opens a new one.
+// - Times are exact: audio events carry the absolute index of their first sample, and an utterance's end is the end
+//   of the audio handed out for it.
+import { VAD_FRAME_SAMPLES, type VadFrame, type VadStream } from '../../audio/vad.js';
+import { SampleQueue } from './segmenter.js';
+
+const SAMPLES_PER_MS = 16;
+
+export type GateEvent =
+  /** Decode these samples; the first one is sample `startSample` of the stream. Contiguous within an utterance. */
+  | { type: 'audio'; startSample: number; samples: Int16Array }
+  /** The open utterance ends at `sample` (the end of the audio handed out for it). */
+  | { type: 'end'; sample: number; reason: 'pause' | 'max_length' };
+
+export interface SpeechGateOptions {
+  /** Non-speech after the last speech frame that ends an utterance, ms (default 600); 0: no endpoints. */
+  endpointMs?: number;
+  /** Longest utterance while speech goes on, ms (default 30 000). */
+  maxUtteranceMs?: number;
+  /** Audio before the first speech frame handed to the decoder with it, ms (default 300). */
+  preRollMs?: number;
+}
+
+export interface SpeechGateStats {
+  /** Samples received. */
+  receivedSamples: number;
+  /** Samples handed to the decoder. */
+  decodedSamples: number;
+  /** Utterances opened. */
+  utterances: number;
+}
+
+export class SpeechGate {
+  private readonly endpointSamples: number;
+  private readonly maxUtteranceSamples: number;
+  private readonly preRollSamples: number;
+  /** Between utterances: audio not handed out, samples [pendingStart, received). */
+  private readonly pending = new SampleQueue();
+  private pendingStart = 0;
+  private received = 0;
+  /** End of the audio handed out so far (absolute sample index). */
+  private forwarded = 0;
+  private open = false;
+  private utteranceStart = 0;
+  private lastSpeechEnd = 0;
+  private carryByte: number | undefined;
+  private decoded = 0;
+  private utterances = 0;
+
+  constructor(
+    private readonly vad: VadStream,
+    options: SpeechGateOptions = {},
+  ) {
+    const endpointMs = options.endpointMs ?? 600;
+    this.endpointSamples = endpointMs > 0 ? Math.max(1, Math.round(endpointMs * SAMPLES_PER_MS)) : Infinity;
+    this.maxUtteranceSamples = Math.max(VAD_FRAME_SAMPLES, Math.round((options.maxUtteranceMs ?? 30_000) * SAMPLES_PER_MS));
+    this.preRollSamples = Math.max(0, Math.round((options.preRollMs ?? 300) * SAMPLES_PER_MS));
+  }
+
+  /** Samples received so far. */
+  get samples(): number {
+    return this.received;
+  }
+
+  get stats(): SpeechGateStats {
+    return { receivedSamples: this.received, decodedSamples: this.decoded, utterances: this.utterances };
+  }
+
+  /**
+   * Feed s16le PCM (any length; an odd byte is carried over). Calls must not overlap: await each.
+   *
+   * The audio is taken in pieces that end on the VAD's frame grid, each handed out (inside an utterance) before its
+   * frame is judged: decisions then fall on the same samples whatever the chunking, and the audio after a frame that
+   * ends an utterance is never handed out with it.
+   */
+  async push(bytes: Uint8Array): Promise<GateEvent[]> {
+    const events: GateEvent[] = [];
+    const samples = this.toSamples(bytes);
+    for (let off = 0; off < samples.length; ) {
+      const take = Math.min(samples.length - off, VAD_FRAME_SAMPLES - (this.received % VAD_FRAME_SAMPLES));
+      const piece = samples.subarray(off, off + take);
+      if (this.open) this.handOut(events, this.received, piece.slice());
+      else this.pending.push(piece);
+      this.received += take;
+      off += take;
+      this.decide(await this.vad.push(new Uint8Array(piece.buffer, piece.byteOffset, piece.byteLength)), events);
+    }
+    return coalesce(events);
+  }
+
+  /** End of audio: the VAD's last, zero-padded frame is judged (it may still open an utterance). */
+  async flush(): Promise<GateEvent[]> {
+    const events: GateEvent[] = [];
+    this.decide(await this.vad.flush(), events);
+    return events;
+  }
+
+  /** The caller closed the open utterance (finalize); the next speech frame opens another. */
+  finalize(): void {
+    if (!this.open) return;
+    this.open = false;
+    this.pendingStart = this.received;
+  }
+
+  private decide(frames: VadFrame[], events: GateEvent[]): void {
+    for (const frame of frames) {
+      const frameEnd = frame.start + VAD_FRAME_SAMPLES;
+      if (!this.open) {
+        if (frame.speech) this.openUtterance(frame, events);
+        else this.trimPending(frameEnd - this.preRollSamples);
+        continue;
+      }
+      if (frame.speech) this.lastSpeechEnd = frameEnd;
+      else if (frameEnd - this.lastSpeechEnd >= this.endpointSamples) {
+        events.push({ type: 'end', sample: this.forwarded, reason: 'pause' });
+        this.open = false;
+        this.pendingStart = this.received; // everything received was handed out while open
+        continue;
+      }
+      if (this.forwarded - this.utteranceStart >= this.maxUtteranceSamples) {
+        events.push({ type: 'end', sample: this.forwarded, reason: 'max_length' });
+        this.utteranceStart = this.forwarded;
+      }
+    }
+  }
+
+  private openUtterance(frame: VadFrame, events: GateEvent[]): void {
+    this.trimPending(frame.start - this.preRollSamples);
+    const from = this.pendingStart;
+    const audio = this.pending.copy(0, this.pending.length);
+    this.pending.drop(audio.length);
+    this.pendingStart = this.received;
+    this.open = true;
+    this.utterances++;
+    this.utteranceStart = from;
+    this.lastSpeechEnd = frame.start + VAD_FRAME_SAMPLES;
+    if (audio.length > 0) this.handOut(events, from, audio);
+  }
+
+  /** Drop pending audio before `sample` (never audio after it, nor audio already handed out). */
+  private trimPending(sample: number): void {
+    const from = Math.max(this.pendingStart, this.forwarded, sample);
+    const drop = Math.min(this.pending.length, from - this.pendingStart);
+    if (drop <= 0) return;
+    this.pending.drop(drop);
+    this.pendingStart += drop;
+  }
+
+  private handOut(events: GateEvent[], startSample: number, samples: Int16Array): void {
+    events.push({ type: 'audio', startSample, samples });
+    this.forwarded = startSample + samples.length;
+    this.decoded += samples.length;
+  }
+
+  private toSamples(bytes: Uint8Array): Int16Array {
+    let data = bytes;
+    if (this.carryByte !== undefined) {
+      data = new Uint8Array(bytes.length + 1);
+      data[0] = this.carryByte;
+      data.set(bytes, 1);
+      this.carryByte = undefined;
+    }
+    if (data.length % 2 === 1) {
+      this.carryByte = data[data.length - 1];
+      data = data.subarray(0, data.length - 1);
+    }
+    // Copy when unaligned: Int16Array views need an even byte offset.
+    if (data.byteOffset % 2 === 1) data = data.slice();
+    return new Int16Array(data.buffer, data.byteOffset, data.length / 2);
+  }
+}
+
+/** Adjacent audio events of one utterance as one (a large write would otherwise become one event per VAD frame). */
+function coalesce(events: GateEvent[]): GateEvent[] {
+  const out: GateEvent[] = [];
+  let run: Extract<GateEvent, { type: 'audio' }>[] = [];
+  const flushRun = (): void => {
+    if (run.length === 1) out.push(run[0]!);
+    else if (run.length > 1) {
+      const samples = new Int16Array(run.reduce((n, e) => n + e.samples.length, 0));
+      let at = 0;
+      for (const e of run) {
+        samples.set(e.samples, at);
+        at += e.samples.length;
+      }
+      out.push({ type: 'audio', startSample: run[0]!.startSample, samples });
+    }
+    run = [];
+  };
+  for (const e of events) {
+    const last = run.at(-1);
+    if (e.type === 'audio' && (!last || last.startSample + last.samples.length === e.startSample)) run.push(e);
+    else {
+      flushRun();
+      if (e.type === 'audio') run.push(e);
+      else out.push(e);
+    }
+  }
+  flushRun();
+  return out;
+}
