@@ -143,6 +143,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const stt = createSttRegistry({
     pocketsphinx: {
       ...(settings.sttWorkers ? { poolSize: settings.sttWorkers } : {}),
+      ...(settings.realtimeMaxStreams > 0 ? { maxStreams: settings.realtimeMaxStreams } : {}),
       ...(settings.realtimeWarmDecoders >= 0 ? { warmStreams: settings.realtimeWarmDecoders } : {}),
       log: jobLog,
     },

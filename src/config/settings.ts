@@ -213,12 +213,19 @@ export const settingDefs = {
     default: 0,
     doc: 'Speech-recognition worker threads for batch transcription (0 = one per CPU core).',
   },
+  realtimeMaxStreams: {
+    env: 'PARLANCE_REALTIME_MAX_STREAMS',
+    kind: 'int',
+    min: 0,
+    default: 0,
+    doc: 'Real-time STT sessions this node decodes at once per model, one streaming decoder each (0 = eight per CPU core). A session beyond it waits for a decoder up to the audio timeout, then gets `limit_exceeded`.',
+  },
   realtimeWarmDecoders: {
     env: 'PARLANCE_REALTIME_WARM_DECODERS',
     kind: 'int',
     min: -1,
     default: -1,
-    doc: 'Streaming decoders kept loaded and idle for new real-time sessions once real-time use began (about 80 MB each; a decoder load is about a second of CPU that a new session would otherwise wait for). -1: two per CPU core; 0: none.',
+    doc: 'Streaming decoders kept loaded and idle for new real-time sessions once real-time use began (about 75 MB each; loading one, a worker thread with the model and its 130k-word dictionary, is CPU a new session would otherwise wait for). -1: two per CPU core; 0: none.',
   },
   transcriptionConcurrency: {
     env: 'PARLANCE_TRANSCRIPTION_CONCURRENCY',

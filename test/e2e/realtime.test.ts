@@ -573,3 +573,36 @@ describe('real-time flow control', () => {
     c.ws.terminate();
   });
 });
+
+describe('real-time decoder capacity', () => {
+  let s: Parlance;
+  beforeAll(async () => {
+    s = await startParlance({
+      env: { PARLANCE_REALTIME_MAX_STREAMS: '1', PARLANCE_REALTIME_WARM_DECODERS: '0', PARLANCE_REALTIME_AUDIO_TIMEOUT_SECONDS: '3' },
+    });
+  });
+  afterAll(() => s.stop());
+
+  it('a session beyond PARLANCE_REALTIME_MAX_STREAMS waits for a decoder, then gets limit_exceeded; a freed decoder serves the next', async () => {
+    const first = await open(s);
+    first.ws.send(speech.subarray(0, 32_000));
+    await first.until((f) => f.tokens !== undefined, 20_000); // holds the node's only decoder
+    const keepalive = setInterval(() => first.ws.send(JSON.stringify({ type: 'keepalive' })), 500); // and keeps it
+    const startedAt = Date.now();
+    const second = await open(s);
+    second.ws.send(speech.subarray(0, 32_000)); // a client that streams, not one that times out for want of audio
+    await expectError(second, 'limit_exceeded', 429, /every recognizer is busy/);
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(2900); // it waited the audio timeout for a decoder
+    clearInterval(keepalive);
+    expect(first.frames.some((f) => 'error_code' in f)).toBe(false);
+    first.ws.send(Buffer.alloc(0));
+    await first.closed;
+    const third = await open(s);
+    await sendAudio(third.ws, speech);
+    third.ws.send(Buffer.alloc(0));
+    expect(await third.closed).toBe(1000);
+    const finals = checkFrames(third.frames);
+    expect(finals.length).toBeGreaterThan(3);
+  }, 60_000);
+});
+

@@ -320,7 +320,9 @@ export class RealtimeSession {
     if (this.closed) return;
     this.tracker.final(tokens);
     // Final tokens the engine closed at a pause are an endpoint, sent once the utterance's translation (if any) is out.
-    const endpoint = this.config.enableEndpointDetection && info.endpoint && !this.ending;
+    // A pause just before the end of the stream is one too, even when its final tokens arrive after the end frame: the
+    // engine's own close at the end of audio (or at finalize) says endpoint: false.
+    const endpoint = this.config.enableEndpointDetection && info.endpoint;
     const speakerOf = this.speakerOf;
     this.translation.final(
       speakerOf ? tokens.map((t) => ({ ...t, speaker: speakerOf(t.start_ms, t.end_ms) })) : tokens,
