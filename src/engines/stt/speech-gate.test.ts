@@ -98,9 +98,9 @@ afterAll(async () => {
 });
 
 describe('speech gate', () => {
-  it('hands out only the speech, with a pre-roll, and ends each utterance at a pause', async () => {
+  it('hands out only the speech, with a pre-roll and the start of the pause, and ends each utterance at a pause', async () => {
     const { pcm, spans } = conversation(2000);
-    const { events, g } = await gate(pcm, { endpointMs: 600, preRollMs: 300 });
+    const { events, g } = await gate(pcm, { endpointMs: 600, preRollMs: 300, tailMs: 300 });
     expectExact(events, pcm);
     const utts = utterances(events);
     expect(utts).toHaveLength(2);
@@ -110,24 +110,32 @@ describe('speech gate', () => {
       // Opens with up to 300 ms (+ one 32 ms frame) before the speech, no later than 100 ms into it.
       expect(u.start).toBeGreaterThanOrEqual(start - (300 + 32 + 100) * 16);
       expect(u.start).toBeLessThanOrEqual(start + 100 * 16);
-      // Ends after the 600 ms pause, not much later (flite's trailing quiet counts as pause).
+      // The decoder hears the first 300 ms of the pause (+ the VAD's frames of hangover), not the rest of it.
       expect(u.end).toBeGreaterThanOrEqual(end);
-      expect(u.end).toBeLessThanOrEqual(end + (600 + 300) * 16);
+      expect(u.end).toBeLessThanOrEqual(end + (300 + 300) * 16);
     }
     // The leading noise, most of the 2 s pause and the trailing noise were never decoded.
     const { receivedSamples, decodedSamples, utterances: opened } = g.stats;
     expect(receivedSamples).toBe(pcm.length / 2);
     expect(opened).toBe(2);
     const speech = spans.reduce((n, [a, b]) => n + b - a, 0);
-    expect(decodedSamples).toBeLessThan(speech + 2 * (300 + 600 + 300) * 16);
-    expect(receivedSamples - decodedSamples).toBeGreaterThan(2500 * 16);
+    expect(decodedSamples).toBeLessThan(speech + 2 * (300 + 300 + 300) * 16);
+    expect(receivedSamples - decodedSamples).toBeGreaterThan(3000 * 16);
   });
 
-  it('keeps a short pause inside the utterance', async () => {
-    const { pcm } = conversation(250);
-    const utts = utterances((await gate(pcm, { endpointMs: 600 })).events);
-    expect(utts).toHaveLength(1);
-    expect(utts[0]!.reason).toBe('pause');
+  it('keeps a short pause inside the utterance, handing out the part of it that was held back', async () => {
+    // flite leaves some quiet around each sentence, so the VAD's pause is longer than the gap between the clips.
+    for (const tailMs of [300, 32]) {
+      // 32 ms: the decoder hears only one frame of any pause before the rest is held back.
+      const { pcm, spans } = conversation(250);
+      const { events } = await gate(pcm, { endpointMs: 600, tailMs });
+      expectExact(events, pcm);
+      const utts = utterances(events); // also checks that the utterance's audio is contiguous
+      expect(utts).toHaveLength(1);
+      expect(utts[0]!.reason).toBe('pause');
+      expect(utts[0]!.start).toBeLessThanOrEqual(spans[0]![0]);
+      expect(utts[0]!.end).toBeGreaterThan((spans[1]![0] + spans[1]![1]) / 2); // the second sentence is in it
+    }
   });
 
   it('gives the same utterances whatever the chunking', async () => {

@@ -7,8 +7,9 @@
 // - A speech frame opens an utterance: the pre-roll (never audio the decoder already had) goes to the decoder, and
 //   from then on every piece as it arrives, before the VAD has judged it, so partial results are not delayed.
 // - `endpointMs` of non-speech after the last speech frame ends the utterance ('pause', an endpoint); 0 disables
-//   endpoints. While speech goes on, an utterance is cut every `maxUtteranceMs` ('max_length') and the next one
-//   starts at the cut.
+//   endpoints. The decoder hears only the first `tailMs` of that pause (enough to end the last word); the rest is held
+//   back, and handed out after all if speech resumes before the endpoint (an utterance's audio stays contiguous).
+//   While speech goes on, an utterance is cut every `maxUtteranceMs` ('max_length') and the next starts at the cut.
 // - finalize() closes the open utterance by the caller's decision; the next speech frame opens a new one.
 // - Times are exact: audio events carry the absolute index of their first sample, and an utterance's end is the end
 //   of the audio handed out for it.
@@ -16,6 +17,8 @@ import { VAD_FRAME_SAMPLES, type VadFrame, type VadStream } from '../../audio/va
 import { SampleQueue } from './segmenter.js';
 
 const SAMPLES_PER_MS = 16;
+/** Speech probability of a frame that counts as voiced for pauses (the VAD's own threshold for the onset of speech). */
+const CONFIDENT_SPEECH = 0.5;
 
 export type GateEvent =
   /** Decode these samples; the first one is sample `startSample` of the stream. Contiguous within an utterance. */
@@ -30,6 +33,8 @@ export interface SpeechGateOptions {
   maxUtteranceMs?: number;
   /** Audio before the first speech frame handed to the decoder with it, ms (default 300). */
   preRollMs?: number;
+  /** Non-speech after the last speech frame handed to the decoder before the endpoint is decided, ms (default 300). */
+  tailMs?: number;
 }
 
 export interface SpeechGateStats {
@@ -45,13 +50,18 @@ export class SpeechGate {
   private readonly endpointSamples: number;
   private readonly maxUtteranceSamples: number;
   private readonly preRollSamples: number;
-  /** Between utterances: audio not handed out, samples [pendingStart, received). */
+  private readonly tailSamples: number;
+  /**
+   * Audio not handed out, between utterances or held in a pause: always the latest samples, up to `received` (it is
+   * emptied whenever audio starts going out as it arrives).
+   */
   private readonly pending = new SampleQueue();
-  private pendingStart = 0;
   private received = 0;
   /** End of the audio handed out so far (absolute sample index). */
   private forwarded = 0;
   private open = false;
+  /** In an utterance, past `tailMs` of a pause: audio is held back until speech resumes or the endpoint. */
+  private holding = false;
   private utteranceStart = 0;
   private lastSpeechEnd = 0;
   private carryByte: number | undefined;
@@ -66,6 +76,8 @@ export class SpeechGate {
     this.endpointSamples = endpointMs > 0 ? Math.max(1, Math.round(endpointMs * SAMPLES_PER_MS)) : Infinity;
     this.maxUtteranceSamples = Math.max(VAD_FRAME_SAMPLES, Math.round((options.maxUtteranceMs ?? 30_000) * SAMPLES_PER_MS));
     this.preRollSamples = Math.max(0, Math.round((options.preRollMs ?? 300) * SAMPLES_PER_MS));
+    // Without endpoints a pause never ends the utterance, so held audio would have to be decoded anyway.
+    this.tailSamples = endpointMs > 0 ? Math.max(VAD_FRAME_SAMPLES, Math.round((options.tailMs ?? 300) * SAMPLES_PER_MS)) : Infinity;
   }
 
   /** Samples received so far. */
@@ -90,7 +102,7 @@ export class SpeechGate {
     for (let off = 0; off < samples.length; ) {
       const take = Math.min(samples.length - off, VAD_FRAME_SAMPLES - (this.received % VAD_FRAME_SAMPLES));
       const piece = samples.subarray(off, off + take);
-      if (this.open) this.handOut(events, this.received, piece.slice());
+      if (this.open && !this.holding) this.handOut(events, this.received, piece.slice());
       else this.pending.push(piece);
       this.received += take;
       off += take;
@@ -110,7 +122,7 @@ export class SpeechGate {
   finalize(): void {
     if (!this.open) return;
     this.open = false;
-    this.pendingStart = this.received;
+    this.holding = false; // audio held in a pause stays pending: the next utterance's pre-roll may use it
   }
 
   private decide(frames: VadFrame[], events: GateEvent[]): void {
@@ -121,12 +133,20 @@ export class SpeechGate {
         else this.trimPending(frameEnd - this.preRollSamples);
         continue;
       }
-      if (frame.speech) this.lastSpeechEnd = frameEnd;
-      else if (frameEnd - this.lastSpeechEnd >= this.endpointSamples) {
+      // A pause counts from the last confidently voiced frame, not from where the VAD's hysteresis lets go of speech
+      // (a frame or two later, as a word fades): the endpoint then comes that much sooner after the speaker stops.
+      if (frame.probability >= CONFIDENT_SPEECH) {
+        this.lastSpeechEnd = frameEnd;
+        if (this.holding) this.release(events);
+      } else if (frame.speech) {
+        // Fading out (or murmur): neither speech to resume with nor yet a pause.
+      } else if (frameEnd - this.lastSpeechEnd >= this.endpointSamples) {
         events.push({ type: 'end', sample: this.forwarded, reason: 'pause' });
         this.open = false;
-        this.pendingStart = this.received; // everything received was handed out while open
+        this.holding = false; // what was held stays pending, as audio between utterances
         continue;
+      } else if (!this.holding && frameEnd - this.lastSpeechEnd >= this.tailSamples) {
+        this.holding = true; // pieces are handed out before their frame is judged: nothing is pending yet
       }
       if (this.forwarded - this.utteranceStart >= this.maxUtteranceSamples) {
         events.push({ type: 'end', sample: this.forwarded, reason: 'max_length' });
@@ -140,7 +160,6 @@ export class SpeechGate {
     const from = this.pendingStart;
     const audio = this.pending.copy(0, this.pending.length);
     this.pending.drop(audio.length);
-    this.pendingStart = this.received;
     this.open = true;
     this.utterances++;
     this.utteranceStart = from;
@@ -148,13 +167,25 @@ export class SpeechGate {
     if (audio.length > 0) this.handOut(events, from, audio);
   }
 
+  /** Speech resumed within the endpoint delay: hand out the held pause, so the utterance's audio stays contiguous. */
+  private release(events: GateEvent[]): void {
+    this.holding = false;
+    const from = this.pendingStart;
+    const audio = this.pending.copy(0, this.pending.length);
+    this.pending.drop(audio.length);
+    if (audio.length > 0) this.handOut(events, from, audio);
+  }
+
+  /** Absolute index of the first pending sample (`received` when nothing is pending). */
+  private get pendingStart(): number {
+    return this.received - this.pending.length;
+  }
+
   /** Drop pending audio before `sample` (never audio after it, nor audio already handed out). */
   private trimPending(sample: number): void {
     const from = Math.max(this.pendingStart, this.forwarded, sample);
     const drop = Math.min(this.pending.length, from - this.pendingStart);
-    if (drop <= 0) return;
-    this.pending.drop(drop);
-    this.pendingStart += drop;
+    if (drop > 0) this.pending.drop(drop);
   }
 
   private handOut(events: GateEvent[], startSample: number, samples: Int16Array): void {
