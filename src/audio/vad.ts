@@ -18,6 +18,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { S16leReader } from './s16le.js';
 
 export const VAD_SAMPLE_RATE = 16_000;
 /** Samples per decision: Silero v5's window at 16 kHz. */
@@ -123,7 +124,7 @@ abstract class FramedStream implements VadStream {
   private pending = new Int16Array(VAD_FRAME_SAMPLES);
   private readonly scratch = new Float32Array(VAD_FRAME_SAMPLES);
   private pendingLength = 0;
-  private carryByte: number | undefined;
+  private readonly bytes = new S16leReader();
   private position = 0; // absolute sample of the next frame
   private inSpeech = false;
   private received = 0;
@@ -141,20 +142,11 @@ abstract class FramedStream implements VadStream {
   protected abstract score(frame: Float32Array): Promise<number> | number;
 
   async push(pcm: Uint8Array): Promise<VadFrame[]> {
-    let bytes = pcm;
-    if (this.carryByte !== undefined) {
-      bytes = new Uint8Array(pcm.length + 1);
-      bytes[0] = this.carryByte;
-      bytes.set(pcm, 1);
-      this.carryByte = undefined;
-    }
-    const n = bytes.length >> 1;
-    if (bytes.length & 1) this.carryByte = bytes[bytes.length - 1];
-    this.received += n;
-    const view = new DataView(bytes.buffer, bytes.byteOffset, n * 2);
+    const samples = this.bytes.read(pcm);
+    this.received += samples.length;
     const frames: VadFrame[] = [];
-    for (let i = 0; i < n; i++) {
-      this.pending[this.pendingLength++] = view.getInt16(i * 2, true);
+    for (const sample of samples) {
+      this.pending[this.pendingLength++] = sample;
       if (this.pendingLength === VAD_FRAME_SAMPLES) frames.push(await this.frame());
     }
     return frames;

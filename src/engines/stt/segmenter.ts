@@ -12,6 +12,7 @@
 // - Times are exact: a segment carries the absolute index of its first sample, and all cuts fall on the VAD's
 //   512-sample frame grid, which starts at the stream's first sample.
 // - Memory is flat: the segmenter holds at most one window (maxSegmentMs) plus the last piece pushed.
+import { S16leReader } from '../../audio/s16le.js';
 import { VAD_FRAME_SAMPLES, type VadFrame, type VadStream } from '../../audio/vad.js';
 
 export interface SpeechSegment {
@@ -97,7 +98,7 @@ export class VadSegmenter {
   private base = 0;
   /** True while frames[0] is the start of an open segment. */
   private inSegment = false;
-  private carryByte: number | undefined;
+  private readonly bytes = new S16leReader();
   private received = 0;
   private readonly counters: SegmenterStats = { segments: 0, segmentMs: 0, skippedMs: 0, maxBufferedSamples: 0 };
 
@@ -129,24 +130,12 @@ export class VadSegmenter {
 
   /** Feed s16le PCM (any length; an odd byte is carried over). Returns the segments that are now complete. */
   async push(bytes: Uint8Array): Promise<SpeechSegment[]> {
-    let data = bytes;
-    if (this.carryByte !== undefined) {
-      data = new Uint8Array(bytes.length + 1);
-      data[0] = this.carryByte;
-      data.set(bytes, 1);
-      this.carryByte = undefined;
-    }
-    if (data.length & 1) {
-      this.carryByte = data[data.length - 1];
-      data = data.subarray(0, data.length - 1);
-    }
-    if (data.length === 0) return [];
-    const samples = new Int16Array(data.length >> 1);
-    new Uint8Array(samples.buffer).set(data);
+    const samples = this.bytes.read(bytes);
+    if (samples.length === 0) return [];
     this.pcm.push(samples);
     this.received += samples.length;
     this.counters.maxBufferedSamples = Math.max(this.counters.maxBufferedSamples, this.pcm.length);
-    this.frames.push(...(await this.vad.push(data)));
+    this.frames.push(...(await this.vad.push(new Uint8Array(samples.buffer))));
     return this.drain(false);
   }
 

@@ -14,6 +14,7 @@
 // - Times are exact: audio events carry the absolute index of their first sample, and an utterance's end is the end
 //   of the audio handed out for it.
 import { VAD_FRAME_SAMPLES, type VadFrame, type VadStream } from '../../audio/vad.js';
+import { S16leReader } from '../../audio/s16le.js';
 import { SampleQueue } from './segmenter.js';
 
 const SAMPLES_PER_MS = 16;
@@ -64,7 +65,7 @@ export class SpeechGate {
   private holding = false;
   private utteranceStart = 0;
   private lastSpeechEnd = 0;
-  private carryByte: number | undefined;
+  private readonly bytes = new S16leReader();
   private decoded = 0;
   private utterances = 0;
 
@@ -98,7 +99,7 @@ export class SpeechGate {
    */
   async push(bytes: Uint8Array): Promise<GateEvent[]> {
     const events: GateEvent[] = [];
-    const samples = this.toSamples(bytes);
+    const samples = this.bytes.read(bytes);
     for (let off = 0; off < samples.length; ) {
       const take = Math.min(samples.length - off, VAD_FRAME_SAMPLES - (this.received % VAD_FRAME_SAMPLES));
       const piece = samples.subarray(off, off + take);
@@ -194,22 +195,6 @@ export class SpeechGate {
     this.decoded += samples.length;
   }
 
-  private toSamples(bytes: Uint8Array): Int16Array {
-    let data = bytes;
-    if (this.carryByte !== undefined) {
-      data = new Uint8Array(bytes.length + 1);
-      data[0] = this.carryByte;
-      data.set(bytes, 1);
-      this.carryByte = undefined;
-    }
-    if (data.length % 2 === 1) {
-      this.carryByte = data[data.length - 1];
-      data = data.subarray(0, data.length - 1);
-    }
-    // Copy when unaligned: Int16Array views need an even byte offset.
-    if (data.byteOffset % 2 === 1) data = data.slice();
-    return new Int16Array(data.buffer, data.byteOffset, data.length / 2);
-  }
 }
 
 /** Adjacent audio events of one utterance as one (a large write would otherwise become one event per VAD frame). */
