@@ -334,6 +334,19 @@ describe('engine options', () => {
       await first.end();
       await (await second).end();
       expect(rec.stats().streams).toMatchObject({ active: 0, waiting: 0 });
+      // A live session gated by the energy detector: it still skips the pauses and ends utterances at them.
+      const live = await rec.stream();
+      const finals: Token[] = [];
+      let endpoints = 0;
+      live.on('final', (t, info) => {
+        finals.push(...t);
+        if (info.endpoint) endpoints++;
+      });
+      for (let off = 0; off < file.pcm.length; off += 640) await live.write(file.pcm.subarray(off, off + 640));
+      await live.end();
+      expect(endpoints).toBeGreaterThanOrEqual(1);
+      expect(live.decodedMs).toBeLessThan(live.audioMs - 1000);
+      expect(wordErrorRate(file.text, words(finals)).wer).toBeLessThan(0.5);
     } finally {
       await small.close();
     }
