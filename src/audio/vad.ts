@@ -252,8 +252,9 @@ class EnergyVad implements Vad {
 }
 
 /**
- * The energy detector used when Silero cannot load: a noise floor that follows quiet frames down at once and rises at most 2 dB/s, and speech when a frame is 10 dB above the floor
- * and above -70 dBFS. The probability is a logistic of that margin (0.5 exactly at it).
+ * The energy detector used when Silero cannot load: a noise floor that follows quiet frames down at once and rises
+ * at most 2 dB/s, and speech when a frame is 10 dB above the floor and above -70 dBFS. The probability is a logistic
+ * of that margin (0.5 exactly at it).
  */
 class EnergyStream extends FramedStream {
   readonly backend = 'energy' as const;
