@@ -103,7 +103,7 @@ export class SpeechGate {
     for (let off = 0; off < samples.length; ) {
       const take = Math.min(samples.length - off, VAD_FRAME_SAMPLES - (this.received % VAD_FRAME_SAMPLES));
       const piece = samples.subarray(off, off + take);
-      if (this.open && !this.holding) this.handOut(events, this.received, piece.slice());
+      if (this.open && !this.holding) this.handOut(events, this.received, piece); // a view of this call's own copy
       else this.pending.push(piece);
       this.received += take;
       off += take;

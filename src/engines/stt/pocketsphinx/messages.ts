@@ -42,9 +42,9 @@ export type FromWorker =
   | { type: 'init_error'; message: string }
   | { type: 'decoded'; job: number; tokens: Token[]; decodeMs: number }
   | { type: 'decode_error'; job: number; message: string }
-  | { type: 'ack'; session: number; seq: number; processedMs: number }
+  | { type: 'ack'; session: number; seq: number }
   | { type: 'partial'; session: number; tokens: Token[] }
   | { type: 'final'; session: number; tokens: Token[]; endpoint: boolean }
   | { type: 'finalized'; session: number }
-  | { type: 'ended'; session: number; decodedMs: number }
+  | { type: 'ended'; session: number }
   | { type: 'error'; session: number; message: string };

@@ -623,12 +623,10 @@ export class SessionChannel {
   private inFlight = 0;
   private capacityWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   private finalizeWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
-  private endWaiter: { resolve: (ms: number) => void; reject: (e: Error) => void } | undefined;
+  private endWaiter: { resolve: () => void; reject: (e: Error) => void } | undefined;
   private ending = false;
   private released = false;
   private failure: Error | undefined;
-  /** Audio sent to the decoder so far, ms. */
-  sentMs = 0;
 
   constructor(
     private readonly pool: StreamPool,
@@ -655,7 +653,6 @@ export class SessionChannel {
       if (this.failure) throw this.failure;
       const piece = samples.slice(off, Math.min(samples.length, off + MAX_MESSAGE_SAMPLES));
       this.inFlight++;
-      this.sentMs += piece.length / 16;
       this.worker.post({ type: 'audio', session: this.id, seq: ++this.seq, startSample: startSample + off, pcm: piece.buffer }, [piece.buffer]);
     }
   }
@@ -676,12 +673,12 @@ export class SessionChannel {
     });
   }
 
-  /** No more audio: resolves with the audio decoded (ms) after the last final tokens were delivered. */
-  end(): Promise<number> {
+  /** No more audio: resolves after the last final tokens were delivered. */
+  end(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.ending) return Promise.reject(new Error('session already ended'));
     this.ending = true;
-    return new Promise<number>((resolve, reject) => {
+    return new Promise<void>((resolve, reject) => {
       this.endWaiter = { resolve, reject };
       this.worker.post({ type: 'end', session: this.id });
     });
@@ -716,7 +713,7 @@ export class SessionChannel {
         break;
       case 'ended':
         this.release();
-        this.endWaiter?.resolve(msg.decodedMs);
+        this.endWaiter?.resolve();
         break;
       case 'error':
         this.fail(new Error(msg.message));

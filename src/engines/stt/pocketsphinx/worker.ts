@@ -1,7 +1,8 @@
 // Decoder worker thread: owns one pocketsphinx decoder, so the blocking native calls never run on the main event
 // loop. A batch worker decodes one segment per 'decode' message (the pool decides whose segment comes next); a
-// streaming worker runs one live session at a time, on the audio the speech gate hands it. Started by pool.ts (as worker.js from dist/, or worker.ts through
-// tsx when the sources run directly, e.g. under vitest). Speaks only the messages in messages.ts.
+// streaming worker runs one live session at a time, on the audio the speech gate hands it. Started by pool.ts (as
+// worker.js from dist/, or worker.ts through tsx when the sources run directly, e.g. under vitest). Speaks only the
+// messages in messages.ts.
 import { parentPort, workerData } from 'node:worker_threads';
 import { peakDb, SILENCE_PEAK_DB } from '../utterances.js';
 import { loadAddon, type NativeDecoder } from './addon.js';
@@ -50,9 +51,7 @@ class StreamSession {
   private sinceHypothesis = 0;
   private lastPartial = '';
   /** End of the audio decoded so far (absolute sample index). */
-  position = 0;
-  /** Samples decoded. */
-  decodedSamples = 0;
+  private position = 0;
 
   constructor(
     readonly id: number,
@@ -69,7 +68,6 @@ class StreamSession {
     if (!this.inUtt) this.open(startSample);
     this.decoder.processRaw(samples);
     this.position = startSample + samples.length;
-    this.decodedSamples += samples.length;
     this.peak = Math.max(this.peak, peakDb(samples));
     this.sinceHypothesis += samples.length;
     // Until the utterance's first words show, look at every piece: the gate opens an utterance at the onset of
@@ -185,14 +183,14 @@ function onMessage(msg: ToWorker): void {
   const session = current;
   if (!session || session.id !== msg.session) {
     // A message for a session that already failed or ended: answer control messages so nobody waits forever.
-    if (msg.type === 'end' || msg.type === 'cancel') send({ type: 'ended', session: msg.session, decodedMs: 0 });
+    if (msg.type === 'end' || msg.type === 'cancel') send({ type: 'ended', session: msg.session });
     return;
   }
   try {
     switch (msg.type) {
       case 'audio':
         session.audio(msg.startSample, new Int16Array(msg.pcm));
-        send({ type: 'ack', session: session.id, seq: msg.seq, processedMs: session.position / SAMPLES_PER_MS });
+        send({ type: 'ack', session: session.id, seq: msg.seq });
         break;
       case 'endpoint':
         session.endpoint(msg.sample, msg.pause);
@@ -204,12 +202,12 @@ function onMessage(msg: ToWorker): void {
       case 'end':
         session.end();
         current = undefined;
-        send({ type: 'ended', session: session.id, decodedMs: session.decodedSamples / SAMPLES_PER_MS });
+        send({ type: 'ended', session: session.id });
         break;
       case 'cancel':
         session.cancel();
         current = undefined;
-        send({ type: 'ended', session: session.id, decodedMs: session.decodedSamples / SAMPLES_PER_MS });
+        send({ type: 'ended', session: session.id });
         break;
     }
   } catch (err) {
