@@ -1,5 +1,5 @@
 // Wire shapes of the usage endpoints (sdk-wire-notes §2.8 and the spec's Monthly usage and Balance).
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { ErrorBody } from '../../wire/schemas.js';
 
 const Usd = Type.String({ description: 'USD amount as a decimal string' });
@@ -30,6 +30,7 @@ export const MonthlyUsage = Type.Object({
     }),
   ),
 });
+export type MonthlyUsage = Static<typeof MonthlyUsage>;
 
 export const Balance = Type.Object({
   available_balance_usd: Usd,
@@ -43,6 +44,7 @@ export const Balance = Type.Object({
   has_payment_method: Type.Boolean(),
   has_payment_error: Type.Boolean(),
 });
+export type Balance = Static<typeof Balance>;
 
 export const UsageLog = Type.Object({
   uuid: Type.String(),
@@ -66,8 +68,9 @@ export const UsageLog = Type.Object({
   output_text_cost_usd: Usd,
   output_audio_cost_usd: Usd,
 });
+export type UsageLog = Static<typeof UsageLog>;
 
-const SummaryEntry = Type.Object({
+export const SummaryEntry = Type.Object({
   model: Type.Union([Type.String(), Type.Null()]),
   days: Type.Array(Type.String()),
   total_cost_usd: Usd,
@@ -95,6 +98,7 @@ const SummaryEntry = Type.Object({
   output_audio_duration_ms: Type.Array(Type.Integer()),
   duration_ms: Type.Array(Type.Integer()),
 });
+export type SummaryEntry = Static<typeof SummaryEntry>;
 
 // The service validates the query itself (required times, end after start, limit, sort, cursor) so each
 // failure gets its validation_errors entry; the schemas here document the parameters.
@@ -128,9 +132,12 @@ export const usageLogsSchema = {
   response: { 200: Type.Object({ usage_logs: Type.Array(UsageLog), next_page_cursor: Type.Union([Type.String(), Type.Null()]) }), ...errors },
 };
 
+export const UsageSummary = Type.Object({ total: SummaryEntry, models: Type.Array(SummaryEntry) });
+export type UsageSummary = Static<typeof UsageSummary>;
+
 export const usageSummarySchema = {
   tags: ['usage'],
   summary: 'Usage per UTC day (at most 366 days), in total and per model',
   querystring: Type.Object(Window),
-  response: { 200: Type.Object({ total: SummaryEntry, models: Type.Array(SummaryEntry) }), ...errors },
+  response: { 200: UsageSummary, ...errors },
 };

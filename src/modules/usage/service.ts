@@ -10,6 +10,7 @@ import { utcMonth } from '../billing/guard.js';
 import type { TenancyRepository } from '../tenancy/repository.js';
 import { costNano, Decimal, NANO_PER_USD, nanoToUsd } from './money.js';
 import type { PriceTable } from './prices.js';
+import type { Balance, MonthlyUsage, SummaryEntry, UsageLog, UsageSummary } from './schemas.js';
 import { type DaySummaryRow, type UsageRecordRow, type UsageRepository } from './repository.js';
 
 export type UsageKind = 'stt_async' | 'stt_rt' | 'tts';
@@ -314,65 +315,6 @@ export class UsageService {
   }
 }
 
-export interface MonthlyUsage {
-  month: string;
-  usage_usd: string;
-  free_usage_usd: string;
-  invoiced_usage_usd: string;
-  api_usage_usd: string;
-  playground_usage_usd: string;
-  monthly_budget_usd: string | null;
-  monthly_budget_notification_usd: string | null;
-  remaining_budget_usd: string | null;
-  budget_exhausted: boolean | null;
-  projects: {
-    id: string;
-    name: string;
-    usage_usd: string;
-    free_usage_usd: string;
-    invoiced_usage_usd: string;
-    api_usage_usd: string;
-    playground_usage_usd: string;
-    monthly_budget_usd: string | null;
-  }[];
-}
-
-export interface Balance {
-  available_balance_usd: string;
-  free_balance_usd: string;
-  used_balance_usd: string;
-  invoice_billing_enabled: boolean;
-  balance_exhausted: boolean;
-  autopay_enabled: boolean;
-  autopay_threshold_usd: string | null;
-  autopay_amount_usd: string | null;
-  has_payment_method: boolean;
-  has_payment_error: boolean;
-}
-
-export interface UsageLog {
-  uuid: string;
-  request_id: string;
-  request_scope: string;
-  client_reference_id: string | null;
-  model: string;
-  start_time: string;
-  end_time: string;
-  input_text_tokens: number;
-  input_audio_tokens: number;
-  input_audio_duration_ms: number;
-  output_text_tokens: number;
-  output_audio_tokens: number;
-  output_audio_duration_ms: number;
-  cost_usd: string;
-  input_cost_usd: string;
-  input_text_cost_usd: string;
-  input_audio_cost_usd: string;
-  output_cost_usd: string;
-  output_text_cost_usd: string;
-  output_audio_cost_usd: string;
-}
-
 function toUsageLog(r: UsageRecordRow): UsageLog {
   return {
     uuid: r.id,
@@ -396,40 +338,6 @@ function toUsageLog(r: UsageRecordRow): UsageLog {
     output_text_cost_usd: usdOf(r.output_text_cost_nusd),
     output_audio_cost_usd: usdOf(r.output_audio_cost_nusd),
   };
-}
-
-export interface SummaryEntry {
-  model: string | null;
-  days: string[];
-  total_cost_usd: string;
-  total_input_cost_usd: string;
-  total_output_cost_usd: string;
-  total_duration_cost_usd: string;
-  cost_usd: string[];
-  input_cost_usd: string[];
-  output_cost_usd: string[];
-  duration_cost_usd: string[];
-  total_num_requests: number;
-  total_input_text_tokens: number;
-  total_input_audio_tokens: number;
-  total_input_audio_duration_ms: number;
-  total_output_text_tokens: number;
-  total_output_audio_tokens: number;
-  total_output_audio_duration_ms: number;
-  total_duration_ms: number;
-  num_requests: number[];
-  input_text_tokens: number[];
-  input_audio_tokens: number[];
-  input_audio_duration_ms: number[];
-  output_text_tokens: number[];
-  output_audio_tokens: number[];
-  output_audio_duration_ms: number[];
-  duration_ms: number[];
-}
-
-export interface UsageSummary {
-  total: SummaryEntry;
-  models: SummaryEntry[];
 }
 
 const COUNTS = [
