@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { ErrorBody } from '../../wire/schemas.js';
 
 const errors = { '4xx': ErrorBody, 500: ErrorBody };
@@ -7,6 +7,7 @@ export const Organization = Type.Object(
   { id: Type.String({ format: 'uuid' }), name: Type.String(), created_at: Type.String({ format: 'date-time' }) },
   { $id: 'Organization' },
 );
+export type Organization = Static<typeof Organization>;
 
 export const Project = Type.Object(
   {
@@ -18,6 +19,7 @@ export const Project = Type.Object(
   },
   { $id: 'Project' },
 );
+export type Project = Static<typeof Project>;
 
 export const ProjectApiKey = Type.Object(
   {
@@ -31,6 +33,8 @@ export const ProjectApiKey = Type.Object(
   },
   { $id: 'ProjectApiKey' },
 );
+/** The spec's Project API key record: never the secret nor its hash. */
+export type ProjectApiKey = Static<typeof ProjectApiKey>;
 
 // Ids are checked by lookup: a malformed id is an unknown one (404), as for files and transcriptions.
 const ProjectParams = Type.Object({ project_id: Type.String({ minLength: 1, maxLength: 64 }) });

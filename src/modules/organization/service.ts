@@ -5,31 +5,7 @@ import { ApiError } from '../../wire/api-error.js';
 import type { AuthContext } from '../auth/service.js';
 import type { KeyRepository } from '../auth/repository.js';
 import type { ProjectRow, TenancyRepository } from '../tenancy/repository.js';
-
-export interface OrganizationRecord {
-  id: string;
-  name: string;
-  created_at: string;
-}
-
-export interface ProjectRecord {
-  id: string;
-  name: string;
-  description: string;
-  region: string;
-  created_at: string;
-}
-
-/** The spec's Project API key record: never the secret nor its hash. */
-export interface ProjectApiKeyRecord {
-  id: string;
-  key_prefix: string;
-  name: string;
-  permissions: string[];
-  created_at: string;
-  created_by: string;
-  created_by_key_id: string | null;
-}
+import type { Organization as OrganizationRecord, Project as ProjectRecord, ProjectApiKey as ProjectApiKeyRecord } from './schemas.js';
 
 const projectNotFound = (id: string) => new ApiError('project_not_found', `Project ${id} not found.`);
 
