@@ -1,7 +1,7 @@
 // Run the whole vitest suite and close with one plain summary line that CI recognises:
 //   tests: N passed, N failed, N skipped
-// Vitest prints its own report (default reporter) and a JSON report to a temporary file; the summary is
-// computed from the JSON. The exit code is vitest's, and non-zero whenever anything failed.
+// Vitest prints its own report (default reporter) and a JSON report to a temporary file; the summary and a
+// list of the ten slowest tests (so creeping durations show before they cross a timeout) are computed from the JSON. The exit code is vitest's, and non-zero whenever anything failed.
 // Usage: node scripts/run-tests.mjs [extra vitest arguments]
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -55,7 +55,26 @@ const brokenFiles = (report.testResults ?? []).filter(
 for (const file of brokenFiles) console.log(`run-tests: ${path.relative(root, file.name)} failed outside its tests: ${(file.message ?? '').split('\n')[0]}`);
 failed += brokenFiles.length;
 
+printSlowest(report, 10);
+
 const exitCode = code !== 0 ? code : failed > 0 || report.success === false ? 1 : 0;
 if (exitCode !== 0 && failed === 0) console.log(`run-tests: vitest failed (exit code ${code}) although no test failed; see its output above`);
 console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(exitCode);
+
+/** The `n` slowest tests of the run, slowest first, with their file. */
+function printSlowest(report, n) {
+  const tests = (report.testResults ?? []).flatMap((file) =>
+    (file.assertionResults ?? [])
+      .filter((t) => typeof t.duration === 'number')
+      .map((t) => ({ ms: t.duration, file: path.relative(root, file.name), name: t.fullName ?? t.title, status: t.status })),
+  );
+  if (!tests.length) return;
+  tests.sort((a, b) => b.ms - a.ms);
+  console.log(`\nslowest ${Math.min(n, tests.length)} tests:`);
+  for (const t of tests.slice(0, n)) {
+    const flag = t.status === 'passed' ? '' : ` [${t.status}]`;
+    console.log(`  ${(t.ms / 1000).toFixed(1).padStart(6)} s  ${t.file} > ${t.name}${flag}`);
+  }
+  console.log('');
+}

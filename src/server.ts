@@ -1,5 +1,4 @@
 // Process assembly: settings → storage → services → HTTP. `parlance serve` and the tests use this.
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -53,10 +52,10 @@ import { limitsRoutes } from './modules/limits/routes.js';
 import { StreamHistory, StreamSampler } from './modules/limits/stream-history.js';
 import { organizationRoutes } from './modules/organization/routes.js';
 import { OrganizationService } from './modules/organization/service.js';
+import { openTenancy } from './modules/tenancy/open.js';
 import { TenancyRepository } from './modules/tenancy/repository.js';
-import { TenancyError, TenancyService } from './modules/tenancy/service.js';
 import { LocalBlobStore } from './storage/blob-store.js';
-import { DATABASE_FILE, openDatabase, type Db } from './storage/database.js';
+import type { Db } from './storage/database.js';
 
 /** A secret shared by every node (it lives in the database), created on first use. */
 async function instanceSecret(db: Db, name: string): Promise<Buffer> {
@@ -69,19 +68,6 @@ async function instanceSecret(db: Db, name: string): Promise<Buffer> {
     .execute();
   const row = await db.kysely.selectFrom('instance_settings').select('value').where('key', '=', name).executeTakeFirstOrThrow();
   return Buffer.from(row.value, 'base64url');
-}
-
-/** Storage and the tenancy service only: what the admin CLI needs. */
-export async function openTenancy(
-  settings: Settings,
-  opts: { mustExist?: boolean } = {},
-): Promise<{ db: Db; tenancy: TenancyService; close(): Promise<void> }> {
-  // A mistyped --data-dir should say so, not quietly create an empty database there.
-  if (opts.mustExist && !settings.databaseUrl && !existsSync(path.join(settings.dataDir, DATABASE_FILE)))
-    throw new TenancyError(`no Parlance database in ${settings.dataDir} (start \`parlance serve\` or run \`parlance admin bootstrap\` there first)`);
-  const db = await openDatabase({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl || undefined });
-  const tenancy = new TenancyService(new TenancyRepository(db.kysely), new KeyRepository(db.kysely), { environment: settings.environment });
-  return { db, tenancy, close: () => db.close() };
 }
 
 /** Build every service. The error reference URL defaults to this server's own page, known once it listens. */

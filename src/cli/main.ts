@@ -5,9 +5,8 @@ import { ConfigError, loadSettings, type SettingKey, type Settings } from '../co
 import { createSttRegistry } from '../engines/stt/index.js';
 import { createTranslationRegistry, translationOptionsFrom } from '../engines/translate/registry.js';
 import { defaultCatalog, ModelCatalog } from '../modules/models/catalog.js';
-import { openTenancy, startServer } from '../server.js';
+import { openTenancy } from '../modules/tenancy/open.js';
 import { TenancyError, type TenancyService } from '../modules/tenancy/service.js';
-import { ConcurrencyLimits } from '../modules/limits/concurrency.js';
 import { LimitsRepository, type LimitScope, type StreamKind } from '../modules/limits/repository.js';
 import type { OrganizationRow } from '../modules/tenancy/repository.js';
 import { isAmount } from '../modules/usage/money.js';
@@ -60,6 +59,8 @@ withCommon(program.command('serve').description('run the API server and workers'
   .option('--tts-port <port>', 'also serve text-to-speech alone on this port (PARLANCE_TTS_PORT)')
   .action(async (opts: CommonOpts & { port?: string; host?: string; ttsPort?: string }) => {
     const settings = settingsFrom(opts);
+    // Loaded here, not at the top: admin commands need none of the HTTP stack or the engines.
+    const { startServer } = await import('../server.js');
     const server = await startServer(settings);
     if (server.bootstrap) {
       const b = server.bootstrap;
@@ -344,6 +345,7 @@ withCommon(
         if (value === 'default') await repo.clearOverride(scope, scopeId, kind);
         else await repo.setOverride(scope, scopeId, kind, value, at);
       }
+      const { ConcurrencyLimits } = await import('../modules/limits/concurrency.js');
       const limits = new ConcurrencyLimits(repo, {
         defaults: {
           stt: { organization: settings.realtimeConcurrentStreamsOrg, project: settings.realtimeConcurrentStreamsProject },

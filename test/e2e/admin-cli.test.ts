@@ -230,7 +230,7 @@ describe('projects and keys', () => {
     const otherKey = await adminJson<IssuedKey>(dir, 'create-key', '--project', other.id);
     const filtered = await adminJson<{ api_keys: KeyRecord[] }>(dir, 'list-keys', '--project', other.id);
     expect(filtered.api_keys.map((x) => x.id)).toEqual([otherKey.id]);
-  });
+  }, 60_000);
 
   it('revoke-key of an unknown id fails with a non-zero exit and a message', async () => {
     const r = await admin(dir, 'revoke-key', '00000000-0000-4000-8000-000000000000');
@@ -276,7 +276,7 @@ describe('parlance serve: first start and restart', () => {
     } finally {
       await again.stop();
     }
-  });
+  }, 60_000);
 
   it('the first start prints the key exactly once, with the organization and project ids', async () => {
     const dir = freshDir();

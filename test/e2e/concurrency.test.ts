@@ -192,7 +192,7 @@ describe('one server, in-memory counts', () => {
     await expectRefused(await holdStt(s.url, key), /limit exceeded for the organization \(1\)/);
     await s.admin('set-limits', '--transcribe-concurrent', 'default');
     holder.stop();
-  });
+  }, 60_000);
 
   it('set-limits refuses bad values and unknown scopes', async () => {
     await expect(s.admin('set-limits', '--transcribe-concurrent', '-1')).rejects.toThrow(/whole number/);

@@ -154,7 +154,7 @@ describe('DELETE /v1/organization/projects/{project_id}/api-keys/{key_id}', () =
     // Both keys still work.
     expect((await s.request('/v1/files/count', { key: k2.api_key })).status).toBe(200);
     expect((await s.request('/v1/files/count', { key: kf.api_key })).status).toBe(200);
-  });
+  }, 60_000);
 
   it('403 for a read-only key (deletion needs organization:write); the key survives', async () => {
     const p = await createProject('ro-delete');
@@ -183,5 +183,5 @@ describe('parlance admin delete-project', () => {
     await expect(s.admin('delete-project', p.id)).rejects.toThrow(/already deleted/);
     await expect(s.admin('delete-project', randomUUID())).rejects.toThrow(/no such project/);
     await expect(s.admin('create-key', '--project', p.id)).rejects.toThrow(/no such project/);
-  });
+  }, 60_000);
 });

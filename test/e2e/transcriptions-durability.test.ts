@@ -90,5 +90,5 @@ describe('crash recovery', () => {
     const file = (await (await second.request(`/v1/files/${upload.id}`)).json()) as { id: string; size: number };
     expect(file).toMatchObject({ id: upload.id, size: upload.size });
     expect(existsSync(path.join(dataDir, 'blobs', 'files', second.projectId, upload.id))).toBe(true);
-  });
+  }, 180_000);
 });

@@ -259,7 +259,7 @@ describe('transcriptions (spec profile)', () => {
     expect(await del.text()).toBe('');
     expect((await s.request(`/v1/transcriptions/${rec.id}`)).status).toBe(404);
     expect((await s.request(`/v1/transcriptions/${rec.id}`, { method: 'DELETE' })).status).toBe(404);
-  });
+  }, 180_000);
 
   it('needs stt_async permissions: read keys read, cannot create or delete', async () => {
     const key = await s.admin<{ api_key: string }>('create-key', '--project', s.projectId, '--read-only');
@@ -343,7 +343,7 @@ describe('transcriptions: limits, queueing, retention, billing', () => {
       30_000,
     );
     expect((await get(s, rec.id)).status).toBe('completed');
-  });
+  }, 90_000);
 
   it('fails jobs at the start of download or transcription when the balance runs out meanwhile', async () => {
     gate.hold();
@@ -410,7 +410,7 @@ describe('transcriptions: soniox-sdk profile', () => {
     const r = await waitFor(() => get(s, bad.id), (x) => terminal(x) && x.webhook_status_code !== null);
     expect(r).toMatchObject({ status: 'error', error_type: 'file_download_blocked', webhook_status_code: 204 });
     expect(received).toContainEqual({ id: bad.id, status: 'error' });
-  });
+  }, 180_000);
 });
 
 describe('transcriptions: signed webhooks', () => {

@@ -205,7 +205,7 @@ describe('async transcription', () => {
     } finally {
       await tight.stop();
     }
-  });
+  }, 60_000);
 
   it('refuses an unsupported pair or target with invalid_request naming it', async () => {
     const cases: [Record<string, unknown>, RegExp][] = [
@@ -433,5 +433,5 @@ describe('a translation engine that fails', () => {
     expect(last).toMatchObject({ tokens: [], error_code: 500, error_type: 'internal_error' });
     expect(frames.some((f) => f.finished === true)).toBe(false);
     expect(frames.flatMap((f) => f.tokens as Tok[]).some((t) => t.translation_status === 'translation')).toBe(false);
-  });
+  }, 60_000);
 });

@@ -420,7 +420,7 @@ describe('balance, grants, prices and notifications', () => {
     expect(await refused('set-budget', '--project', '00000000-0000-4000-8000-000000000000', '--monthly-usd', '3')).toMatch(/no such project/);
     const balance = (await (await s.request('/v1/organization/balance')).json()) as Record<string, unknown>;
     expect(balance).toMatchObject({ available_balance_usd: '1', free_balance_usd: '0' });
-  });
+  }, 60_000);
 
   it('a playground key\'s usage is counted as playground usage', async () => {
     const key = await s.admin<{ api_key: string }>('create-key', '--project', s.projectId, '--playground', '--name', 'playground');
