@@ -6,7 +6,7 @@ import { ApiError } from '../../wire/api-error.js';
 import { type PlanResult, unsupportedHints } from '../translation/plan.js';
 import type { LanguageOptions } from '../translation/tokens.js';
 
-/** Raw PCM formats (ffmpeg demuxer names after dropping the `pcm_` prefix) and the companded ones. */
+/** Raw PCM formats and the companded ones, all converted in-process (src/audio/sample-decoder.ts). */
 export const RAW_FORMATS = new Set([
   'pcm_s8', 'pcm_s8le', 'pcm_s8be', 'pcm_u8', 'pcm_u8le', 'pcm_u8be',
   'pcm_s16le', 'pcm_s16be', 'pcm_u16le', 'pcm_u16be',
@@ -16,7 +16,7 @@ export const RAW_FORMATS = new Set([
   'mulaw', 'alaw',
 ]);
 
-/** Container / compressed formats, decoded through ffmpeg. */
+/** Container / compressed formats: WAV read in-process, the others decoded through ffmpeg (src/audio/live-pcm.ts). */
 export const CONTAINER_FORMATS = new Set(['aac', 'aiff', 'amr', 'asf', 'wav', 'mp3', 'flac', 'ogg', 'webm']);
 
 export const MAX_CONTEXT_CHARS = 10_000;

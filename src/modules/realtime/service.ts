@@ -25,7 +25,7 @@ import type { UsageMeter } from '../usage/service.js';
 import { TranslationError } from '../../engines/translate/interface.js';
 import { RealtimeTranslationStep } from '../translation/realtime-step.js';
 import { isRawFormat, languageOptions, parseRealtimeConfig, type RealtimeConfig } from './config.js';
-import { AudioFormatError, createPcmSource, type PcmSource } from './pcm.js';
+import { AudioFormatError, createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
 import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
 
 export interface RealtimeOptions {

@@ -1,0 +1,77 @@
+// FLAC rewrapped as Ogg FLAC on real ffmpeg-encoded FLAC: ffmpeg decodes the pages to exactly what it decodes from
+// the original, however the input is split; granule positions count the samples; non-FLAC input is refused.
+import { execFile } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { FlacToOgg } from './flac-ogg.js';
+import { AudioFormatError } from './pcm-source.js';
+
+/** Run ffmpeg on stdin `input`, returning stdout. */
+function ffmpeg(args: string[], input?: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('ffmpeg', ['-nostdin', '-v', 'error', ...args], { encoding: 'buffer', maxBuffer: 1 << 26 }, (err, stdout) =>
+      err ? reject(err) : resolve(stdout),
+    );
+    child.stdin!.end(input);
+  });
+}
+
+const flac = (rate: number, channels: number, extra: string[] = []) =>
+  ffmpeg(['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=${rate}:duration=0.7`, '-ac', String(channels), ...extra, '-f', 'flac', 'pipe:1']);
+const pcm = (bytes: Buffer, demuxer: string) => ffmpeg(['-f', demuxer, '-i', 'pipe:0', '-f', 's16le', '-ac', '1', 'pipe:1'], bytes);
+
+function rewrap(bytes: Buffer, pieces: number[]): Buffer {
+  const r = new FlacToOgg();
+  const out: Buffer[] = [];
+  for (let at = 0, i = 0; at < bytes.length; i++) {
+    const n = pieces[i % pieces.length]!;
+    out.push(...r.push(bytes.subarray(at, at + n)));
+    at += n;
+  }
+  out.push(...r.end());
+  return Buffer.concat(out);
+}
+
+/** Granule position of the last Ogg page. */
+function lastGranule(ogg: Buffer): bigint {
+  return ogg.readBigInt64LE(ogg.lastIndexOf('OggS') + 6);
+}
+
+describe('FlacToOgg', () => {
+  it.each<[string, number, number, string[]]>([
+    ['44.1 kHz stereo', 44_100, 2, []],
+    ['16 kHz mono, 1000-sample frames (16-bit block size field)', 16_000, 1, ['-frame_size', '1000']],
+    ['8 kHz mono, 160-sample frames (8-bit block size field)', 8000, 1, ['-frame_size', '160']],
+  ])('%s: ffmpeg decodes the pages as it decodes the FLAC', async (_name, rate, channels, extra) => {
+    const original = await flac(rate, channels, extra);
+    const expected = await pcm(original, 'flac');
+    for (const pieces of [[original.length], [4096], [1, 2, 3, 500, 77]]) {
+      const ogg = rewrap(original, pieces);
+      expect(ogg.subarray(0, 4).toString()).toBe('OggS');
+      expect(lastGranule(ogg)).toBe(BigInt(Math.round(rate * 0.7)));
+      expect((await pcm(ogg, 'ogg')).equals(expected)).toBe(true);
+    }
+  });
+
+  it('passes a frame on as soon as the first two bytes of the next one arrive', async () => {
+    const original = await flac(16_000, 1, ['-frame_size', '1000']);
+    // Where the first frame starts: after "fLaC" and the metadata blocks.
+    let first = 4;
+    for (let last = 0; !last; first += 4 + original.readUIntBE(first + 1, 3)) last = original[first]! & 0x80;
+    const r = new FlacToOgg();
+    const pages: Buffer[] = [];
+    let n = 0;
+    while (pages.length < 3) pages.push(...r.push(original.subarray(n, ++n)));
+    const page = pages[2]!;
+    const frameLength = [...page.subarray(27, 27 + page[26]!)].reduce((a, b) => a + b, 0);
+    expect(page.subarray(27 + page[26]!, 27 + page[26]! + 2)).toEqual(Buffer.from([0xff, 0xf8]));
+    expect(n).toBe(first + frameLength + 2);
+  });
+
+  it('refuses a stream that is not FLAC', () => {
+    const r = new FlacToOgg();
+    expect(() => r.push(Buffer.from('OggS\x00\x02\x00\x00'))).toThrow(AudioFormatError);
+    const cut = new FlacToOgg();
+    cut.push(Buffer.from('fLaC\x00\x00\x00\x22'));
+    expect(() => cut.end()).toThrow(/could not be decoded as flac/);
+  });
+});
