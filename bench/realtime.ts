@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import WebSocket from 'ws';
 import { startParlance, tempDir } from '../test/harness.js';
+import { liveWer } from './live-wer.js';
 import { HARVARD_SENTENCES, benchServerEnv, findServerPid, mib, processCpuSeconds, processMemory, round, type Row, summarize, type SuiteOptions, type SuiteResult } from './lib.js';
 
 const execFileP = promisify(execFile);
@@ -201,5 +202,23 @@ export async function run({ quick, cleanup, log }: SuiteOptions): Promise<SuiteR
     target: '— (report)',
     met: null,
   });
+  await s.stop();
+  log('accuracy: final tokens of live sessions against file transcription of the same real recordings');
+  const wer = await liveWer();
+  raw.live_wer = wer;
+  const pct = (k: string) => `${round(wer[k]!.wer * 100, 1)} % (${wer[k]!.errors}/${wer[k]!.words})`;
+  rows.push({ benchmark: 'WER, async transcription of the 10 pocketsphinx-testdata recordings', result: pct('async'), target: '— (reference)', met: null });
+  for (const mode of ['one-pass', 'two-pass']) {
+    for (const layout of ['clip per session', 'all clips in one session']) {
+      const key = `live ${mode}, ${layout}`;
+      const twoPass = mode === 'two-pass';
+      rows.push({
+        benchmark: `WER, live final tokens, ${mode}, ${layout}`,
+        result: pct(key),
+        target: twoPass ? '≤ async + 2 points' : '— (before)',
+        met: twoPass ? wer[key]!.wer <= wer.async!.wer + 0.02 : null,
+      });
+    }
+  }
   return { rows, raw };
 }

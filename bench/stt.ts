@@ -12,12 +12,11 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { decodeToPcm } from '../src/audio/decode.js';
 import { createSttRegistry } from '../src/engines/stt/index.js';
-import { wordErrorRate } from '../src/engines/stt/wer.js';
+import { TESTDATA, testdataClips, werOf } from '../test/real-speech.js';
 import { makeSpeech, startParlance, tempDir, type Parlance } from '../test/harness.js';
 import { HARVARD_SENTENCES, benchServerEnv, round, type Row, summarize, type SuiteOptions, type SuiteResult } from './lib.js';
 
 const execFileP = promisify(execFile);
-const TESTDATA = '/usr/share/pocketsphinx/test/data';
 const MODEL = 'parlance-async-en-v1';
 const OVERHEAD_TARGET = 0.1;
 const HOL_TARGET_MS = 10_000;
@@ -26,21 +25,6 @@ interface Clip {
   file: string;
   reference: string;
   set: string;
-}
-
-/** Real human recordings with reference transcripts, from Debian's pocketsphinx-testdata. */
-function realClips(): Clip[] {
-  const clips: Clip[] = [];
-  for (const [dir, refFile] of [
-    ['librivox', 'transcription'],
-    ['cards', 'cards.transcription'],
-  ] as const) {
-    for (const line of readFileSync(path.join(TESTDATA, dir, refFile), 'utf8').split('\n')) {
-      const m = /^<s>\s*(.*?)\s*<\/s>\s*\(([^)]+)\)/.exec(line.trim());
-      if (m) clips.push({ file: path.join(TESTDATA, dir, `${m[2]}.wav`), reference: m[1]!, set: dir });
-    }
-  }
-  return clips;
 }
 
 const SENTENCES = HARVARD_SENTENCES;
@@ -81,16 +65,6 @@ export async function transcribe(s: Parlance, fileId: string): Promise<{ ms: num
   }
 }
 
-export function werOf(pairs: { reference: string; text: string }[]): { wer: number; words: number } {
-  let edits = 0;
-  let words = 0;
-  for (const p of pairs) {
-    const w = wordErrorRate(p.reference, p.text);
-    edits += w.substitutions + w.deletions + w.insertions;
-    words += w.referenceWords;
-  }
-  return { wer: words ? edits / words : 0, words };
-}
 
 export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   const rows: Row[] = [];
@@ -98,7 +72,7 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   const work = tempDir('parlance-bench-stt-');
   opts.cleanup.add('remove bench temp dir', () => rm(work, { recursive: true, force: true }));
 
-  const real = realClips();
+  const real = testdataClips();
   if (!real.length) throw new Error(`no reference recordings under ${TESTDATA}: install pocketsphinx-testdata (make setup)`);
   opts.log(`synthesizing ${SENTENCES.length * VOICES.length} flite clips`);
   const synthetic: Clip[] = [];

@@ -9,7 +9,8 @@ import { performance } from 'node:perf_hooks';
 import { WebSocket } from 'ws';
 import { startParlance, type Parlance } from '../test/harness.js';
 import { benchServerEnv, HARVARD_SENTENCES, round, type Row, summarize, type SuiteOptions, type SuiteResult } from './lib.js';
-import { transcribe, upload, werOf } from './stt.js';
+import { werOf } from '../test/real-speech.js';
+import { transcribe, upload } from './stt.js';
 
 const TTFB_TARGET_MS = 150;
 const SENTENCE = 'The quick brown fox jumps over the lazy dog.';

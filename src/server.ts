@@ -131,6 +131,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       ...(settings.sttWorkers ? { poolSize: settings.sttWorkers } : {}),
       ...(settings.realtimeMaxStreams > 0 ? { maxStreams: settings.realtimeMaxStreams } : {}),
       ...(settings.realtimeWarmDecoders >= 0 ? { warmStreams: settings.realtimeWarmDecoders } : {}),
+      secondPass: settings.realtimeSecondPass ? { waitMs: settings.realtimeSecondPassWaitMs } : false,
       log: jobLog,
     },
   });

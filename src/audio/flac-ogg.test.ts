@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { FlacToOgg } from './flac-ogg.js';
-import { AudioFormatError } from './pcm-source.js';
+import { AudioDecodeError } from './pcm-source.js';
 
 /** Run ffmpeg on stdin `input`, returning stdout. */
 function ffmpeg(args: string[], input?: Buffer): Promise<Buffer> {
@@ -69,7 +69,7 @@ describe('FlacToOgg', () => {
 
   it('refuses a stream that is not FLAC', () => {
     const r = new FlacToOgg();
-    expect(() => r.push(Buffer.from('OggS\x00\x02\x00\x00'))).toThrow(AudioFormatError);
+    expect(() => r.push(Buffer.from('OggS\x00\x02\x00\x00'))).toThrow(AudioDecodeError);
     const cut = new FlacToOgg();
     cut.push(Buffer.from('fLaC\x00\x00\x00\x22'));
     expect(() => cut.end()).toThrow(/could not be decoded as flac/);

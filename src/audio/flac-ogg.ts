@@ -4,9 +4,9 @@
 // the CRC-16 over the frame so far is zero (the frame's own footer closes it), so a frame is passed on as soon as the
 // first two bytes of the next one arrive, and the last one at the end of the stream.
 // The stream header (fLaC, metadata blocks) becomes the Ogg FLAC header packets: STREAMINFO, then an empty comment.
-import { AudioFormatError } from './pcm-source.js';
+import { AudioDecodeError } from './pcm-source.js';
 
-const notFlac = () => new AudioFormatError('Audio could not be decoded as flac.');
+const notFlac = () => new AudioDecodeError('Audio could not be decoded as flac.');
 /** A frame longer than this without a boundary means the stream is not FLAC (real frames stay far below). */
 const MAX_FRAME = 1 << 20;
 
@@ -52,7 +52,7 @@ export class FlacToOgg {
   private granule = 0;
   private readonly serial = 0x666c6163;
 
-  /** Ogg pages for the bytes so far. Throws AudioFormatError when the stream is not FLAC. */
+  /** Ogg pages for the bytes so far. Throws AudioDecodeError when the stream is not FLAC. */
   push(bytes: Uint8Array): Buffer[] {
     this.buf = this.buf.length ? Buffer.concat([this.buf, bytes]) : Buffer.from(bytes);
     const pages: Buffer[] = [];
@@ -84,7 +84,7 @@ export class FlacToOgg {
     return pages;
   }
 
-  /** The last frame, on the closing page. Throws AudioFormatError when the stream ended inside the header. */
+  /** The last frame, on the closing page. Throws AudioDecodeError when the stream ended inside the header. */
   end(): Buffer[] {
     if (this.state !== 'frames') {
       if (this.buf.length || this.state === 'meta') throw notFlac();

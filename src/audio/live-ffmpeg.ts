@@ -6,12 +6,12 @@
 // - `-flags low_delay`, output flushed after every packet (`-flush_packets 1`), bytes written to stdin as they arrive.
 //   (`-fflags nobuffer` is not used: it drops the packets read while opening the stream and gains nothing here.)
 // - FLAC is rewrapped as Ogg FLAC on the way in (flac-ogg.ts): ffmpeg's raw FLAC parser holds ten frames back.
-// Undecodable input ends the output with AudioFormatError naming the format in words; ffmpeg's own stderr (heap
+// Undecodable input ends the output with AudioDecodeError naming the format in words; ffmpeg's own stderr (heap
 // addresses, pipe names) is kept apart on `detail` for logs.
 // mark() waits until ffmpeg has taken all input and been quiet for 150 ms (at most 1 s): a container's output cannot
 // be matched to input bytes.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { AsyncQueue, AudioFormatError, type PcmItem, type PcmSource } from './pcm-source.js';
+import { AsyncQueue, AudioDecodeError, type PcmItem, type PcmSource } from './pcm-source.js';
 
 const OUTPUT_RATE = 16_000;
 /** Converted PCM held before ffmpeg's stdout is paused. */
@@ -19,7 +19,7 @@ const MAX_QUEUED = 1 << 20;
 
 /** Rewrites the client's bytes before ffmpeg reads them (FLAC into Ogg FLAC, flac-ogg.ts). */
 export interface InputRewrite {
-  /** Throws AudioFormatError when the bytes are not what they should be. */
+  /** Throws AudioDecodeError when the bytes are not what they should be. */
   push(bytes: Uint8Array): Buffer[];
   end(): Buffer[];
 }
@@ -72,7 +72,7 @@ export class FfmpegSource implements PcmSource {
       this.done = true;
       if (code === 0) this.queue.end();
       else if (signal) this.queue.fail(new Error(`ffmpeg was killed by ${signal}`));
-      else this.queue.fail(new AudioFormatError(`Audio could not be decoded ${this.input.described}.`, this.stderr.trim()));
+      else this.queue.fail(new AudioDecodeError(`Audio could not be decoded ${this.input.described}.`, this.stderr.trim()));
     });
   }
 

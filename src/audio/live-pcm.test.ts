@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AudioFormatError, createPcmSource, type PcmSource, type RawSpec } from './live-pcm.js';
+import { AudioDecodeError, createPcmSource, type PcmSource, type RawSpec } from './live-pcm.js';
 
 const execFileP = promisify(execFile);
 const dir = mkdtempSync(path.join(tmpdir(), 'parlance-live-pcm-'));
@@ -229,9 +229,9 @@ describe('compressed formats through ffmpeg', () => {
 
 describe('bad input', () => {
   const clean = (e: Error | undefined) => {
-    expect(e).toBeInstanceOf(AudioFormatError);
+    expect(e).toBeInstanceOf(AudioDecodeError);
     expect(e!.message).not.toMatch(/0x[0-9a-f]{4,}|@|pipe:|\/|\[/);
-    return e as AudioFormatError;
+    return e as AudioDecodeError;
   };
 
   it('bytes that are no known format, with auto', async () => {

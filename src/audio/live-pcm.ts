@@ -12,12 +12,12 @@
 import { demuxerOf, SNIFF_BYTES, sniffContainer } from './container-sniff.js';
 import { FlacToOgg } from './flac-ogg.js';
 import { FfmpegSource } from './live-ffmpeg.js';
-import { AsyncQueue, AudioFormatError, type PcmItem, type PcmSource } from './pcm-source.js';
+import { AsyncQueue, AudioDecodeError, type PcmItem, type PcmSource } from './pcm-source.js';
 import { StreamResampler } from './resampler.js';
 import { floatToS16, rawEncoding, SampleDecoder } from './sample-decoder.js';
 import { WavNotInProcess, WavStream } from './wav-stream.js';
 
-export { AsyncQueue, AudioFormatError, type PcmItem, type PcmSource };
+export { AsyncQueue, AudioDecodeError, type PcmItem, type PcmSource };
 
 export interface RawSpec {
   format: string;
@@ -195,6 +195,6 @@ class LiveSource implements PcmSource {
 
   private fail(err: Error): void {
     this.stopped = true;
-    this.queue.fail(err instanceof AudioFormatError ? err : new AudioFormatError(`Audio could not be decoded as ${this.audioFormat}.`));
+    this.queue.fail(err instanceof AudioDecodeError ? err : new AudioDecodeError(`Audio could not be decoded as ${this.audioFormat}.`));
   }
 }

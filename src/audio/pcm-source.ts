@@ -1,5 +1,8 @@
 // The contract of a live PCM source (client audio bytes in, 16 kHz mono s16le out) and the pieces every
-// implementation shares: the error for undecodable audio and the ordered output queue.
+// implementation shares: the error for undecodable audio (decode.ts's, as for files) and the ordered output queue.
+import { AudioDecodeError } from './decode.js';
+
+export { AudioDecodeError };
 
 /** Converted PCM, or a marker that resolves once the consumer reached it. */
 export type PcmItem = Buffer | { mark: () => void };
@@ -13,22 +16,12 @@ export interface PcmSource {
   abort(): void;
   /** Resolves when the audio written so far has been consumed from `output`. */
   mark(): Promise<void>;
-  /** Converted PCM and markers, in order; rejects with AudioFormatError when the audio cannot be decoded. */
+  /** Converted PCM and markers, in order; rejects with AudioDecodeError when the audio cannot be decoded. */
   readonly output: AsyncIterable<PcmItem>;
   /** Bytes accepted but not yet consumed (for flow control). */
   readonly backlogBytes: number;
 }
 
-/** The client's audio cannot be decoded. The message is for the client; `detail` (ffmpeg's stderr) is for logs only. */
-export class AudioFormatError extends Error {
-  constructor(
-    message: string,
-    readonly detail = '',
-  ) {
-    super(message);
-    this.name = 'AudioFormatError';
-  }
-}
 
 /** Unbounded async queue with a size hint (for pausing the producer). */
 export class AsyncQueue<T> implements AsyncIterable<T> {

@@ -1,7 +1,7 @@
 // The incremental WAV reader on hand-built headers: chunk layouts, streamed sizes, the formats decoded in-process,
 // the ones left to ffmpeg, and malformed headers. Real ffmpeg-written WAVs are covered in live-pcm.test.ts.
 import { describe, expect, it } from 'vitest';
-import { AudioFormatError } from './pcm-source.js';
+import { AudioDecodeError } from './pcm-source.js';
 import { WavNotInProcess, WavStream } from './wav-stream.js';
 
 function chunk(id: string, body: Buffer, size = body.length): Buffer {
@@ -139,7 +139,7 @@ describe('WavStream', () => {
     ['the end inside the header', () => wav({ data }).subarray(0, 30)],
   ])('refuses %s as not a valid WAV stream', (_name, make) => {
     const e = err(() => read(make(), 1));
-    expect(e).toBeInstanceOf(AudioFormatError);
+    expect(e).toBeInstanceOf(AudioDecodeError);
     expect(e.message).toMatch(/not a valid WAV stream/);
   });
 

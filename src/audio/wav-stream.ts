@@ -7,14 +7,14 @@
 // - A data chunk size of 0 or 0xFFFFFFFF (what streaming writers put there before the length is known) means "to the
 //   end of the stream". Chunks other than fmt/ds64/data (LIST, fact, bext...) are skipped, before or after the data;
 //   bytes after a sized data chunk that do not form a chunk are ignored.
-// - A malformed header throws AudioFormatError("... not a valid WAV stream ...").
-import { AudioFormatError } from './pcm-source.js';
+// - A malformed header throws AudioDecodeError("... not a valid WAV stream ...").
+import { AudioDecodeError } from './pcm-source.js';
 import { SampleDecoder, type SampleEncoding } from './sample-decoder.js';
 
 /** The WAV's codec is not decoded in-process: hand the stream to ffmpeg. */
 export class WavNotInProcess extends Error {}
 
-const invalid = (why: string) => new AudioFormatError(`The audio is not a valid WAV stream: ${why}.`);
+const invalid = (why: string) => new AudioDecodeError(`The audio is not a valid WAV stream: ${why}.`);
 
 const WAVE_FORMAT = { PCM: 1, FLOAT: 3, ALAW: 6, MULAW: 7, EXTENSIBLE: 0xfffe };
 /** Bytes 2..16 of every standard KSDATAFORMAT_SUBTYPE GUID (the first two are the format tag). */
@@ -45,7 +45,7 @@ export class WavStream {
   /** Sample rate from the fmt chunk (0 until it was read). */
   sampleRate = 0;
 
-  /** Decoded mono samples of `bytes` (none while in the header). Throws AudioFormatError or WavNotInProcess. */
+  /** Decoded mono samples of `bytes` (none while in the header). Throws AudioDecodeError or WavNotInProcess. */
   push(bytes: Uint8Array): Float32Array[] {
     this.received += bytes.length;
     if (this.kept) {
@@ -80,7 +80,7 @@ export class WavStream {
     return out;
   }
 
-  /** End of the stream: throws AudioFormatError when it ended before any audio data. */
+  /** End of the stream: throws AudioDecodeError when it ended before any audio data. */
   end(): void {
     if (this.received > 0 && !this.seenData) throw invalid('the stream ended before the audio data');
   }

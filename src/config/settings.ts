@@ -227,6 +227,19 @@ export const settingDefs = {
     default: -1,
     doc: 'Streaming decoders kept loaded and idle for new real-time sessions once real-time use began (about 75 MB each; loading one, a worker thread with the model and its 130k-word dictionary, is CPU a new session would otherwise wait for). -1: two per CPU core; 0: none.',
   },
+  realtimeSecondPass: {
+    env: 'PARLANCE_REALTIME_SECOND_PASS',
+    kind: 'bool',
+    default: true,
+    doc: 'Real-time final tokens from a second decoding of each utterance the way files are decoded (as accurate as async transcription; about 0.25 CPU seconds per second of speech, ahead of file work). false: the streaming decoder\'s own words, which are less accurate at the start of a session.',
+  },
+  realtimeSecondPassWaitMs: {
+    env: 'PARLANCE_REALTIME_SECOND_PASS_WAIT_MS',
+    kind: 'int',
+    min: 0,
+    default: 1500,
+    doc: 'Longest wait for an utterance\'s second pass after the streaming decoder closed it; a later one is dropped and the streaming words become final (counted in the session log). The second passes of all sessions also share a budget of 15 s of audio per STT worker, beyond which utterances keep their streaming words.',
+  },
   transcriptionConcurrency: {
     env: 'PARLANCE_TRANSCRIPTION_CONCURRENCY',
     kind: 'int',

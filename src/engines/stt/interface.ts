@@ -99,6 +99,18 @@ export interface StreamingSession {
   /** Milliseconds of audio received so far. */
   readonly audioMs: number;
   readonly closed: boolean;
+  /** Engines that decode each utterance again for its final tokens: how the session's utterances fared (for logs). */
+  readonly secondPass?: SecondPassReport;
+}
+
+/** Utterances whose final tokens came from the second pass, or kept the first pass's words and why. */
+export interface SecondPassReport {
+  decoded: number;
+  /** The machine's second-pass budget was spent. */
+  skipped: number;
+  /** The second pass took too long. */
+  late: number;
+  failed: number;
 }
 
 /** A loaded model. Loading is the expensive part; a recognizer serves many requests (possibly concurrently). */

@@ -1,6 +1,8 @@
 // Fair sharing of a fixed set of decoders between requests, one job (an audio segment) at a time.
 //
 // Each request has a FIFO of jobs. Whenever a decoder is free, the next job comes from the request that
+//   0. has the highest priority (a live session's second pass, priority 1, goes before file segments, priority 0),
+//      and among those
 //   1. has the fewest jobs on decoders right now (a request with nothing running goes before one that has a job
 //      running), and among those
 //   2. was served least recently (a request never served yet goes first, then strict rotation).
@@ -51,6 +53,8 @@ export class SchedulerRequest<J> {
     readonly id: number,
     readonly arrival: number,
     private readonly onPosition?: (position: number) => void,
+    /** Higher goes first, before fairness among equals. */
+    readonly priority = 0,
   ) {}
 
   /** @internal */
@@ -75,8 +79,8 @@ export class FairScheduler<J> {
     if (!(perRequestLimit >= 1)) throw new RangeError(`perRequestLimit must be at least 1, got ${perRequestLimit}`);
   }
 
-  register(onPosition?: (position: number) => void): SchedulerRequest<J> {
-    const request = new SchedulerRequest<J>(this.nextId++, this.round++, onPosition);
+  register(onPosition?: (position: number) => void, priority = 0): SchedulerRequest<J> {
+    const request = new SchedulerRequest<J>(this.nextId++, this.round++, onPosition, priority);
     this.requests.add(request);
     return request;
   }
@@ -131,6 +135,6 @@ export class FairScheduler<J> {
   /** Requests with a job to hand out, best first (ignoring the per-request limit when `all`). */
   private order(all = false): SchedulerRequest<J>[] {
     const eligible = [...this.requests].filter((r) => r.jobs.length > 0 && (all || r.running < this.perRequestLimit));
-    return eligible.sort((a, b) => a.running - b.running || a.lastServed - b.lastServed || a.arrival - b.arrival);
+    return eligible.sort((a, b) => b.priority - a.priority || a.running - b.running || a.lastServed - b.lastServed || a.arrival - b.arrival);
   }
 }

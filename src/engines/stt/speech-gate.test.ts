@@ -61,6 +61,10 @@ function utterances(events: GateEvent[]): { start: number; end: number; reason?:
       if (!open) out.push((open = { start: e.startSample, end: e.startSample }));
       expect(e.startSample).toBe(open.end); // contiguous within an utterance
       open.end = e.startSample + e.samples.length;
+    } else if (e.type === 'hold') {
+      // Holding starts at the end of what the decoder has: the utterance would end there.
+      expect(open).toBeDefined();
+      expect(e.sample).toBe(open!.end);
     } else {
       expect(open).toBeDefined();
       expect(e.sample).toBe(open!.end);

@@ -8,7 +8,8 @@
 //   from then on every piece as it arrives, before the VAD has judged it, so partial results are not delayed.
 // - `endpointMs` of non-speech after the last speech frame ends the utterance ('pause', an endpoint); 0 disables
 //   endpoints. The decoder hears only the first `tailMs` of that pause (enough to end the last word); the rest is held
-//   back, and handed out after all if speech resumes before the endpoint (an utterance's audio stays contiguous).
+//   back ('hold'), and handed out after all if speech resumes before the endpoint (an utterance's audio stays
+//   contiguous).
 //   While speech goes on, an utterance is cut every `maxUtteranceMs` ('max_length') and the next starts at the cut.
 // - finalize() closes the open utterance by the caller's decision; the next speech frame opens a new one.
 // - Times are exact: audio events carry the absolute index of their first sample, and an utterance's end is the end
@@ -25,7 +26,12 @@ export type GateEvent =
   /** Decode these samples; the first one is sample `startSample` of the stream. Contiguous within an utterance. */
   | { type: 'audio'; startSample: number; samples: Int16Array }
   /** The open utterance ends at `sample` (the end of the audio handed out for it). */
-  | { type: 'end'; sample: number; reason: 'pause' | 'max_length' };
+  | { type: 'end'; sample: number; reason: 'pause' | 'max_length' }
+  /**
+   * A pause began holding audio back: unless speech resumes (more audio follows), the utterance will end at `sample`
+   * with the endpoint. Lets the caller start work on the utterance before the endpoint is decided.
+   */
+  | { type: 'hold'; sample: number };
 
 export interface SpeechGateOptions {
   /** Non-speech after the last speech frame that ends an utterance, ms (default 600); 0: no endpoints. */
@@ -148,6 +154,7 @@ export class SpeechGate {
         continue;
       } else if (!this.holding && frameEnd - this.lastSpeechEnd >= this.tailSamples) {
         this.holding = true; // pieces are handed out before their frame is judged: nothing is pending yet
+        events.push({ type: 'hold', sample: this.forwarded });
       }
       if (this.forwarded - this.utteranceStart >= this.maxUtteranceSamples) {
         events.push({ type: 'end', sample: this.forwarded, reason: 'max_length' });

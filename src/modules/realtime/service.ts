@@ -25,7 +25,7 @@ import type { UsageMeter } from '../usage/service.js';
 import { TranslationError } from '../../engines/translate/interface.js';
 import { RealtimeTranslationStep } from '../translation/realtime-step.js';
 import { isRawFormat, languageOptions, parseRealtimeConfig, type RealtimeConfig } from './config.js';
-import { AudioFormatError, createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
+import { AudioDecodeError, createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
 import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
 
 export interface RealtimeOptions {
@@ -112,6 +112,8 @@ export class RealtimeSession {
   private control: Promise<void> = Promise.resolve();
   private pumpDone: Promise<void> = Promise.resolve();
   private forcing = false;
+  /** Finalizations the server is working on: the client is waiting for us, not idle (request_timeout). */
+  private finalizing = 0;
   private ending = false;
   private lastActivity = 0;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -281,12 +283,19 @@ export class RealtimeSession {
           // The diarizer sees audio before the recognizer, so it has clustered a token's audio by the time it is final.
           await this.diarization?.push(item);
           await engine.write(item);
+          // The request_timeout clock runs from the audio the engine took in, not from its arrival: a busy server
+          // that is still working through a client's audio must not call that client idle.
+          this.touch();
         }
         else item.mark();
       }
     } catch (err) {
       if (this.closed) return;
-      if (err instanceof AudioFormatError) this.fail(new ApiError('invalid_request', `Invalid request: ${err.message}`));
+      if (err instanceof AudioDecodeError) {
+        // The client hears what failed in words; the decoder's own message (addresses, paths) is for the log.
+        this.service.deps.log.info({ request_id: this.requestId, detail: err.detail }, 'real-time audio could not be decoded');
+        this.fail(new ApiError('invalid_request', `Invalid request: ${err.message}`));
+      }
       else this.fail(new ApiError('internal_error', 'Audio processing failed.', { cause: err }));
     }
   }
@@ -309,7 +318,7 @@ export class RealtimeSession {
     const start = this.tracker.nonFinalStartMs;
     if (start !== undefined && !this.forcing && !this.ending && this.engine && this.engine.audioMs - start > this.config.maxNonFinalTokensDurationMs) {
       this.forcing = true;
-      this.enqueue(async () => {
+      this.finalizeStep(async () => {
         await this.engineFinalize();
         this.forcing = false;
       });
@@ -318,6 +327,7 @@ export class RealtimeSession {
 
   private onFinal(tokens: Token[], info: FinalInfo): void {
     if (this.closed) return;
+    this.touch(); // the engine was still working on this client's audio
     this.tracker.final(tokens);
     // Final tokens the engine closed at a pause are an endpoint, sent once the utterance's translation (if any) is out.
     // A pause just before the end of the stream is one too, even when its final tokens arrive after the end frame: the
@@ -340,8 +350,21 @@ export class RealtimeSession {
     await this.engine!.finalize();
   }
 
-  private clientFinalize(): void {
+  /** Run a finalization; the request_timeout clock stands still while it runs. */
+  private finalizeStep(step: () => Promise<void>): void {
+    this.finalizing++;
     this.enqueue(async () => {
+      try {
+        await step();
+      } finally {
+        this.finalizing--;
+        this.touch();
+      }
+    });
+  }
+
+  private clientFinalize(): void {
+    this.finalizeStep(async () => {
       await this.source!.mark();
       if (this.closed) return;
       await this.engineFinalize();
@@ -371,7 +394,11 @@ export class RealtimeSession {
       this.tracker.finalizedUpTo(audioMs);
       if (this.tracker.hasNews()) this.send(this.tracker.frame(audioMs));
       this.send({ ...this.tracker.frame(audioMs), finished: true });
-      this.service.deps.log.info({ request_id: this.requestId, audio_ms: audioMs, ms: Date.now() - this.startedAt }, 'real-time session finished');
+      const secondPass = this.engine!.secondPass;
+      this.service.deps.log.info(
+        { request_id: this.requestId, audio_ms: audioMs, ms: Date.now() - this.startedAt, ...(secondPass ? { second_pass: secondPass } : {}) },
+        'real-time session finished',
+      );
       this.teardown();
       this.io.close();
     });
@@ -473,6 +500,8 @@ export class RealtimeSession {
       if (this.state !== 'starting' && this.state !== 'streaming') return;
       // Audio that arrived while the recognizer is still being assigned is the server's delay, not the client's.
       if (this.state === 'starting' && this.pending.length) this.touch();
+      // Neither is a finalization still being decoded (second passes take a moment on a busy machine).
+      if (this.finalizing > 0) this.touch();
       const idle = Date.now() - this.lastActivity;
       if (idle >= timeout)
         return this.fail(new ApiError('request_timeout', `Request timeout: no audio received for ${Math.round(timeout / 100) / 10} seconds.`));

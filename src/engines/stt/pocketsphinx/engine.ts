@@ -6,6 +6,7 @@
 // never decoded.
 import { loadVad, type Vad } from '../../../audio/vad.js';
 import type {
+  FinalInfo,
   LoadOptions,
   Recognizer,
   StreamEvents,
@@ -26,7 +27,8 @@ import {
 } from './options.js';
 import { VadSegmenter } from '../segmenter.js';
 import { SpeechGate, type GateEvent } from '../speech-gate.js';
-import { BatchPool, StreamPool, type BatchPoolStats, type SessionChannel, type StreamPoolStats } from './pool.js';
+import { BatchPool, StreamPool, type BatchPoolStats, type SessionChannel, type StreamPoolStats, type UtteranceSpan } from './pool.js';
+import { SecondPass, SecondPassPool, type SecondPassStats } from './second-pass.js';
 
 /** Incoming PCM is fed to the segmenter in pieces of at most this many bytes (0.5 s), which bounds its buffer. */
 const PIECE_BYTES = 16_000;
@@ -35,6 +37,8 @@ export interface PocketsphinxStats extends BatchPoolStats {
   streams: StreamPoolStats;
   /** Voice activity detector in use for batch segmentation. */
   vad: 'silero' | 'energy';
+  /** Live second passes since start (undefined when turned off), and the live audio in one now. */
+  secondPass: (SecondPassStats & { pendingAudioMs: number }) | undefined;
 }
 
 /** What one transcription did, for logs and tests. */
@@ -126,6 +130,9 @@ export class PocketsphinxEngine implements SttEngine {
 }
 
 export class PocketsphinxRecognizer implements Recognizer {
+  /** Second passes of live utterances on the batch pool (undefined when turned off). */
+  private readonly secondPass: SecondPassPool | undefined;
+
   constructor(
     readonly engineId: string,
     readonly engineModel: string,
@@ -133,11 +140,18 @@ export class PocketsphinxRecognizer implements Recognizer {
     private readonly streams: StreamPool,
     private readonly vad: Vad,
     private readonly options: ResolvedPocketsphinxOptions,
-  ) {}
+  ) {
+    this.secondPass = options.secondPass ? new SecondPassPool(batch, options.secondPass) : undefined;
+  }
 
   /** Pool state: batch workers and the transcriptions sharing them, live sessions, the VAD in use. */
   stats(): PocketsphinxStats {
-    return { ...this.batch.stats(), streams: this.streams.stats(), vad: this.vad.backend };
+    return {
+      ...this.batch.stats(),
+      streams: this.streams.stats(),
+      vad: this.vad.backend,
+      secondPass: this.secondPass ? { ...this.secondPass.totals, pendingAudioMs: this.secondPass.pendingAudioMs } : undefined,
+    };
   }
 
   /**
@@ -200,12 +214,12 @@ export class PocketsphinxRecognizer implements Recognizer {
    */
   async stream(options: StreamOptions & { signal?: AbortSignal } = {}): Promise<PocketsphinxStream> {
     const gate = new SpeechGate(this.vad.createStream(), { endpointMs: options.endpointSilenceMs ?? this.options.endpointSilenceMs });
-    const session = new PocketsphinxStream(gate);
+    const session = new PocketsphinxStream(gate, this.secondPass && new SecondPass(this.secondPass));
     const channel = await this.streams.open(
       { partialIntervalMs: options.partialIntervalMs ?? this.options.partialIntervalMs },
       {
-        partial: (t) => session.emit('partial', t),
-        final: (t, info) => session.emit('final', t, info),
+        partial: (t) => session.decoderPartial(t),
+        final: (t, info) => session.decoderFinal(t, info),
         error: (e) => session.emit('error', e),
       },
       options.signal,
@@ -228,8 +242,50 @@ export class PocketsphinxStream implements StreamingSession {
   private failure: Error | undefined;
   /** Writes, finalize and end run one after another: the gate's state is what each of them acts on. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Closed utterances waiting for their second pass: the streaming decoder's words, shown as non-final meanwhile. */
+  private readonly provisional: Token[][] = [];
+  /** The streaming decoder's hypothesis of the open utterance. */
+  private openPartial: Token[] = [];
+  /** Final tokens go out in utterance order, each once its second pass is done. */
+  private finals: Promise<void> = Promise.resolve();
 
-  constructor(private readonly gate: SpeechGate) {}
+  constructor(
+    private readonly gate: SpeechGate,
+    private readonly second: SecondPass | undefined,
+  ) {}
+
+  /** How this session's utterances got their final tokens (undefined without a second pass). */
+  get secondPass(): SecondPassStats | undefined {
+    return this.second?.stats;
+  }
+
+  /** @internal the streaming decoder's hypothesis of the open utterance */
+  decoderPartial(tokens: Token[]): void {
+    this.openPartial = tokens;
+    this.emitPartial();
+  }
+
+  /** @internal the streaming decoder closed an utterance */
+  decoderFinal(tokens: Token[], info: FinalInfo & UtteranceSpan): void {
+    this.openPartial = [];
+    if (!this.second) return this.emit('final', tokens, { endpoint: info.endpoint });
+    const accurate = this.second.finalTokens(tokens, info);
+    this.provisional.push(tokens);
+    this.emitPartial();
+    this.finals = this.finals.then(async () => {
+      const out = await accurate;
+      this.provisional.shift();
+      if (this.failure) return;
+      this.emit('final', out, { endpoint: info.endpoint });
+      this.emitPartial();
+    });
+  }
+
+  /** Everything not final yet: utterances in their second pass, then the open one. */
+  private emitPartial(): void {
+    const tokens = this.provisional.length ? [...this.provisional.flat(), ...this.openPartial] : this.openPartial;
+    if (tokens.length) this.emit('partial', tokens);
+  }
 
   /** @internal */
   attach(channel: SessionChannel): void {
@@ -278,7 +334,10 @@ export class PocketsphinxStream implements StreamingSession {
     if (this.isClosed) return Promise.reject(this.failure ?? new Error('streaming session is closed'));
     return this.serial(async () => {
       this.gate.finalize();
+      this.second?.close();
       await this.channel.finalize();
+      this.second?.dropUnanswered();
+      await this.finals;
     });
   }
 
@@ -289,20 +348,30 @@ export class PocketsphinxStream implements StreamingSession {
     this.isClosed = true;
     await this.serial(async () => {
       await this.apply(await this.gate.flush());
+      this.second?.close();
       await this.channel.end();
+      this.second?.dropUnanswered();
+      await this.finals;
     });
   }
 
   abort(): void {
     if (this.isClosed) return;
     this.isClosed = true;
+    this.second?.clear();
     this.channel.cancel();
   }
 
   private async apply(events: GateEvent[]): Promise<void> {
     for (const event of events) {
-      if (event.type === 'audio') await this.channel.write(event.startSample, event.samples);
-      else this.channel.endUtterance(event.sample, event.reason === 'pause');
+      if (event.type === 'audio') {
+        this.second?.audio(event.startSample, event.samples);
+        await this.channel.write(event.startSample, event.samples);
+      } else if (event.type === 'hold') this.second?.hold(event.sample);
+      else {
+        this.second?.close();
+        this.channel.endUtterance(event.sample, event.reason === 'pause');
+      }
     }
   }
 

@@ -44,7 +44,8 @@ export type FromWorker =
   | { type: 'decode_error'; job: number; message: string }
   | { type: 'ack'; session: number; seq: number }
   | { type: 'partial'; session: number; tokens: Token[] }
-  | { type: 'final'; session: number; tokens: Token[]; endpoint: boolean }
+  /** The utterance of samples [startSample, endSample) of the stream closed with these tokens. */
+  | { type: 'final'; session: number; tokens: Token[]; endpoint: boolean; startSample: number; endSample: number }
   | { type: 'finalized'; session: number }
   | { type: 'ended'; session: number }
   | { type: 'error'; session: number; message: string };

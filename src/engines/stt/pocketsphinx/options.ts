@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { VadBackend, VadLog } from '../../../audio/vad.js';
 import { EngineUnavailableError } from '../interface.js';
 import type { SegmenterOptions } from '../segmenter.js';
+import type { SecondPassOptions } from './second-pass.js';
 
 export const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
 
@@ -62,6 +63,11 @@ export interface PocketsphinxOptions {
   /** Streaming defaults (a session can override them). */
   endpointSilenceMs?: number;
   partialIntervalMs?: number;
+  /**
+   * Live final tokens from a second, file-style decoding of each utterance (second-pass.ts); false: the streaming
+   * decoder's own words. Defaults: budgetMs 15 000 per batch decoder, waitMs 1 500.
+   */
+  secondPass?: Partial<SecondPassOptions> | false;
 }
 
 export interface ResolvedPocketsphinxOptions {
@@ -83,6 +89,7 @@ export interface ResolvedPocketsphinxOptions {
   log: VadLog | undefined;
   endpointSilenceMs: number;
   partialIntervalMs: number;
+  secondPass: SecondPassOptions | undefined;
 }
 
 export function defaultModelPaths(dir = DEBIAN_MODEL_DIR): PocketsphinxModelPaths {
@@ -139,6 +146,10 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
     log: options.log,
     endpointSilenceMs: options.endpointSilenceMs ?? 600,
     partialIntervalMs: options.partialIntervalMs ?? 200,
+    secondPass:
+      options.secondPass === false
+        ? undefined
+        : { budgetMs: options.secondPass?.budgetMs ?? 15_000 * poolSize, waitMs: options.secondPass?.waitMs ?? 1500 },
   };
 }
 

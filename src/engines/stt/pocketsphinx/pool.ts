@@ -52,9 +52,15 @@ const MAX_IN_FLIGHT = 4;
 /** Larger writes are split so one message never holds more than ~2 s of audio. */
 const MAX_MESSAGE_SAMPLES = 32 * 1024;
 
+/** A streaming decoder's utterance: where it began and ended, in samples of the stream. */
+export interface UtteranceSpan {
+  startSample: number;
+  endSample: number;
+}
+
 export interface SessionEvents {
   partial?: (tokens: Token[]) => void;
-  final?: (tokens: Token[], info: FinalInfo) => void;
+  final?: (tokens: Token[], info: FinalInfo & UtteranceSpan) => void;
   /** The session failed after it started (worker crash, decoder error). */
   error?: (err: Error) => void;
 }
@@ -198,11 +204,12 @@ export class BatchPool {
 
   /**
    * Open a transcription: submit its segments in time order, then finish(). `onQueuePosition` is told the request's
-   * rank among transcriptions waiting for a worker (1 = next), and 0 once its first segment is decoding.
+   * rank among transcriptions waiting for a worker (1 = next), and 0 once its first segment is decoding. Requests of a
+   * higher `priority` (live second passes: 1) are served before the others (files: 0).
    */
-  open(events: { onTokens?: (tokens: Token[]) => void; onQueuePosition?: (position: number) => void } = {}): BatchRequest {
+  open(events: { onTokens?: (tokens: Token[]) => void; onQueuePosition?: (position: number) => void; priority?: number } = {}): BatchRequest {
     if (this.closed) throw new Error('pocketsphinx engine closed');
-    const request = new BatchRequest(this, this.scheduler.register(events.onQueuePosition), this.maxPending, events.onTokens);
+    const request = new BatchRequest(this, this.scheduler.register(events.onQueuePosition, events.priority), this.maxPending, events.onTokens);
     this.requests.add(request);
     return request;
   }
@@ -706,7 +713,7 @@ export class SessionChannel {
         this.events.partial?.(msg.tokens);
         break;
       case 'final':
-        this.events.final?.(msg.tokens, { endpoint: msg.endpoint });
+        this.events.final?.(msg.tokens, { endpoint: msg.endpoint, startSample: msg.startSample, endSample: msg.endSample });
         break;
       case 'finalized':
         this.finalizeWaiters.shift()?.resolve();

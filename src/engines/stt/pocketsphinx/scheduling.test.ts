@@ -58,6 +58,14 @@ const words = (tokens: Token[]): string => tokens.map((t) => t.text).join(' ');
 let aloneCache: Promise<Token[][]> | undefined;
 const aloneResults = (): Promise<Token[][]> => (aloneCache ??= Promise.all(clips.slice(0, 18).map((c) => recognizer.transcribe(chunked(c.pcm)))));
 
+/** Poll `ready` every 10 ms (an event of the pool, not a sleep); fails after 60 s. */
+async function until(ready: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 60_000; !ready(); ) {
+    if (Date.now() > deadline) throw new Error('condition not met within 60 s');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 function compose(order: number[], gapsMs: number[]): { pcm: Buffer; text: string; starts: number[] } {
   const parts: Buffer[] = [];
   const starts: number[] = [];
@@ -141,11 +149,12 @@ describe('fair scheduling of segments', () => {
     const timed = (p: Promise<Token[]>) => p.then((tokens) => ({ tokens, ms: performance.now() - started }));
     const a = timed(recognizer.transcribe(chunked(longA.pcm)));
     const b = timed(recognizer.transcribe(chunked(longB.pcm)));
-    await new Promise((r) => setTimeout(r, 200));
+    // Both decoders busy with the long files' segments (however long the VAD takes to cut the first ones).
+    await until(() => recognizer.stats().busy === 2);
     const positions: number[] = [];
     t = performance.now();
     const s = recognizer.transcribe(chunked(short.pcm), { onQueuePosition: (p) => positions.push(p) });
-    await new Promise((r) => setTimeout(r, 20));
+    await until(() => positions.length > 0);
     const whileQueued = recognizer.stats();
     const shortTokens = await s;
     const shortMs = performance.now() - t;
@@ -281,8 +290,7 @@ describe('streaming decoders', () => {
   it('are not taken from the batch pool: a live session runs while batch work fills every batch decoder', async () => {
     const stop = new AbortController();
     const batchWork = recognizer.transcribe(chunked(longB.pcm), { signal: stop.signal });
-    for (let i = 0; i < 100 && recognizer.stats().busy < 2; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(recognizer.stats().busy).toBe(2);
+    await until(() => recognizer.stats().busy === 2);
     const started = performance.now();
     const session = await recognizer.stream();
     const finals: Token[] = [];

@@ -116,7 +116,7 @@ class StreamSession {
     this.decoder.endUtt();
     if (this.peak < SILENCE_PEAK_DB) return;
     const tokens = segmentsToTokens(this.decoder.segments(), this.uttStart / SAMPLES_PER_MS, this.position / SAMPLES_PER_MS);
-    if (tokens.length > 0) send({ type: 'final', session: this.id, tokens, endpoint });
+    if (tokens.length > 0) send({ type: 'final', session: this.id, tokens, endpoint, startSample: this.uttStart, endSample: this.position });
   }
 
   private partial(): void {
