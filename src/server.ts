@@ -77,6 +77,8 @@ export interface ContextHandle {
   setPublicUrl(url: string): void;
   /** Periodic upkeep; returns a stop function. */
   startHousekeeping(): () => void;
+  /** Load the speech models (and warm real-time decoders) in the background, logging each. */
+  preloadSpeech(): Promise<void>;
   /** Release engines, queue and storage (after the HTTP server closed). */
   close(): Promise<void>;
 }
@@ -238,6 +240,11 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   return {
     ctx,
     queue,
+    preloadSpeech: () =>
+      stt.preload((model, outcome) => {
+        if ('ms' in outcome) log.info({ model, ms: outcome.ms }, 'speech model loaded');
+        else log.warn({ model, err: outcome.error }, 'speech model could not be preloaded; it loads on first use');
+      }),
     startHousekeeping() {
       const sweep = async () => {
         // Expired temporary keys can never authenticate again; keep a day of them for troubleshooting.
@@ -305,6 +312,8 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   // Jobs start after the API listens: a crashed predecessor's jobs resume now.
   await handle.queue.start();
   const stopHousekeeping = startHousekeeping();
+  // Models load while the server already answers (/health included): the first session should not pay for them.
+  if (settings.sttPreload) void handle.preloadSpeech();
   let closed = false;
   return {
     app,

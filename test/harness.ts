@@ -49,7 +49,9 @@ export async function runCli(args: string[], env: Record<string, string> = {}): 
 /** Start `parlance serve --port 0` on a fresh (or given) data dir and wait until it listens. */
 export async function startParlance(opts: { env?: Record<string, string>; dataDir?: string; keepDataDir?: boolean } = {}): Promise<Parlance> {
   const dataDir = opts.dataDir ?? tempDir();
-  const env = { ...process.env, PARLANCE_LOG_LEVEL: 'warn', PARLANCE_HOST: '127.0.0.1', ...opts.env };
+  // Test servers load speech models on first use (PARLANCE_STT_PRELOAD off): most never use them, and each load is
+  // several CPU-seconds the other test files share. The preload test turns it on.
+  const env = { ...process.env, PARLANCE_LOG_LEVEL: 'warn', PARLANCE_HOST: '127.0.0.1', PARLANCE_STT_PRELOAD: '0', ...opts.env };
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dataDir], { env });
   let stdout = '';
   let stderr = '';

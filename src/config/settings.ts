@@ -227,6 +227,12 @@ export const settingDefs = {
     default: -1,
     doc: 'Streaming decoders kept loaded and idle for new real-time sessions once real-time use began (about 75 MB each; loading one, a worker thread with the model and its 130k-word dictionary, is CPU a new session would otherwise wait for). -1: two per CPU core; 0: none.',
   },
+  sttPreload: {
+    env: 'PARLANCE_STT_PRELOAD',
+    kind: 'bool',
+    default: true,
+    doc: 'Load the speech models and warm real-time decoders while the server starts (in the background; `/health` answers at once), so the first sessions and transcriptions do not wait for a model to load.',
+  },
   realtimeSecondPass: {
     env: 'PARLANCE_REALTIME_SECOND_PASS',
     kind: 'bool',

@@ -15,7 +15,8 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-const env = { PARLANCE_LOG_LEVEL: 'warn' };
+// Servers started here load speech models on first use, as the harness's do (none of these tests uses one).
+const env = { PARLANCE_LOG_LEVEL: 'warn', PARLANCE_STT_PRELOAD: '0' };
 const admin = (dir: string, ...args: string[]) => runCli(['admin', ...args, '--data-dir', dir, '--json'], env);
 const adminHuman = (dir: string, ...args: string[]) => runCli(['admin', ...args, '--data-dir', dir], env);
 

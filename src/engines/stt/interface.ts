@@ -125,6 +125,8 @@ export interface Recognizer {
    * all are busy; pass a signal to give up).
    */
   stream(options?: StreamOptions & { signal?: AbortSignal }): Promise<StreamingSession>;
+  /** Start loading, in the background, what new live sessions need (warm streaming decoders) before any asks. */
+  prewarm?(): void;
 }
 
 export interface LoadOptions {

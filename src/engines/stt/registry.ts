@@ -38,6 +38,7 @@ export function parseVersionedId(id: string): { family: string; version: number 
 export class SttRegistry {
   private readonly engines = new Map<string, SttEngine>();
   private readonly models = new Map<string, SttModelDescriptor>();
+  private closed = false;
   /** alias → canonical id */
   private readonly aliases = new Map<string, string>();
   /** unversioned family name → canonical id of its newest version */
@@ -93,8 +94,27 @@ export class SttRegistry {
     return out;
   }
 
+  /**
+   * Load every model now (and start warming what live sessions need), one after another, rather than on first use;
+   * `onLoaded` hears of each model loaded or failed. A model that cannot load is reported and left for first use.
+   */
+  async preload(onLoaded: (model: string, outcome: { ms: number } | { error: Error }) => void): Promise<void> {
+    for (const model of this.list()) {
+      if (this.closed) return;
+      const started = Date.now();
+      try {
+        const recognizer = await this.engines.get(model.engineId)!.load(model.engineModel);
+        recognizer.prewarm?.();
+        onLoaded(model.id, { ms: Date.now() - started });
+      } catch (err) {
+        onLoaded(model.id, { error: err instanceof Error ? err : new Error(String(err)) });
+      }
+    }
+  }
+
   /** Close every engine (each releases whatever it loaded). */
   async close(): Promise<void> {
+    this.closed = true;
     await Promise.all([...this.engines.values()].map((e) => e.close()));
   }
 }

@@ -228,6 +228,10 @@ export class PocketsphinxRecognizer implements Recognizer {
     return session;
   }
 
+  prewarm(): void {
+    this.streams.warmUp();
+  }
+
   async close(): Promise<void> {
     await Promise.all([this.batch.close(), this.streams.close()]);
   }

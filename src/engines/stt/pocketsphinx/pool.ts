@@ -589,6 +589,11 @@ export class StreamPool {
     return worker;
   }
 
+  /** Load the warm spares now, one at a time in the background, rather than once the first session opened. */
+  warmUp(): void {
+    this.replenish();
+  }
+
   /**
    * Load spare decoders in the background, one at a time (a load is a CPU burst that live sessions share), until
    * `warm` are idle (within `max`).

@@ -1,0 +1,54 @@
+// Speech models load while the server starts (PARLANCE_STT_PRELOAD, on by default; the test harness turns it off for
+// the other files): the model is loaded, and logged, before any request asked for it, and the first real-time
+// session is served by it.
+import path from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { makeSpeech, startParlance, tempDir, waitFor, type Parlance } from '../harness.js';
+
+const work = tempDir('parlance-preload-');
+let s: Parlance | undefined;
+afterAll(async () => {
+  await s?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('speech model preload', () => {
+  it('loads the speech model at start, before any request, and the first session uses it', async () => {
+    s = await startParlance({ env: { PARLANCE_STT_PRELOAD: '1', PARLANCE_LOG_LEVEL: 'info', PARLANCE_REALTIME_WARM_DECODERS: '1' } });
+    const server = s;
+    // Nothing has asked for a model yet: the server loads it by itself.
+    const logged = await waitFor(
+      async () => server.stderr().split('\n').filter((l) => l.includes('"speech model loaded"')),
+      (lines) => lines.length > 0,
+      60_000,
+      50,
+    );
+    const line = JSON.parse(logged[0]!) as { model: string; ms: number };
+    expect(line.model).toBe('parlance-en-pocketsphinx-v1');
+    expect(line.ms).toBeGreaterThan(0);
+
+    const wav = await makeSpeech(path.join(work, 'hello.wav'), 'hello world, this is the first session.');
+    const pcm = readFileSync(wav);
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/transcribe-websocket`);
+    const frames: { tokens: { text: string; is_final: boolean }[]; finished?: boolean; error_type?: string }[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      ws.on('message', (m) => {
+        const f = JSON.parse(m.toString()) as (typeof frames)[number];
+        frames.push(f);
+        if (f.finished || f.error_type) resolve();
+      });
+      ws.on('error', reject);
+    });
+    await new Promise((r) => ws.once('open', r));
+    ws.send(JSON.stringify({ api_key: server.apiKey, model: 'stt-rt-v3', audio_format: 'auto' }));
+    for (let off = 0; off < pcm.length; off += 8000) ws.send(pcm.subarray(off, off + 8000));
+    ws.send('');
+    await done;
+    ws.close();
+    expect(frames.find((f) => f.error_type)).toBeUndefined();
+    const text = frames.flatMap((f) => f.tokens.filter((t) => t.is_final).map((t) => t.text)).join('');
+    expect(text).toMatch(/hello/i);
+  }, 120_000);
+});
