@@ -9,6 +9,7 @@ import type {
   FinalInfo,
   LoadOptions,
   Recognizer,
+  SecondPassReport,
   StreamEvents,
   StreamingSession,
   StreamOptions,
@@ -28,7 +29,7 @@ import {
 import { VadSegmenter } from '../segmenter.js';
 import { SpeechGate, type GateEvent } from '../speech-gate.js';
 import { BatchPool, StreamPool, type BatchPoolStats, type SessionChannel, type StreamPoolStats, type UtteranceSpan } from './pool.js';
-import { SecondPass, SecondPassPool, type SecondPassStats } from './second-pass.js';
+import { SecondPass, SecondPassPool } from './second-pass.js';
 
 /** Incoming PCM is fed to the segmenter in pieces of at most this many bytes (0.5 s), which bounds its buffer. */
 const PIECE_BYTES = 16_000;
@@ -38,7 +39,7 @@ export interface PocketsphinxStats extends BatchPoolStats {
   /** Voice activity detector in use for batch segmentation. */
   vad: 'silero' | 'energy';
   /** Live second passes since start (undefined when turned off), and the live audio in one now. */
-  secondPass: (SecondPassStats & { pendingAudioMs: number }) | undefined;
+  secondPass: (SecondPassReport & { pendingAudioMs: number }) | undefined;
 }
 
 /** What one transcription did, for logs and tests. */
@@ -259,7 +260,7 @@ export class PocketsphinxStream implements StreamingSession {
   ) {}
 
   /** How this session's utterances got their final tokens (undefined without a second pass). */
-  get secondPass(): SecondPassStats | undefined {
+  get secondPass(): SecondPassReport | undefined {
     return this.second?.stats;
   }
 

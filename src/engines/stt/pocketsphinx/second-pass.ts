@@ -24,9 +24,7 @@ export interface SecondPassOptions {
   waitMs: number;
 }
 
-export type SecondPassStats = SecondPassReport;
-
-const emptyStats = (): SecondPassStats => ({ decoded: 0, skipped: 0, late: 0, failed: 0 });
+const emptyStats = (): SecondPassReport => ({ decoded: 0, skipped: 0, late: 0, failed: 0 });
 
 /** What every live session of one model shares: the budget and the totals. */
 export class SecondPassPool {
@@ -74,7 +72,7 @@ export class SecondPassPool {
     };
   }
 
-  count(stats: SecondPassStats, outcome: keyof SecondPassStats): void {
+  count(stats: SecondPassReport, outcome: keyof SecondPassReport): void {
     stats[outcome]++;
     this.totals[outcome]++;
   }
