@@ -1,6 +1,6 @@
 // Process assembly: settings → storage → services → HTTP. `parlance serve` and the tests use this.
 import path from 'node:path';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { ConfigError, type Settings } from './config/settings.js';
@@ -23,7 +23,7 @@ import { TranscriptionsService } from './modules/transcriptions/service.js';
 import { TtsRegistry } from './engines/tts/registry.js';
 import { ttsRoutes } from './modules/tts/routes.js';
 import { TtsService } from './modules/tts/service.js';
-import { ttsWebSocketHandler } from './modules/tts/ws.js';
+import { ttsWebSocketSurface } from './modules/tts/ws.js';
 import { VoiceCloner } from './modules/voices/cloning.js';
 import { VoiceProcessor } from './modules/voices/processor.js';
 import { VoicesRepository } from './modules/voices/repository.js';
@@ -34,7 +34,8 @@ import { RealtimeService } from './modules/realtime/service.js';
 import { deliverWebhook, webhookBackoffMs } from './modules/webhooks/delivery.js';
 import { buildApp, type App } from './http/app.js';
 import type { AppContext } from './http/context.js';
-import { attachWebSockets } from './http/websocket.js';
+import { attachWebSockets, type WebSocketDispatcher } from './http/websocket.js';
+import type { LiveSurface } from './lib/live-set.js';
 import { CursorCodec } from './lib/cursor.js';
 import { newRequestId, randomToken } from './lib/ids.js';
 import { ApiError } from './wire/api-error.js';
@@ -77,6 +78,8 @@ export interface ContextHandle {
   setPublicUrl(url: string): void;
   /** Periodic upkeep; returns a stop function. */
   startHousekeeping(): () => void;
+  /** Surfaces with live sessions (real-time STT, TTS WebSocket) that a graceful shutdown lets finish. */
+  live: LiveSurface[];
   /** Load the speech models (and warm real-time decoders) in the background, logging each. */
   preloadSpeech(): Promise<void>;
   /** Release engines, queue and storage (after the HTTP server closed). */
@@ -224,22 +227,23 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     routeModules: [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes, organizationRoutes, limitsRoutes, usageRoutes],
     wsRoutes: {},
   };
-  ctx.wsRoutes['/transcribe-websocket'] = realtimeWsHandler(
-    new RealtimeService(
-      { auth: ctx.auth, models, rateLimits: ctx.rateLimits, billing, concurrency, meter: usage, log, errorReferenceUrl: () => referenceUrl },
-      {
-        audioTimeoutMs: settings.realtimeAudioTimeoutSeconds * 1000,
-        maxDurationMs: settings.realtimeMaxDurationSeconds * 1000,
-        partialIntervalMs: settings.realtimePartialIntervalMs,
-        usageCheckIntervalMs: settings.usageCheckIntervalSeconds * 1000,
-        diarizer,
-      },
-    ),
+  const realtime = new RealtimeService(
+    { auth: ctx.auth, models, rateLimits: ctx.rateLimits, billing, concurrency, meter: usage, log, errorReferenceUrl: () => referenceUrl },
+    {
+      audioTimeoutMs: settings.realtimeAudioTimeoutSeconds * 1000,
+      maxDurationMs: settings.realtimeMaxDurationSeconds * 1000,
+      partialIntervalMs: settings.realtimePartialIntervalMs,
+      usageCheckIntervalMs: settings.usageCheckIntervalSeconds * 1000,
+      diarizer,
+    },
   );
-  ctx.wsRoutes['/tts-websocket'] = ttsWebSocketHandler(ctx);
+  ctx.wsRoutes['/transcribe-websocket'] = realtimeWsHandler(realtime);
+  const ttsSockets = ttsWebSocketSurface(ctx);
+  ctx.wsRoutes['/tts-websocket'] = ttsSockets.handler;
   return {
     ctx,
     queue,
+    live: [realtime, ttsSockets],
     preloadSpeech: () =>
       stt.preload((model, outcome) => {
         if ('ms' in outcome) log.info({ model, ms: outcome.ms }, 'speech model loaded');
@@ -287,7 +291,32 @@ export interface RunningServer {
   ttsUrl?: string;
   /** Set when this start created the first organization, project and key. */
   bootstrap?: { organization_id: string; project_id: string; api_key: string };
-  close(): Promise<void>;
+  /**
+   * Stop. With `drainMs`, a graceful shutdown: no new connections or sessions; live real-time sessions end as if their
+   * clients had sent the end frame, TTS streams and HTTP requests already under way finish; whatever is still live
+   * after `drainMs` (or once `hurry` aborts) gets its error frame and is closed. Async jobs are left for takeover.
+   */
+  close(opts?: { drainMs?: number; hurry?: AbortSignal }): Promise<void>;
+}
+
+/** Closing handshakes and last frames after the drain: how long sockets get before they are cut. */
+const SOCKET_CLOSE_GRACE_MS = 1000;
+
+/** Resolves when `work` settles, `ms` passed, or `signal` aborts, whichever comes first. */
+async function atMost(work: Promise<unknown>, ms: number, signal?: AbortSignal): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  await Promise.race([
+    work.catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      onAbort = () => resolve();
+      if (signal?.aborted) resolve();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+  ]);
+  clearTimeout(timer);
+  if (onAbort) signal?.removeEventListener('abort', onAbort);
 }
 
 export async function startServer(settings: Settings): Promise<RunningServer> {
@@ -314,21 +343,46 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const stopHousekeeping = startHousekeeping();
   // Models load while the server already answers (/health included): the first session should not pay for them.
   if (settings.sttPreload) void handle.preloadSpeech();
-  let closed = false;
+  let closing: Promise<void> | undefined;
+  // A keep-alive connection whose response finishes during the drain is closed then, not after Fastify's 72 s idle
+  // timeout (server.close() closes only the connections idle at the moment it is called).
+  for (const server of [app.server, tts?.server]) {
+    server?.on('request', (_req: IncomingMessage, res: ServerResponse) =>
+      res.once('close', () => {
+        if (closing) setImmediate(() => server.closeIdleConnections());
+      }),
+    );
+  }
+  const shutdown = async ({ drainMs = 0, hurry }: { drainMs?: number; hurry?: AbortSignal }) => {
+    stopHousekeeping();
+    sockets.refuseNew();
+    tts?.sockets.refuseNew();
+    // Stop listening; requests already under way finish (Fastify answers them with Connection: close).
+    const httpClosed = Promise.all([app.close(), tts?.close()]);
+    const drained = Promise.all(handle.live.map((surface) => surface.drain()));
+    const started = Date.now();
+    if (drainMs > 0) {
+      ctx.log.info({ drain_ms: drainMs }, 'draining live sessions and requests');
+      await atMost(Promise.all([drained, httpClosed]), drainMs, hurry);
+      ctx.log.info({ ms: Date.now() - started }, 'drain over');
+    }
+    for (const surface of handle.live) surface.abortAll();
+    await Promise.all([sockets.close(SOCKET_CLOSE_GRACE_MS), tts?.sockets.close(SOCKET_CLOSE_GRACE_MS)]);
+    app.server.closeAllConnections();
+    tts?.server.closeAllConnections();
+    await httpClosed;
+    await handle.close();
+    ctx.log.info({ ms: Date.now() - started }, 'stopped');
+  };
   return {
     app,
     ctx,
     url,
     ttsUrl: tts && urlOf(tts.server),
     bootstrap,
-    async close() {
-      if (closed) return;
-      closed = true;
-      stopHousekeeping();
-      await tts?.close();
-      await sockets.close();
-      await app.close();
-      await handle.close();
+    close(opts = {}) {
+      closing ??= shutdown(opts);
+      return closing;
     },
   };
 }
@@ -341,7 +395,7 @@ const TTS_HTTP_PATHS = new Set(['/tts', '/v1/tts-models', '/health']);
  * paths to the same Fastify router, so validation, auth, errors and streaming are the main port's, plus the TTS
  * WebSocket.
  */
-async function listenTts(app: App, ctx: AppContext, settings: Settings): Promise<{ server: Server; close(): Promise<void> }> {
+async function listenTts(app: App, ctx: AppContext, settings: Settings): Promise<{ server: Server; sockets: WebSocketDispatcher; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     if (TTS_HTTP_PATHS.has(path)) return app.routing(req, res);
@@ -359,10 +413,8 @@ async function listenTts(app: App, ctx: AppContext, settings: Settings): Promise
   });
   return {
     server,
-    async close() {
-      await sockets.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    sockets,
+    /** Stop listening; resolves once the connections still open are gone. */
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

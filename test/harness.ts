@@ -30,6 +30,8 @@ export interface Parlance {
   kill9(): Promise<void>;
   pid: number;
   stderr(): string;
+  /** Resolves with the exit code (null after a signal) once the server process ended. */
+  exited: Promise<number | null>;
 }
 
 export function tempDir(prefix = 'parlance-test-'): string {
@@ -51,7 +53,8 @@ export async function startParlance(opts: { env?: Record<string, string>; dataDi
   const dataDir = opts.dataDir ?? tempDir();
   // Test servers load speech models on first use (PARLANCE_STT_PRELOAD off): most never use them, and each load is
   // several CPU-seconds the other test files share. The preload test turns it on.
-  const env = { ...process.env, PARLANCE_LOG_LEVEL: 'warn', PARLANCE_HOST: '127.0.0.1', PARLANCE_STT_PRELOAD: '0', ...opts.env };
+  // A short drain: stop() gives the server 5 s before SIGKILL, and a test that left a session open should not cost more.
+  const env = { ...process.env, PARLANCE_LOG_LEVEL: 'warn', PARLANCE_HOST: '127.0.0.1', PARLANCE_STT_PRELOAD: '0', PARLANCE_SHUTDOWN_DRAIN_SECONDS: '2', ...opts.env };
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dataDir], { env });
   let stdout = '';
   let stderr = '';
@@ -77,6 +80,7 @@ export async function startParlance(opts: { env?: Record<string, string>; dataDi
       reject(new Error(`server exited with ${code}\nstdout: ${stdout}\nstderr: ${stderr}`));
     });
   });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const admin = async <T>(...args: string[]): Promise<T> => {
     const r = await runCli(['admin', ...args, '--data-dir', dataDir, '--json'], opts.env ?? {});
     if (r.code !== 0) throw new Error(`admin ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
@@ -118,6 +122,7 @@ export async function startParlance(opts: { env?: Record<string, string>; dataDi
     },
     pid: child.pid!,
     stderr: () => stderr,
+    exited,
   };
   return server;
 }

@@ -77,12 +77,17 @@ withCommon(program.command('serve').description('run the API server and workers'
     }
     if (server.ttsUrl) process.stdout.write(`Parlance TTS listening on ${server.ttsUrl}\n`);
     process.stdout.write(`Parlance listening on ${server.url} (data dir ${settings.dataDir}, ${server.ctx.db.dialect})\n`);
+    // The first signal drains live sessions and requests (PARLANCE_SHUTDOWN_DRAIN_SECONDS); a second one stops at once.
+    const hurry = new AbortController();
     let stopping = false;
     const stop = async (signal: string) => {
-      if (stopping) return;
+      if (stopping) {
+        process.stderr.write(`received ${signal} again, closing what is left now\n`);
+        return hurry.abort();
+      }
       stopping = true;
       process.stderr.write(`received ${signal}, shutting down\n`);
-      await server.close();
+      await server.close({ drainMs: settings.shutdownDrainSeconds * 1000, hurry: hurry.signal });
       process.exit(0);
     };
     process.on('SIGINT', () => void stop('SIGINT'));

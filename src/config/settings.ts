@@ -71,6 +71,13 @@ export const settingDefs = {
   dataDir: { env: 'PARLANCE_DATA_DIR', kind: 'string', default: './.data', doc: 'Data directory: the SQLite database and uploaded files (blobs).' },
   host: { env: 'PARLANCE_HOST', kind: 'string', default: '0.0.0.0', doc: 'Address the HTTP/WebSocket server binds to.' },
   port: { env: 'PARLANCE_PORT', kind: 'int', min: 0, default: 8080, doc: 'Port of the main HTTP interface (0 picks a free port).' },
+  shutdownDrainSeconds: {
+    env: 'PARLANCE_SHUTDOWN_DRAIN_SECONDS',
+    kind: 'number',
+    min: 0,
+    default: 8,
+    doc: 'On SIGTERM/SIGINT: how long live real-time sessions, TTS streams and HTTP requests may take to finish (final tokens, then the completion frame) before the server closes what is left and exits. Keep it below your supervisor\'s stop timeout (docker stop: 10 s). A second signal stops at once.',
+  },
   publicUrl: {
     env: 'PARLANCE_PUBLIC_URL',
     kind: 'string',

@@ -50,6 +50,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       disableRequestLogging: settings.logLevel !== 'debug' && settings.logLevel !== 'trace',
     }),
     genReqId: () => newRequestId(),
+    // During a graceful shutdown requests already on open connections are still served (with Connection: close, so
+    // clients move on), not refused with Fastify's own 503 body.
+    return503OnClosing: false,
     trustProxy: settings.trustProxy,
     bodyLimit: settings.jsonBodyLimitBytes,
     // Requests Node's HTTP parser rejects (a control character in a header, a broken request line) never

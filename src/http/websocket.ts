@@ -52,7 +52,15 @@ function refuse(socket: Duplex, status: number, reason: string): void {
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-export function attachWebSockets(server: Server, routes: WsRoutes, opts: WebSocketOptions): { close(): Promise<void> } {
+export interface WebSocketDispatcher {
+  /** Graceful shutdown began: refuse new connections (503 before the handshake); open ones carry on. */
+  refuseNew(): void;
+  /** Close every connection: those still open after `graceMs` (closing handshakes, last frames) are cut. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export function attachWebSockets(server: Server, routes: WsRoutes, opts: WebSocketOptions): WebSocketDispatcher {
+  let refusing = false;
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: opts.maxPayload,
@@ -66,6 +74,7 @@ export function attachWebSockets(server: Server, routes: WsRoutes, opts: WebSock
     const path = (request.url ?? '/').split('?')[0]!;
     const handler = Object.prototype.hasOwnProperty.call(routes, path) ? routes[path] : undefined;
     if (!handler) return refuse(socket, 404, 'Not Found');
+    if (refusing) return refuse(socket, 503, 'Service Unavailable');
     wss.handleUpgrade(request, socket, head, (ws) => {
       alive.set(ws, true);
       ws.on('pong', () => alive.set(ws, true));
@@ -98,8 +107,18 @@ export function attachWebSockets(server: Server, routes: WsRoutes, opts: WebSock
   heartbeat.unref();
 
   return {
-    async close() {
+    refuseNew() {
+      refusing = true;
+    },
+    async close(graceMs = 0) {
+      refusing = true;
       clearInterval(heartbeat);
+      if (graceMs > 0 && wss.clients.size > 0) {
+        const gone = Promise.all([...wss.clients].map((ws) => new Promise((resolve) => ws.once('close', resolve))));
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([gone, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+        clearTimeout(timer);
+      }
       for (const ws of wss.clients) ws.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },

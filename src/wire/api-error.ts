@@ -37,3 +37,11 @@ export function invalidField(location: string, message: string, errorType = 'inv
     validationErrors: [{ error_type: errorType, location, message }],
   });
 }
+
+/**
+ * A session refused or cut because the server is stopping (graceful shutdown). limit_exceeded: the spec's retryable
+ * refusal on every streaming surface; the client connects again (to another node, or this one once it is back).
+ */
+export function shuttingDownError(what: string): ApiError {
+  return new ApiError('limit_exceeded', `The server is shutting down: ${what}. Connect again to continue.`);
+}

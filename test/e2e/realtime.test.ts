@@ -11,6 +11,11 @@ import { makeSpeech, startParlance, tempDir, type Parlance } from '../harness.js
 
 const execFileP = promisify(execFile);
 const SENTENCE = 'the quick brown fox jumps over the lazy dog';
+/** Harvard sentences joined by "and": flite reads them with no pause that ends an utterance. */
+const CONTINUOUS =
+  'the birch canoe slid on the smooth planks and glue the sheet to the dark blue background and it is easy to tell the depth of a well ' +
+  'and these days a chicken leg is a rare dish and rice is often served in round bowls and the juice of lemons makes fine punch ' +
+  'and the box was thrown beside the parked truck';
 const work = tempDir('parlance-rt-e2e-');
 /** 16 kHz mono s16le: the sentence, then 1.5 s of silence. */
 let speech: Buffer;
@@ -197,25 +202,34 @@ describe('real-time transcription', () => {
     expect(words(finals)).toMatch(/fox/);
   });
 
-  it('max_non_final_tokens_duration_ms forces finalization of long non-final stretches', async () => {
-    const run = async (extra: Record<string, unknown>) => {
-      const c = await open(s, extra);
-      await sendAudio(c.ws, speech, 3200, 50);
+  it('max_non_final_tokens_duration_ms holds exactly at both bounds and in between (continuous speech, no pause)', async () => {
+    // 15 s of speech without a pause long enough to end an utterance: only the bound makes tokens final early.
+    const wav = await makeSpeech(path.join(work, 'continuous.wav'), CONTINUOUS);
+    const pcm = await ffmpeg(wav, ['-f', 's16le', '-ar', '16000', '-ac', '1'], path.join(work, 'continuous.raw'));
+    const run = async (bound?: number) => {
+      const c = await open(s, bound === undefined ? {} : { max_non_final_tokens_duration_ms: bound });
+      await sendAudio(c.ws, pcm, 3200);
       c.ws.send('');
-      await c.closed;
-      checkFrames(c.frames);
-      const spans = c.frames.map((f) => {
-        const nf = f.tokens.filter((t) => !t.is_final);
-        return nf.length ? nf[nf.length - 1]!.end_ms! - nf[0]!.start_ms! : 0;
-      });
-      return { finalFrames: c.frames.filter((f) => f.tokens.some((t) => t.is_final)).length, maxSpan: Math.max(...spans) };
+      expect(await c.closed).toBe(1000);
+      const finals = checkFrames(c.frames);
+      // How far past its start the audio got while a token was still shown as non-final.
+      let longest = 0;
+      for (const f of c.frames)
+        for (const t of f.tokens) if (!t.is_final) longest = Math.max(longest, (f.total_audio_proc_ms as number) - t.start_ms!);
+      return { longest, finals, text: words(finals) };
     };
-    const short = await run({ max_non_final_tokens_duration_ms: 360 });
-    const long = await run({});
-    expect(long.maxSpan).toBeGreaterThan(1000);
-    expect(short.maxSpan).toBeLessThan(long.maxSpan);
-    expect(short.finalFrames).toBeGreaterThan(long.finalFrames);
-  });
+    const [low, mid, high] = [await run(360), await run(), await run(6000)];
+    expect(low.longest).toBeLessThanOrEqual(360);
+    expect(mid.longest).toBeLessThanOrEqual(4000);
+    expect(high.longest).toBeLessThanOrEqual(6000);
+    // Each bound is what cut: tokens stayed non-final nearly that long (not finalized early by something else).
+    expect(low.longest).toBeGreaterThan(0);
+    expect(mid.longest).toBeGreaterThan(3000);
+    expect(high.longest).toBeGreaterThan(5000);
+    expect(low.finals.length).toBeGreaterThan(0);
+    // A six-second window reads like the whole passage.
+    expect(wordErrorRate(CONTINUOUS, high.text.trim()).wer).toBeLessThan(0.5);
+  }, 180_000);
 
   it('endpoint detection emits a final <end> token after an utterance, only when enabled', async () => {
     const c = await open(s, { enable_endpoint_detection: true });

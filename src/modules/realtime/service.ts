@@ -12,8 +12,9 @@
 import type { Logger } from 'pino';
 import type { DiarizationEngine, DiarizationStream } from '../../engines/diarization/interface.js';
 import { SpeakerLabels } from '../../engines/diarization/label-tokens.js';
-import type { FinalInfo, Recognizer, StreamingSession, Token } from '../../engines/stt/interface.js';
-import { ApiError } from '../../wire/api-error.js';
+import { type FinalInfo, type Recognizer, STT_SAMPLE_RATE, type StreamingSession, type Token } from '../../engines/stt/interface.js';
+import { LiveSet, type LiveSurface } from '../../lib/live-set.js';
+import { ApiError, shuttingDownError } from '../../wire/api-error.js';
 import { sttErrorFrame } from '../../wire/stt-frames.js';
 import { type AuthContext, type AuthService, sessionDeadline } from '../auth/service.js';
 import { requirePermission } from '../auth/permissions.js';
@@ -27,6 +28,9 @@ import { RealtimeTranslationStep } from '../translation/realtime-step.js';
 import { isRawFormat, languageOptions, parseRealtimeConfig, type RealtimeConfig } from './config.js';
 import { AudioDecodeError, createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
 import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
+
+/** Bytes of engine audio (s16le mono) per millisecond. */
+const BYTES_PER_MS = (STT_SAMPLE_RATE / 1000) * 2;
 
 export interface RealtimeOptions {
   /** request_timeout after this long without audio (or a keepalive / control message) while streaming. */
@@ -70,8 +74,9 @@ type Incoming = { kind: 'text'; text: string } | { kind: 'binary'; data: Uint8Ar
 const CONTROL = /^\s*\{/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-export class RealtimeService {
-  private readonly live = new Set<RealtimeSession>();
+export class RealtimeService implements LiveSurface {
+  private readonly live = new LiveSet<RealtimeSession>();
+  private draining = false;
 
   constructor(
     readonly deps: RealtimeDeps,
@@ -82,12 +87,24 @@ export class RealtimeService {
   open(io: SessionIO, requestId: string, handshakeKey?: string): RealtimeSession {
     const s = new RealtimeSession(this, io, requestId, handshakeKey);
     this.live.add(s);
+    if (this.draining) s.fail(shuttingDownError('no new real-time sessions are accepted'));
     return s;
   }
 
   /** Sessions currently open (any state), for stats and tests. */
   get openSessions(): number {
     return this.live.size;
+  }
+
+  /** Graceful shutdown: every live session ends as if its client had sent the end frame (final tokens, then finished). */
+  drain(): Promise<void> {
+    this.draining = true;
+    for (const s of this.live) s.drain();
+    return this.live.empty();
+  }
+
+  abortAll(): void {
+    for (const s of this.live) s.fail(shuttingDownError('the session could not be finished in time'));
   }
 
   /** @internal */
@@ -111,10 +128,10 @@ export class RealtimeSession {
   private readonly abort = new AbortController();
   private control: Promise<void> = Promise.resolve();
   private pumpDone: Promise<void> = Promise.resolve();
-  private forcing = false;
   /** Finalizations the server is working on: the client is waiting for us, not idle (request_timeout). */
   private finalizing = 0;
-  private ending = false;
+  /** The server began stopping while this session was starting: end it once started. */
+  private drainWhenStarted = false;
   private lastActivity = 0;
   private idleTimer: NodeJS.Timeout | undefined;
   private capTimer: NodeJS.Timeout | undefined;
@@ -151,6 +168,13 @@ export class RealtimeSession {
       return this.fail(new ApiError('invalid_request', 'Invalid request: the first message must be the JSON configuration (a text frame), not audio.'));
     if (this.state === 'starting') return void this.pending.push({ kind: 'binary', data });
     this.handleBinary(data);
+  }
+
+  /** The server is stopping: finish what the client sent (final tokens, then the completion frame). */
+  drain(): void {
+    if (this.state === 'awaiting_config') return this.fail(shuttingDownError('no new real-time sessions are accepted'));
+    if (this.state === 'starting') this.drainWhenStarted = true;
+    else if (this.state === 'streaming') this.finish();
   }
 
   /** The client went away: free everything at once, send nothing. */
@@ -201,7 +225,7 @@ export class RealtimeSession {
           this.fail(err instanceof TranslationError ? new ApiError('internal_error', 'Internal error: the translation engine failed.', { cause: err }) : err),
       });
       this.speakerOf = this.startDiarization(config);
-      this.tracker = new TokenTracker(config.enableNonFinalTokens, this.translation.labels, this.speakerOf);
+      this.tracker = new TokenTracker(config.enableNonFinalTokens, this.translation.labels, this.speakerOf, config.maxNonFinalTokensDurationMs);
       const raw = isRawFormat(config.audioFormat)
         ? { format: config.audioFormat, sampleRate: config.sampleRate!, channels: config.numChannels! }
         : undefined;
@@ -237,6 +261,7 @@ export class RealtimeSession {
         if (m.kind === 'text') this.handleText(m.text);
         else this.handleBinary(m.data);
       }
+      if (this.drainWhenStarted) this.finish();
     } catch (err) {
       this.fail(err);
     }
@@ -282,7 +307,7 @@ export class RealtimeSession {
         if (Buffer.isBuffer(item)) {
           // The diarizer sees audio before the recognizer, so it has clustered a token's audio by the time it is final.
           await this.diarization?.push(item);
-          await engine.write(item);
+          await this.writeBounded(engine, item);
           // The request_timeout clock runs from the audio the engine took in, not from its arrival: a busy server
           // that is still working through a client's audio must not call that client idle.
           this.touch();
@@ -315,13 +340,38 @@ export class RealtimeSession {
     if (this.closed) return;
     this.tracker.partial(tokens);
     this.flush();
-    const start = this.tracker.nonFinalStartMs;
-    if (start !== undefined && !this.forcing && !this.ending && this.engine && this.engine.audioMs - start > this.config.maxNonFinalTokensDurationMs) {
-      this.forcing = true;
-      this.finalizeStep(async () => {
-        await this.engineFinalize();
-        this.forcing = false;
-      });
+  }
+
+  /**
+   * Hand audio to the engine, finalizing exactly where the oldest non-final token would otherwise stay non-final for
+   * more than max_non_final_tokens_duration_ms of audio. No audio goes in while that finalization (second pass
+   * included) runs, so the bound holds in audio whatever the machine's load.
+   */
+  private async writeBounded(engine: StreamingSession, pcm: Buffer): Promise<void> {
+    let rest = pcm;
+    let forcedAt = -1;
+    while (rest.length > 0 && !this.closed) {
+      const start = this.tracker.nonFinalStartMs;
+      const roomMs = start === undefined || forcedAt === engine.audioMs ? Infinity : start + this.config.maxNonFinalTokensDurationMs - engine.audioMs;
+      if (roomMs * BYTES_PER_MS >= rest.length) return engine.write(rest);
+      const head = Math.max(0, Math.floor(roomMs) * BYTES_PER_MS);
+      if (head > 0) await engine.write(rest.subarray(0, head));
+      rest = rest.subarray(head);
+      forcedAt = engine.audioMs;
+      await this.forcedFinalize(engine);
+    }
+  }
+
+  private async forcedFinalize(engine: StreamingSession): Promise<void> {
+    this.finalizing++;
+    try {
+      await engine.finalize();
+      if (this.closed) return;
+      this.tracker.finalizedUpTo(engine.audioMs);
+      this.flush();
+    } finally {
+      this.finalizing--;
+      this.touch();
     }
   }
 
@@ -346,10 +396,6 @@ export class RealtimeSession {
     this.flush();
   }
 
-  private async engineFinalize(): Promise<void> {
-    await this.engine!.finalize();
-  }
-
   /** Run a finalization; the request_timeout clock stands still while it runs. */
   private finalizeStep(step: () => Promise<void>): void {
     this.finalizing++;
@@ -367,7 +413,7 @@ export class RealtimeSession {
     this.finalizeStep(async () => {
       await this.source!.mark();
       if (this.closed) return;
-      await this.engineFinalize();
+      await this.engine!.finalize();
       // <fin> promises everything before it is final, translations included.
       await this.translation.drained();
       if (this.closed) return;
@@ -386,7 +432,6 @@ export class RealtimeSession {
       await this.pumpDone;
       if (this.closed) return;
       await this.diarization?.flush();
-      this.ending = true;
       await this.engine!.end();
       await this.translation.drained();
       if (this.closed) return;

@@ -44,6 +44,24 @@ describe('TokenTracker', () => {
     expect(f.total_audio_proc_ms).toBe(2000);
   });
 
+  it('never shows a non-final token once the audio is more than maxNonFinalMs past its start', () => {
+    const t = new TokenTracker(true, {}, undefined, 360);
+    t.partial([tok('late', 100, 300), tok('word', 300, 450)]);
+    // 460 - 100 = 360: still shown; the second token is well inside the bound.
+    expect(t.frame(460).tokens.map((x) => x.text)).toEqual(['late', ' word']);
+    t.partial([tok('late', 100, 300), tok('word', 300, 450), tok('more', 450, 470)]);
+    const f = t.frame(470);
+    // 370 ms past 'late': hidden until its final arrives; final audio still stops where it starts.
+    expect(f.tokens.map((x) => x.text)).toEqual([' word', ' more']);
+    expect(f.final_audio_proc_ms).toBe(0);
+    t.final([tok('late', 100, 300), tok('word', 300, 450), tok('more', 450, 470)]);
+    expect(t.frame(480).tokens.map((x) => [x.text, x.is_final])).toEqual([
+      ['late', true],
+      [' word', true],
+      [' more', true],
+    ]);
+  });
+
   it('without non-final tokens only final ones are sent', () => {
     const t = new TokenTracker(false);
     t.partial([tok('a', 0, 100)]);

@@ -50,6 +50,8 @@ export class TokenTracker {
     /** Language / translation labels of every original token (src/modules/translation). */
     private readonly labels: OriginalLabels = {},
     private readonly speakerOf?: SpeakerOf,
+    /** A non-final token is never shown once the audio is this far past its start (max_non_final_tokens_duration_ms). */
+    private readonly maxNonFinalMs = Number.POSITIVE_INFINITY,
   ) {}
 
   private withSpeaker(token: WireToken): WireToken {
@@ -119,8 +121,12 @@ export class TokenTracker {
   frame(audioMs: number): ResultFrame {
     const tokens = this.pendingFinal;
     this.pendingFinal = [];
+    this.totalMs = Math.max(this.totalMs, Math.round(audioMs), this.finalMs);
     if (this.includeNonFinal) {
-      this.nonFinal.forEach((t, i) =>
+      // The session finalizes before the bound (RealtimeSession.writeBounded); a hypothesis that shows up late, already
+      // past it, waits out of sight for its final tokens.
+      this.nonFinal.forEach((t, i) => {
+        if (this.totalMs - t.start_ms > this.maxNonFinalMs) return;
         tokens.push(
           this.withSpeaker({
             text: this.finalWords + i === 0 ? t.text : ` ${t.text}`,
@@ -130,14 +136,13 @@ export class TokenTracker {
             is_final: false,
             ...this.labels,
           }),
-        ),
-      );
+        );
+      });
       this.lastSentNonFinal = this.nonFinalKey();
     }
     // Final audio stops where the non-final hypothesis starts.
     const openFrom = this.nonFinal[0]?.start_ms;
     const final = openFrom === undefined ? this.finalMs : Math.min(this.finalMs, openFrom);
-    this.totalMs = Math.max(this.totalMs, Math.round(audioMs), this.finalMs);
     const reported = Math.max(0, Math.min(final, this.totalMs));
     this.reportedFinal = Math.max(this.reportedFinal, reported);
     return { tokens, final_audio_proc_ms: this.reportedFinal, total_audio_proc_ms: this.totalMs };

@@ -7,7 +7,8 @@ import type { AppContext } from '../../http/context.js';
 import { handshakeApiKey, type WsHandler } from '../../http/websocket.js';
 import { toApiError } from '../../http/error-mapping.js';
 import { newRequestId } from '../../lib/ids.js';
-import { ApiError } from '../../wire/api-error.js';
+import { LiveSet, type LiveSurface } from '../../lib/live-set.js';
+import { ApiError, shuttingDownError } from '../../wire/api-error.js';
 import type { CompatProfile } from '../../wire/compat.js';
 import { ttsErrorFrame } from '../../wire/tts-frames.js';
 import { sessionDeadline } from '../auth/service.js';
@@ -64,11 +65,30 @@ const LIVE: readonly StreamStatus[] = ['starting', 'active', 'finishing'];
 /** Finished streams remembered per connection (for invalid_stream_state on late messages). */
 const REMEMBERED = 1000;
 
-export function ttsWebSocketHandler(ctx: AppContext): WsHandler {
-  return (socket, request) => {
-    const connection = new TtsConnection(ctx, socket, handshakeApiKey(request));
-    connection.listen();
-    return { oversized: (limit) => connection.connectionError(`Message larger than ${limit} bytes.`) };
+/** The TTS WebSocket surface: its handler, and its open connections for a graceful shutdown. */
+export interface TtsWebSocketSurface extends LiveSurface {
+  handler: WsHandler;
+}
+
+export function ttsWebSocketSurface(ctx: AppContext): TtsWebSocketSurface {
+  const connections = new LiveSet<TtsConnection>();
+  let draining = false;
+  return {
+    handler(socket, request) {
+      const connection = new TtsConnection(ctx, socket, handshakeApiKey(request), () => connections.delete(connection));
+      connections.add(connection);
+      connection.listen();
+      if (draining) connection.drain();
+      return { oversized: (limit) => connection.connectionError(`Message larger than ${limit} bytes.`) };
+    },
+    drain() {
+      draining = true;
+      for (const c of connections) c.drain();
+      return connections.empty();
+    },
+    abortAll() {
+      for (const c of connections) c.abortAll();
+    },
   };
 }
 
@@ -77,12 +97,15 @@ class TtsConnection {
   private readonly tts: TtsService;
   private readonly profile: CompatProfile;
   private closed = false;
+  /** The server is stopping: no new streams; the connection closes once its live streams ended. */
+  private draining = false;
 
   constructor(
     private readonly ctx: AppContext,
     private readonly socket: WebSocket,
     /** Key offered at the handshake; a start message's own api_key takes precedence. */
     private readonly handshakeKey: string | undefined,
+    private readonly onClosed: () => void,
   ) {
     this.tts = ctx.tts;
     this.profile = ctx.settings.compat as CompatProfile;
@@ -93,7 +116,31 @@ class TtsConnection {
     this.socket.on('close', () => {
       this.closed = true;
       for (const s of this.streams.values()) this.stop(s);
+      this.onClosed();
     });
+  }
+
+  /** Graceful shutdown: streams already started run to their end (the client may still send text); then close. */
+  drain(): void {
+    this.draining = true;
+    this.closeIfDrained();
+  }
+
+  /** The drain time ran out: every live stream gets the error frame and `terminated`, then the connection closes. */
+  abortAll(): void {
+    for (const s of this.streams.values()) {
+      if (!LIVE.includes(s.status)) continue;
+      s.status = 'failed';
+      this.stop(s);
+      this.streamError(s.id, shuttingDownError(`stream ${s.id} could not be finished in time`), s.requestId, true);
+    }
+    this.closeIfDrained();
+  }
+
+  private closeIfDrained(): void {
+    if (!this.draining || this.closed || this.live() > 0) return;
+    this.closed = true;
+    this.socket.close(1000);
   }
 
   private send(frame: Record<string, unknown>): void {
@@ -112,6 +159,12 @@ class TtsConnection {
     s.ac.abort();
     s.text.end();
     s.release?.();
+    this.endedOne();
+  }
+
+  /** A stream ended: once its last frames went out, a draining connection may close. */
+  private endedOne(): void {
+    queueMicrotask(() => this.closeIfDrained());
   }
 
   /** Connection-level error: one frame (stream_id "" in the spec profile, omitted in soniox-sdk), then close. */
@@ -185,6 +238,7 @@ class TtsConnection {
     const existing = this.streams.get(id);
     if (existing && LIVE.includes(existing.status))
       return this.streamError(id, new ApiError('invalid_stream_state', `Stream ${id} is already active.`), requestId, false);
+    if (this.draining) return this.streamError(id, shuttingDownError('no new streams are accepted'), requestId, true);
     if (this.live() >= this.ctx.settings.ttsWsMaxStreams)
       return this.streamError(
         id,
@@ -258,6 +312,7 @@ class TtsConnection {
       clearTimeout(s.timer);
       clearTimeout(s.capTimer);
       s.release?.();
+      this.endedOne();
       void this.tts
         .recordUsage(auth, cfg, { requestId, startedAt, characters: s.textChars, seconds: out.seconds() })
         .catch((err: unknown) => this.ctx.log.error({ err, stream_id: id }, 'tts usage not recorded'));
