@@ -14,6 +14,27 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
+/** One session: config, all of `pcm` at once, the end frame; its frames once finished (or failed). */
+async function transcribeLive(server: Parlance, pcm: Buffer): Promise<{ tokens: { text: string; is_final: boolean }[]; finished?: boolean; error_type?: string }[]> {
+  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/transcribe-websocket`);
+  const frames: { tokens: { text: string; is_final: boolean }[]; finished?: boolean; error_type?: string }[] = [];
+  const done = new Promise<void>((resolve, reject) => {
+    ws.on('message', (m) => {
+      const f = JSON.parse(m.toString()) as (typeof frames)[number];
+      frames.push(f);
+      if (f.finished || f.error_type) resolve();
+    });
+    ws.on('error', reject);
+  });
+  await new Promise((r) => ws.once('open', r));
+  ws.send(JSON.stringify({ api_key: server.apiKey, model: 'stt-rt-v3', audio_format: 'auto' }));
+  for (let off = 0; off < pcm.length; off += 8000) ws.send(pcm.subarray(off, off + 8000));
+  ws.send('');
+  await done;
+  ws.close();
+  return frames;
+}
+
 describe('speech model preload', () => {
   it('loads the speech model at start, before any request, and the first session uses it', async () => {
     s = await startParlance({ env: { PARLANCE_STT_PRELOAD: '1', PARLANCE_LOG_LEVEL: 'info', PARLANCE_REALTIME_WARM_DECODERS: '1' } });
@@ -30,25 +51,27 @@ describe('speech model preload', () => {
     expect(line.ms).toBeGreaterThan(0);
 
     const wav = await makeSpeech(path.join(work, 'hello.wav'), 'hello world, this is the first session.');
-    const pcm = readFileSync(wav);
-    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/transcribe-websocket`);
-    const frames: { tokens: { text: string; is_final: boolean }[]; finished?: boolean; error_type?: string }[] = [];
-    const done = new Promise<void>((resolve, reject) => {
-      ws.on('message', (m) => {
-        const f = JSON.parse(m.toString()) as (typeof frames)[number];
-        frames.push(f);
-        if (f.finished || f.error_type) resolve();
-      });
-      ws.on('error', reject);
-    });
-    await new Promise((r) => ws.once('open', r));
-    ws.send(JSON.stringify({ api_key: server.apiKey, model: 'stt-rt-v3', audio_format: 'auto' }));
-    for (let off = 0; off < pcm.length; off += 8000) ws.send(pcm.subarray(off, off + 8000));
-    ws.send('');
-    await done;
-    ws.close();
+    const frames = await transcribeLive(server, readFileSync(wav));
     expect(frames.find((f) => f.error_type)).toBeUndefined();
     const text = frames.flatMap((f) => f.tokens.filter((t) => t.is_final).map((t) => t.text)).join('');
     expect(text).toMatch(/hello/i);
+  }, 120_000);
+
+  it('a cold start is not a busy server: the first session waits for the model and its decoder whatever the audio timeout', async () => {
+    // No preload, and an audio timeout far shorter than loading the model and a decoder: the first session pays the
+    // load, but neither as request_timeout nor as limit_exceeded ("every recognizer is busy").
+    const cold = await startParlance({ env: { PARLANCE_REALTIME_AUDIO_TIMEOUT_SECONDS: '0.2', PARLANCE_REALTIME_WARM_DECODERS: '2' } });
+    try {
+      const wav = await makeSpeech(path.join(work, 'cold.wav'), 'the first words after a cold start.');
+      const pcm = readFileSync(wav);
+      const [first, second] = await Promise.all([transcribeLive(cold, pcm), transcribeLive(cold, pcm)]);
+      for (const frames of [first, second]) {
+        expect(frames.find((f) => f.error_type)).toBeUndefined();
+        expect(frames.at(-1)?.finished).toBe(true);
+        expect(frames.flatMap((f) => f.tokens.filter((t) => t.is_final)).length).toBeGreaterThan(2);
+      }
+    } finally {
+      await cold.stop();
+    }
   }, 120_000);
 });

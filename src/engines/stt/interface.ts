@@ -121,10 +121,11 @@ export interface Recognizer {
   /** Transcribe a whole PCM stream. Resolves with the final tokens in time order. */
   transcribe(pcm: AsyncIterable<Uint8Array>, options?: TranscribeOptions): Promise<Token[]>;
   /**
-   * Open a streaming session. Resolves once an engine instance is assigned to it (it may wait for a free one when
-   * all are busy; pass a signal to give up).
+   * Open a streaming session. Resolves once an engine instance is assigned to it: at once, after loading one, or
+   * after waiting for one when all are busy. `busyWaitMs` bounds that last wait (then EngineBusyError; loading does
+   * not count); `signal` gives up on the whole (the caller went away).
    */
-  stream(options?: StreamOptions & { signal?: AbortSignal }): Promise<StreamingSession>;
+  stream(options?: StreamOptions & { signal?: AbortSignal; busyWaitMs?: number }): Promise<StreamingSession>;
   /** Start loading, in the background, what new live sessions need (warm streaming decoders) before any asks. */
   prewarm?(): void;
 }
@@ -157,5 +158,13 @@ export class EngineUnavailableError extends Error {
   ) {
     super(hint ? `${message} (${hint})` : message);
     this.name = 'EngineUnavailableError';
+  }
+}
+
+/** Every engine instance stayed busy for the whole of the caller's `busyWaitMs`. */
+export class EngineBusyError extends Error {
+  constructor(message = 'every recognizer is busy') {
+    super(message);
+    this.name = 'EngineBusyError';
   }
 }

@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import type { DiarizationEngine, DiarizationStream } from '../../engines/diarization/interface.js';
 import { SpeakerLabels } from '../../engines/diarization/label-tokens.js';
-import { type FinalInfo, type Recognizer, STT_SAMPLE_RATE, type StreamingSession, type Token } from '../../engines/stt/interface.js';
+import { EngineBusyError, type FinalInfo, type Recognizer, STT_SAMPLE_RATE, type StreamingSession, type Token } from '../../engines/stt/interface.js';
 import { LiveSet, type LiveSurface } from '../../lib/live-set.js';
 import { ApiError, shuttingDownError } from '../../wire/api-error.js';
 import { sttErrorFrame } from '../../wire/stt-frames.js';
@@ -234,11 +234,11 @@ export class RealtimeSession {
       const recognizer: Recognizer = await resolved.engine.engine.load(resolved.engine.model.engineModel);
       const endpointSilenceMs = Math.min(opts.endpointSilenceMs ?? 600, config.maxEndpointDelayMs);
       // All recognizers busy: wait at most the audio timeout for one, then refuse rather than queue audio forever.
-      const busy = AbortSignal.timeout(opts.audioTimeoutMs);
+      // Loading one (a cold start) is the server's delay and does not count.
       const engine = await recognizer
-        .stream({ language: 'en', endpointSilenceMs, partialIntervalMs: opts.partialIntervalMs, signal: AbortSignal.any([this.abort.signal, busy]) })
+        .stream({ language: 'en', endpointSilenceMs, partialIntervalMs: opts.partialIntervalMs, signal: this.abort.signal, busyWaitMs: opts.audioTimeoutMs })
         .catch((err: unknown) => {
-          if (busy.aborted && !this.abort.signal.aborted)
+          if (err instanceof EngineBusyError)
             throw new ApiError('limit_exceeded', 'Concurrent real-time transcription streams limit reached for this server: every recognizer is busy.');
           throw err;
         });

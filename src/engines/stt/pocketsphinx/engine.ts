@@ -213,7 +213,7 @@ export class PocketsphinxRecognizer implements Recognizer {
    * dedicated streaming decoder, which never hears the silence between utterances; the gate also decides the
    * endpoints.
    */
-  async stream(options: StreamOptions & { signal?: AbortSignal } = {}): Promise<PocketsphinxStream> {
+  async stream(options: StreamOptions & { signal?: AbortSignal; busyWaitMs?: number } = {}): Promise<PocketsphinxStream> {
     const gate = new SpeechGate(this.vad.createStream(), { endpointMs: options.endpointSilenceMs ?? this.options.endpointSilenceMs });
     const session = new PocketsphinxStream(gate, this.secondPass && new SecondPass(this.secondPass));
     const channel = await this.streams.open(
@@ -224,6 +224,7 @@ export class PocketsphinxRecognizer implements Recognizer {
         error: (e) => session.emit('error', e),
       },
       options.signal,
+      options.busyWaitMs,
     );
     session.attach(channel);
     return session;

@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { FinalInfo, Token } from '../interface.js';
+import { EngineBusyError, type FinalInfo, type Token } from '../interface.js';
 import { FairScheduler, type SchedulerRequest, type SchedulerRequestStats } from '../scheduler.js';
 import type { SpeechSegment } from '../segmenter.js';
 import type { FromWorker, StreamSettings, ToWorker, WorkerInit } from './messages.js';
@@ -488,8 +488,8 @@ export class StreamPool {
   }
 
   /** Open a live session on a dedicated decoder, starting one if needed, waiting when `max` sessions are running. */
-  async open(stream: StreamSettings, events: SessionEvents, signal?: AbortSignal): Promise<SessionChannel> {
-    const worker = await this.acquire(signal);
+  async open(stream: StreamSettings, events: SessionEvents, signal?: AbortSignal, busyWaitMs?: number): Promise<SessionChannel> {
+    const worker = await this.acquire(signal, busyWaitMs);
     this.replenish();
     const channel = new SessionChannel(this, worker, this.nextSession++, events);
     worker.channel = channel;
@@ -536,7 +536,7 @@ export class StreamPool {
     worker.retireTimer.unref();
   }
 
-  private async acquire(signal?: AbortSignal): Promise<DecoderWorker> {
+  private async acquire(signal?: AbortSignal, busyWaitMs?: number): Promise<DecoderWorker> {
     if (this.closed) throw new Error('pocketsphinx engine closed');
     signal?.throwIfAborted();
     const free = this.idle.pop();
@@ -544,24 +544,42 @@ export class StreamPool {
       clearTimeout(free.retireTimer);
       return free;
     }
-    if (this.workers.size < this.max) return this.start(signal);
+    if (this.workers.size < this.max) {
+      // A spare already loading comes sooner than a decoder started now (two loads would share the CPU); waiting for
+      // it, like loading one, is not waiting for a busy decoder.
+      return this.warming > this.waiters.length ? this.wait(signal) : this.start(signal);
+    }
+    return this.wait(signal, busyWaitMs);
+  }
+
+  /** Wait for the next decoder released (or loaded as a spare); `signal` gives up, and so does `busyWaitMs`. */
+  private wait(signal?: AbortSignal, busyWaitMs?: number): Promise<DecoderWorker> {
     return new Promise<DecoderWorker>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      let settled = false;
+      const done = () => {
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+      };
       const waiter = {
         resolve: (w: DecoderWorker) => {
-          signal?.removeEventListener('abort', onAbort);
+          // A decoder loaded for a waiter that gave up meanwhile goes to the next one (or the idle list).
+          if (settled) return this.release(w);
+          done();
           resolve(w);
         },
         reject: (e: Error) => {
-          signal?.removeEventListener('abort', onAbort);
+          if (settled) return;
+          done();
           reject(e);
         },
       };
-      const onAbort = (): void => {
-        const i = this.waiters.indexOf(waiter);
-        if (i >= 0) this.waiters.splice(i, 1);
-        reject(signal!.reason as Error);
-      };
+      const onAbort = () => waiter.reject(signal!.reason as Error);
       signal?.addEventListener('abort', onAbort, { once: true });
+      if (busyWaitMs !== undefined) timer = setTimeout(() => waiter.reject(new EngineBusyError()), busyWaitMs);
       this.waiters.push(waiter);
     });
   }
@@ -607,7 +625,11 @@ export class StreamPool {
         this.release(w);
         this.replenish();
       },
-      () => void this.warming--, // a decoder that cannot load fails the next session that needs it, not this one
+      () => {
+        // A decoder that cannot load fails the next session that needs it, not this one.
+        this.warming--;
+        this.serveWaiters();
+      },
     );
   }
 

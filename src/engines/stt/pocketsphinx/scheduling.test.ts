@@ -19,7 +19,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeToBuffer, decodeToPcm } from '../../../audio/decode.js';
 import type { VadLog } from '../../../audio/vad.js';
-import type { Token } from '../interface.js';
+import { EngineBusyError, type Token } from '../interface.js';
 import { wordErrorRate } from '../wer.js';
 import { PocketsphinxEngine, type PocketsphinxRecognizer, type TranscriptionReport } from './engine.js';
 
@@ -338,6 +338,9 @@ describe('engine options', () => {
       expect(rec.stats().streams).toMatchObject({ active: 1, waiting: 1 });
       controller.abort(new Error('gave up'));
       await expect(waiting).rejects.toThrow('gave up');
+      // busyWaitMs bounds the wait for a busy decoder.
+      await expect(rec.stream({ busyWaitMs: 100 })).rejects.toBeInstanceOf(EngineBusyError);
+      expect(rec.stats().streams).toMatchObject({ active: 1, waiting: 0 });
       const second = rec.stream();
       await first.end();
       await (await second).end();
@@ -370,10 +373,14 @@ describe('engine options', () => {
       const rec = await engine.load('en-us');
       expect(rec.stats().streams).toMatchObject({ active: 0, idle: 0 }); // nothing loaded before the first session
       const first = await rec.stream();
-      await until(() => rec.stats().streams.idle === 2); // two spares load in the background
-      const more = [await rec.stream(), await rec.stream()]; // taken from the spares...
-      expect(rec.stats().streams.active).toBe(3);
-      await until(() => rec.stats().streams.idle === 1); // ...and one more loads: the fourth and last of maxStreams
+      // A session that arrives while the first spare loads takes that one rather than loading a decoder of its own.
+      const second = rec.stream();
+      await new Promise((r) => setImmediate(r));
+      expect(rec.stats().streams).toMatchObject({ active: 1, waiting: 1 });
+      const more = [await second];
+      await until(() => rec.stats().streams.idle === 2); // two spares load in the background: four of maxStreams
+      more.push(await rec.stream()); // taken from the spares
+      expect(rec.stats().streams).toMatchObject({ active: 3, idle: 1, waiting: 0 });
       await Promise.all([first, ...more].map((x) => x.end()));
       expect(rec.stats().streams).toMatchObject({ active: 0, idle: 4, waiting: 0 });
     } finally {
