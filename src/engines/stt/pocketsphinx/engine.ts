@@ -1,7 +1,7 @@
 // The pocketsphinx STT engine: English (Debian's pocketsphinx-en-us model), word timings from the segment iterator,
 // word posteriors as confidences, partial results while streaming. Each loaded model has a batch pool of worker
 // threads (one native decoder each) shared fairly by file transcriptions, segment by segment, and a pool of dedicated
-// decoders for live sessions (pool.ts). Files are cut into speech segments at pauses found by Silero VAD
+// decoders for live sessions (batch-pool.ts, stream-pool.ts). Files are cut into speech segments at pauses found by Silero VAD
 // (segmenter.ts), and live audio goes through a speech gate on the same VAD (speech-gate.ts): audio without speech is
 // never decoded.
 import { loadVad, type Vad } from '../../../audio/vad.js';
@@ -28,7 +28,8 @@ import {
 } from './options.js';
 import { VadSegmenter } from '../segmenter.js';
 import { SpeechGate, type GateEvent } from '../speech-gate.js';
-import { BatchPool, StreamPool, type BatchPoolStats, type SessionChannel, type StreamPoolStats, type UtteranceSpan } from './pool.js';
+import { BatchPool, type BatchPoolStats } from './batch-pool.js';
+import { StreamPool, type SessionChannel, type StreamPoolStats, type UtteranceSpan } from './stream-pool.js';
 import { SecondPass, SecondPassPool } from './second-pass.js';
 
 /** Incoming PCM is fed to the segmenter in pieces of at most this many bytes (0.5 s), which bounds its buffer. */

@@ -1,5 +1,5 @@
-// Messages between the main thread (pool.ts) and a decoder worker (worker.ts). One worker owns one decoder. A batch
-// worker decodes one segment per 'decode' message; a streaming worker serves one live session at a time. Every
+// Messages between the main thread (decoder-worker.ts, driven by batch-pool.ts and stream-pool.ts) and a decoder
+// worker (worker.ts). One worker owns one decoder. A batch worker decodes one segment per 'decode' message; a streaming worker serves one live session at a time. Every
 // message carries its job or session number so late replies of an earlier one are recognisable.
 import type { Token } from '../interface.js';
 import type { PocketsphinxModelPaths } from './options.js';

@@ -11,7 +11,8 @@
 //   machine degrades to one-pass finals instead of delaying them. A second pass not done `waitMs` after the streaming final
 //   is abandoned the same way (counted as late).
 import type { SecondPassReport, Token } from '../interface.js';
-import type { BatchPool, UtteranceSpan } from './pool.js';
+import type { BatchPool } from './batch-pool.js';
+import type { UtteranceSpan } from './stream-pool.js';
 
 const SAMPLES_PER_MS = 16;
 /** Scheduling priority of second passes in the batch pool (files: 0). */

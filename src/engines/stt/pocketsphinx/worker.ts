@@ -1,6 +1,6 @@
 // Decoder worker thread: owns one pocketsphinx decoder, so the blocking native calls never run on the main event
 // loop. A batch worker decodes one segment per 'decode' message (the pool decides whose segment comes next); a
-// streaming worker runs one live session at a time, on the audio the speech gate hands it. Started by pool.ts (as
+// streaming worker runs one live session at a time, on the audio the speech gate hands it. Started by decoder-worker.ts (as
 // worker.js from dist/, or worker.ts through tsx when the sources run directly, e.g. under vitest). Speaks only the
 // messages in messages.ts.
 import { parentPort, workerData } from 'node:worker_threads';
