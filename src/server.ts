@@ -170,6 +170,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const transcriptions = new TranscriptionsService(transcriptionsRepo, files, models, queue, billing, cursors, blobs, {
     profile: settings.compat as 'spec' | 'soniox-sdk',
     pendingCap: settings.transcribeAsyncPendingNumFiles,
+    formatText: settings.textFormatting,
   });
   new TranscriptionProcessor(transcriptions, transcriptionsRepo, files, blobs, models, billing, audioFetcher(settings), webhookSender(settings), {
     profile: settings.compat as 'spec' | 'soniox-sdk',
@@ -235,6 +236,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       partialIntervalMs: settings.realtimePartialIntervalMs,
       usageCheckIntervalMs: settings.usageCheckIntervalSeconds * 1000,
       diarizer,
+      formatText: settings.textFormatting,
     },
   );
   ctx.wsRoutes['/transcribe-websocket'] = realtimeWsHandler(realtime);

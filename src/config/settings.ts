@@ -240,6 +240,12 @@ export const settingDefs = {
     default: true,
     doc: 'Load the speech models and warm real-time decoders while the server starts (in the background; `/health` answers at once), so the first sessions and transcriptions do not wait for a model to load.',
   },
+  textFormatting: {
+    env: 'PARLANCE_TEXT_FORMATTING',
+    kind: 'bool',
+    default: true,
+    doc: 'Formatted transcripts by default (async transcripts and real-time final tokens): sentence capitals and punctuation, numbers, dates, times, money and percentages as digits. A request\'s `enable_text_formatting` overrides it.',
+  },
   realtimeSecondPass: {
     env: 'PARLANCE_REALTIME_SECOND_PASS',
     kind: 'bool',

@@ -10,6 +10,7 @@ import * as m0004 from './migrations/0004-transcriptions.js';
 import * as m0005 from './migrations/0005-usage.js';
 import * as m0006 from './migrations/0006-organization.js';
 import * as m0007 from './migrations/0007-voices.js';
+import * as m0008 from './migrations/0008-text-formatting.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '0005-usage': m0005,
   '0006-organization': m0006,
   '0007-voices': m0007,
+  '0008-text-formatting': m0008,
 };
 
 /** Every migration, in order; a database at the latest version has run exactly these. */

@@ -106,6 +106,8 @@ export interface TranscriptionsTable {
   translation: string | null;
   enable_speaker_diarization: Flag;
   enable_language_identification: Flag;
+  /** Format the transcript (src/text): decided at creation. */
+  enable_text_formatting: Flag;
   webhook_url: string | null;
   webhook_auth_header_name: string | null;
   webhook_auth_header_value: string | null;

@@ -1,5 +1,6 @@
 // Word error rate: word-level Levenshtein distance between a reference and a hypothesis, divided by the number
 // of reference words. Shared by the engine tests and the benchmarks.
+import { normalizeForScoring } from '../../text/format.js';
 
 export interface WerResult {
   /** (substitutions + deletions + insertions) / reference words; 0 when both are empty. Can exceed 1. */
@@ -12,11 +13,12 @@ export interface WerResult {
 }
 
 /**
- * Lower-case, drop punctuation (keeping apostrophes inside words), split on whitespace. Good enough for English
- * scoring; does not expand numbers or abbreviations.
+ * Numbers, money, times and titles written out as words one standard way (src/text normalizeForScoring: "$200." and
+ * "two hundred dollars" both read "two hundred dollars"), lower-case, punctuation dropped (apostrophes inside words
+ * kept), split on whitespace: formatted and raw transcripts, and references in either style, score alike.
  */
 export function normalizeWords(text: string): string[] {
-  return text
+  return normalizeForScoring(text)
     .toLowerCase()
     .replace(/[^\p{L}\p{N}'\s]+/gu, ' ')
     .replace(/(^|\s)'+|'+(?=\s|$)/g, '$1')

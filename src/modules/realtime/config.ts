@@ -41,6 +41,8 @@ export interface RealtimeConfig {
   maxEndpointDelayMs: number;
   enableSpeakerDiarization: boolean;
   enableLanguageIdentification: boolean;
+  /** Parlance: formatted final tokens; unset = the server's setting. */
+  enableTextFormatting?: boolean;
   clientReferenceId?: string;
   translation?: Translation;
 }
@@ -190,6 +192,7 @@ export function parseRealtimeConfig(c: unknown): RealtimeConfig {
   optNumber(c, 'endpoint_latency_adjustment_level', 0, 3, { integer: true });
   const enableSpeakerDiarization = optBool(c, 'enable_speaker_diarization', false);
   const enableLanguageIdentification = optBool(c, 'enable_language_identification', false);
+  const enableTextFormatting = c.enable_text_formatting === undefined || c.enable_text_formatting === null ? undefined : optBool(c, 'enable_text_formatting', true);
   const clientReferenceId = optString(c, 'client_reference_id', MAX_CLIENT_REFERENCE_ID);
   const translation = validateTranslation(c.translation);
 
@@ -207,6 +210,7 @@ export function parseRealtimeConfig(c: unknown): RealtimeConfig {
     maxEndpointDelayMs,
     enableSpeakerDiarization,
     enableLanguageIdentification,
+    ...(enableTextFormatting !== undefined ? { enableTextFormatting } : {}),
     ...(clientReferenceId !== undefined ? { clientReferenceId } : {}),
     ...(translation ? { translation } : {}),
   };

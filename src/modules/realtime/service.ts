@@ -27,6 +27,7 @@ import { TranslationError } from '../../engines/translate/interface.js';
 import { RealtimeTranslationStep } from '../translation/realtime-step.js';
 import { isRawFormat, languageOptions, parseRealtimeConfig, type RealtimeConfig } from './config.js';
 import { AudioDecodeError, createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
+import { TranscriptFormatter } from '../../text/format.js';
 import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
 
 /** Bytes of engine audio (s16le mono) per millisecond. */
@@ -46,6 +47,8 @@ export interface RealtimeOptions {
   usageCheckIntervalMs?: number;
   /** Speaker labels for sessions with enable_speaker_diarization. */
   diarizer?: DiarizationEngine;
+  /** Format final tokens unless the session's configuration says otherwise (PARLANCE_TEXT_FORMATTING). */
+  formatText?: boolean;
 }
 
 export interface RealtimeDeps {
@@ -122,6 +125,10 @@ export class RealtimeSession {
   private tracker!: TokenTracker;
   private translation!: RealtimeTranslationStep;
   private diarization: DiarizationStream | undefined;
+  /** Written form of final tokens (capitals, punctuation, digits), carried across the session's utterances. */
+  private formatter: TranscriptFormatter | undefined;
+  /** The end of the stream is being processed: the finals that come now close the transcript. */
+  private endingStream = false;
   /** Speaker of a span of audio, with diarization (for tokens and the translations that follow them). */
   private speakerOf: ((startMs: number, endMs: number) => string) | undefined;
   private release: (() => void) | undefined;
@@ -225,6 +232,7 @@ export class RealtimeSession {
           this.fail(err instanceof TranslationError ? new ApiError('internal_error', 'Internal error: the translation engine failed.', { cause: err }) : err),
       });
       this.speakerOf = this.startDiarization(config);
+      if (config.enableTextFormatting ?? opts.formatText ?? false) this.formatter = new TranscriptFormatter({ language: resolved.engine.model.languages[0] });
       this.tracker = new TokenTracker(config.enableNonFinalTokens, this.translation.labels, this.speakerOf, config.maxNonFinalTokensDurationMs);
       const raw = isRawFormat(config.audioFormat)
         ? { format: config.audioFormat, sampleRate: config.sampleRate!, channels: config.numChannels! }
@@ -375,9 +383,11 @@ export class RealtimeSession {
     }
   }
 
-  private onFinal(tokens: Token[], info: FinalInfo): void {
+  private onFinal(words: Token[], info: FinalInfo): void {
     if (this.closed) return;
     this.touch(); // the engine was still working on this client's audio
+    // Non-final tokens stay raw words; final ones are written out (a formatted token spans the words it replaced).
+    const tokens = this.formatter ? this.formatter.format(words, { endsUtterance: info.endpoint, endsStream: this.endingStream }) : words;
     this.tracker.final(tokens);
     // Final tokens the engine closed at a pause are an endpoint, sent once the utterance's translation (if any) is out.
     // A pause just before the end of the stream is one too, even when its final tokens arrive after the end frame: the
@@ -432,6 +442,7 @@ export class RealtimeSession {
       await this.pumpDone;
       if (this.closed) return;
       await this.diarization?.flush();
+      this.endingStream = true;
       await this.engine!.end();
       await this.translation.drained();
       if (this.closed) return;

@@ -21,6 +21,7 @@ import type { TranscriptionRow, TranscriptionsRepository } from './repository.js
 import type { TranscriptToken } from './schemas.js';
 import { addSpeakerLabels } from './speaker-labels.js';
 import { PROCESS_JOB, type ProcessJobPayload, type TranscriptionsService, WEBHOOK_JOB, type WebhookJobPayload } from './service.js';
+import { formatTranscript } from '../../text/format.js';
 
 /** A failed audio_url fetch, already classified into the spec's two record-only error types. */
 export class AudioFetchError extends Error {
@@ -212,6 +213,8 @@ export class TranscriptionProcessor {
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
+    // Written form (capitals, punctuation, digits) before anything else reads the words; timestamps stay exact.
+    if (row.enable_text_formatting === 1) words = formatTranscript(words, { language: engine.model.languages[0] });
     if (words.length > this.opts.maxTokens)
       throw new JobFailure('transcription_output_too_long', `The transcript has ${words.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`);
     // Speakers first: translation segments split at speaker changes and translated tokens keep the speaker.

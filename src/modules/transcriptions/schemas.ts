@@ -34,6 +34,8 @@ export const CreateTranscriptionBody = Type.Object(
     language_hints_strict: Type.Optional(Type.Boolean()),
     enable_speaker_diarization: Type.Optional(Type.Boolean()),
     enable_language_identification: Type.Optional(Type.Boolean()),
+    /** Parlance: formatted text (capitals, punctuation, numbers as digits); default PARLANCE_TEXT_FORMATTING. */
+    enable_text_formatting: Type.Optional(Type.Boolean()),
     context: Type.Optional(ContextSchema),
     translation: Type.Optional(TranslationSchema),
     webhook_url: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),

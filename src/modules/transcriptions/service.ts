@@ -26,6 +26,8 @@ export interface TranscriptionsOptions {
   profile: CompatProfile;
   /** Most transcriptions of a project waiting or in progress (`transcribe_async_pending_num_files`); 0 = no cap. */
   pendingCap: number;
+  /** Format transcripts unless the request says otherwise (PARLANCE_TEXT_FORMATTING). */
+  formatText: boolean;
   clock?: Clock;
 }
 
@@ -185,6 +187,7 @@ export class TranscriptionsService {
       translation: body.translation === undefined ? null : JSON.stringify(body.translation),
       enable_speaker_diarization: body.enable_speaker_diarization ? 1 : 0,
       enable_language_identification: body.enable_language_identification ? 1 : 0,
+      enable_text_formatting: (body.enable_text_formatting ?? this.opts.formatText) ? 1 : 0,
       webhook_url: body.webhook_url ?? null,
       webhook_auth_header_name: body.webhook_auth_header_name ?? null,
       webhook_auth_header_value: body.webhook_auth_header_value ?? null,
