@@ -106,6 +106,8 @@ export interface StreamingSession {
 /** Utterances whose final tokens came from the second pass, or kept the first pass's words and why. */
 export interface SecondPassReport {
   decoded: number;
+  /** Of the decoded: started at the pause, before the utterance's end was decided (the final comes sooner). */
+  early: number;
   /** The machine's second-pass budget was spent. */
   skipped: number;
   /** The second pass took too long. */

@@ -116,6 +116,8 @@ describe('two-pass live finals', () => {
       if (e.kind === 'p') expect(e.tokens.length).toBeGreaterThan(0);
     }
     expect(r.session.secondPass!.decoded).toBe(r.finals.length);
+    // Each utterance that ended at a pause was decoded again from the pause on, not from its endpoint.
+    expect(r.session.secondPass!.early).toBe(r.finals.length);
     const all = r.finals.flat();
     expect(all.at(-1)!.end_ms).toBeLessThanOrEqual(Math.ceil(audio.length / 32));
     expect(wordErrorRate(clips.slice(0, 5).map((c) => c.reference).join(' '), words(all)).wer).toBeLessThan(0.5);
@@ -131,7 +133,7 @@ describe('two-pass live finals', () => {
     // The streaming decoder's own words, unchanged (decoding is deterministic).
     expect(words(late.finals.flat())).toBe(words(onePass.finals.flat()));
     expect(words(overBudget.finals.flat())).toBe(words(onePass.finals.flat()));
-    expect(late.session.secondPass).toEqual({ decoded: 0, skipped: 0, late: onePass.finals.length, failed: 0 });
-    expect(overBudget.session.secondPass).toEqual({ decoded: 0, skipped: onePass.finals.length, late: 0, failed: 0 });
+    expect(late.session.secondPass).toEqual({ decoded: 0, early: 0, skipped: 0, late: onePass.finals.length, failed: 0 });
+    expect(overBudget.session.secondPass).toEqual({ decoded: 0, early: 0, skipped: onePass.finals.length, late: 0, failed: 0 });
   }, 120_000);
 });

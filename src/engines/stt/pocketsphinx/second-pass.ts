@@ -25,7 +25,7 @@ export interface SecondPassOptions {
   waitMs: number;
 }
 
-const emptyStats = (): SecondPassReport => ({ decoded: 0, skipped: 0, late: 0, failed: 0 });
+const emptyStats = (): SecondPassReport => ({ decoded: 0, early: 0, skipped: 0, late: 0, failed: 0 });
 
 /** What every live session of one model shares: the budget and the totals. */
 export class SecondPassPool {
@@ -45,6 +45,8 @@ export class SecondPassPool {
   /** Decode `samples` (starting at sample `startSample` of the stream) as a file segment; undefined over budget. */
   decode(startSample: number, samples: Int16Array): Job | undefined {
     const ms = samples.length / SAMPLES_PER_MS;
+    // Read before submitting: a free batch worker takes the samples at once (their buffer is transferred, and empty here).
+    const end = startSample + samples.length;
     if (this.pendingMs + ms > this.options.budgetMs) return undefined;
     this.pendingMs += ms;
     const request = this.batch.open({ priority: LIVE_PRIORITY });
@@ -64,7 +66,7 @@ export class SecondPassPool {
     })();
     tokens.catch(() => {}); // observed by whoever waits for it; a cancelled job has nobody
     return {
-      end: startSample + samples.length,
+      end,
       tokens,
       cancel: () => {
         request.cancel();
@@ -155,6 +157,7 @@ export class SecondPass {
         return streamTokens;
       }
       this.pool.count(this.stats, 'decoded');
+      if (u.job) this.pool.count(this.stats, 'early');
       return outcome;
     } catch {
       this.pool.count(this.stats, 'failed');
