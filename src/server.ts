@@ -330,6 +330,9 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
     bootstrap = { organization_id: b.organization_id, project_id: b.project_id, api_key: b.api_key };
   }
   const app = await buildApp(ctx);
+  // The speech model and a first warm streaming decoder load before the server listens: once it answers (/health
+  // included), the first session is served as fast as later ones. A model that fails here loads on first use.
+  if (settings.sttPreload) await handle.preloadSpeech();
   await app.listen({ host: settings.host, port: settings.port });
   const sockets = attachWebSockets(app.server, ctx.wsRoutes, {
     maxPayload: settings.wsMaxMessageBytes,
@@ -343,8 +346,6 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   // Jobs start after the API listens: a crashed predecessor's jobs resume now.
   await handle.queue.start();
   const stopHousekeeping = startHousekeeping();
-  // Models load while the server already answers (/health included): the first session should not pay for them.
-  if (settings.sttPreload) void handle.preloadSpeech();
   let closing: Promise<void> | undefined;
   // A keep-alive connection whose response finishes during the drain is closed then, not after Fastify's 72 s idle
   // timeout (server.close() closes only the connections idle at the moment it is called).

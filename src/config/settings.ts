@@ -238,7 +238,7 @@ export const settingDefs = {
     env: 'PARLANCE_STT_PRELOAD',
     kind: 'bool',
     default: true,
-    doc: 'Load the speech models and warm real-time decoders while the server starts (in the background; `/health` answers at once), so the first sessions and transcriptions do not wait for a model to load.',
+    doc: 'Load the speech models and a first warm real-time decoder before the server listens (about 2 s; more decoders keep loading in the background), so the first sessions and transcriptions do not wait for a model to load.',
   },
   textFormatting: {
     env: 'PARLANCE_TEXT_FORMATTING',

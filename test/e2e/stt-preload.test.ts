@@ -47,6 +47,8 @@ describe('speech model preload', () => {
       50,
     );
     const line = JSON.parse(logged[0]!) as { model: string; ms: number };
+    // Loaded before the server listened: whoever connects first finds it ready.
+    expect(server.stderr().indexOf('"speech model loaded"')).toBeLessThan(server.stderr().indexOf('Server listening'));
     expect(line.model).toBe('parlance-en-pocketsphinx-v1');
     expect(line.ms).toBeGreaterThan(0);
 

@@ -128,8 +128,11 @@ export interface Recognizer {
    * not count); `signal` gives up on the whole (the caller went away).
    */
   stream(options?: StreamOptions & { signal?: AbortSignal; busyWaitMs?: number }): Promise<StreamingSession>;
-  /** Start loading, in the background, what new live sessions need (warm streaming decoders) before any asks. */
-  prewarm?(): void;
+  /**
+   * Start loading what new live sessions need (warm streaming decoders) before any asks; resolves once the first is
+   * ready (the rest keep loading in the background).
+   */
+  prewarm?(): Promise<void>;
 }
 
 export interface LoadOptions {

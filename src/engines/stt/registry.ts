@@ -95,8 +95,9 @@ export class SttRegistry {
   }
 
   /**
-   * Load every model now (and start warming what live sessions need), one after another, rather than on first use;
-   * `onLoaded` hears of each model loaded or failed. A model that cannot load is reported and left for first use.
+   * Load every model now, and what its first live session needs (the first warm streaming decoder; more keep loading
+   * in the background), one after another, rather than on first use; `onLoaded` hears of each model loaded or failed.
+   * A model that cannot load is reported and left for first use.
    */
   async preload(onLoaded: (model: string, outcome: { ms: number } | { error: Error }) => void): Promise<void> {
     for (const model of this.list()) {
@@ -104,7 +105,7 @@ export class SttRegistry {
       const started = Date.now();
       try {
         const recognizer = await this.engines.get(model.engineId)!.load(model.engineModel);
-        recognizer.prewarm?.();
+        await recognizer.prewarm?.();
         onLoaded(model.id, { ms: Date.now() - started });
       } catch (err) {
         onLoaded(model.id, { error: err instanceof Error ? err : new Error(String(err)) });

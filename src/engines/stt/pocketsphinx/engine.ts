@@ -32,6 +32,8 @@ import { BatchPool, type BatchPoolStats } from './batch-pool.js';
 import { StreamPool, type SessionChannel, type StreamPoolStats, type UtteranceSpan } from './stream-pool.js';
 import { SecondPass, SecondPassPool } from './second-pass.js';
 
+/** Niceness of batch decoder threads (0 is the process's; 19 the lowest priority). */
+const BATCH_NICE = 10;
 /** Incoming PCM is fed to the segmenter in pieces of at most this many bytes (0.5 s), which bounds its buffer. */
 const PIECE_BYTES = 16_000;
 
@@ -116,7 +118,9 @@ export class PocketsphinxEngine implements SttEngine {
     checkModelFiles(paths);
     const addonPath = findAddon(this.options.addonPath);
     const init = { addonPath, model: paths, decoderArgs: this.options.decoderArgs };
-    const batch = new BatchPool(init, {
+    // Batch decoders (files, live second passes) yield the cores to live streaming decoders and the event loop when
+    // the machine is saturated: a live stream keeps real time, and a second pass that falls behind is late instead.
+    const batch = new BatchPool({ ...init, nice: BATCH_NICE }, {
       size: this.options.concurrency[engineModel]!,
       perRequestLimit: this.options.maxSegmentsPerRequest,
     });
@@ -231,8 +235,8 @@ export class PocketsphinxRecognizer implements Recognizer {
     return session;
   }
 
-  prewarm(): void {
-    this.streams.warmUp();
+  prewarm(): Promise<void> {
+    return this.streams.warmUp();
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,8 @@ export interface WorkerInit {
   addonPath: string;
   model: PocketsphinxModelPaths;
   decoderArgs: Record<string, string>;
+  /** OS niceness of the worker's thread (Linux; 0 = as the process). */
+  nice?: number;
 }
 
 export interface StreamSettings {

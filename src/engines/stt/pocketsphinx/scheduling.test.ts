@@ -388,6 +388,21 @@ describe('engine options', () => {
     }
   }, 120_000);
 
+  it('prewarm resolves once the first warm streaming decoder is loaded (what a preloading server waits for)', async () => {
+    const engine = new PocketsphinxEngine({ models: { 'en-us': { concurrency: 1 } }, poolSize: 1, maxStreams: 2, warmStreams: 2 });
+    try {
+      const rec = await engine.load('en-us');
+      expect(rec.stats().streams.idle).toBe(0);
+      await rec.prewarm();
+      expect(rec.stats().streams.idle).toBeGreaterThanOrEqual(1);
+      // A session now takes a loaded decoder at once.
+      const session = await rec.stream();
+      await session.end();
+    } finally {
+      await engine.close();
+    }
+  }, 60_000);
+
   it('rejects invalid limits', () => {
     expect(() => new PocketsphinxEngine({ models: { 'en-us': { concurrency: 0 } } })).toThrow(/concurrency/);
     expect(() => new PocketsphinxEngine({ maxStreams: 1.5 })).toThrow(/maxStreams/);

@@ -44,6 +44,8 @@ export class StreamPool {
   private closed = false;
   /** Spare decoders loading in the background. */
   private warming = 0;
+  /** warmUp() callers waiting for the first spare. */
+  private spareWaiters: (() => void)[] = [];
 
   constructor(
     private readonly init: WorkerInit,
@@ -181,8 +183,15 @@ export class StreamPool {
   }
 
   /** Load the warm spares now, one at a time in the background, rather than once the first session opened. */
-  warmUp(): void {
+  warmUp(): Promise<void> {
     this.replenish();
+    return this.firstSpare;
+  }
+
+  /** Resolves once the first spare decoder is loaded (or could not be, or none is wanted): a session is served at once. */
+  private get firstSpare(): Promise<void> {
+    if (this.idle.length > 0 || this.warming === 0) return Promise.resolve();
+    return new Promise((resolve) => this.spareWaiters.push(resolve));
   }
 
   /**
@@ -196,11 +205,13 @@ export class StreamPool {
       (w) => {
         this.warming--;
         this.release(w);
+        for (const ready of this.spareWaiters.splice(0)) ready();
         this.replenish();
       },
       () => {
         // A decoder that cannot load fails the next session that needs it, not this one.
         this.warming--;
+        for (const ready of this.spareWaiters.splice(0)) ready();
         this.serveWaiters();
       },
     );

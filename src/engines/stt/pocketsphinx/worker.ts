@@ -3,6 +3,8 @@
 // streaming worker runs one live session at a time, on the audio the speech gate hands it. Started by decoder-worker.ts (as
 // worker.js from dist/, or worker.ts through tsx when the sources run directly, e.g. under vitest). Speaks only the
 // messages in messages.ts.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { peakDb, SILENCE_PEAK_DB } from '../utterances.js';
 import { loadAddon, type NativeDecoder } from './addon.js';
@@ -15,6 +17,17 @@ const SAMPLES_PER_MS = 16;
 const port = parentPort;
 if (!port) throw new Error('pocketsphinx worker must run in a worker thread');
 const init = workerData as WorkerInit;
+if (init.nice) lowerPriority(init.nice);
+
+/** This thread only: on Linux a thread id given to setpriority names one thread of the process. */
+function lowerPriority(nice: number): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (tid > 0) setPriority(tid, nice);
+  } catch {
+    // Not Linux, or not allowed: the decoder runs at the process's priority.
+  }
+}
 
 function send(msg: FromWorker): void {
   port!.postMessage(msg);
