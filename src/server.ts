@@ -35,6 +35,7 @@ import { deliverWebhook, webhookBackoffMs } from './modules/webhooks/delivery.js
 import { buildApp, type App } from './http/app.js';
 import type { AppContext } from './http/context.js';
 import { attachWebSockets, type WebSocketDispatcher } from './http/websocket.js';
+import { atMost } from './lib/at-most.js';
 import type { LiveSurface } from './lib/live-set.js';
 import { CursorCodec } from './lib/cursor.js';
 import { newRequestId, randomToken } from './lib/ids.js';
@@ -303,23 +304,6 @@ export interface RunningServer {
 
 /** Closing handshakes and last frames after the drain: how long sockets get before they are cut. */
 const SOCKET_CLOSE_GRACE_MS = 1000;
-
-/** Resolves when `work` settles, `ms` passed, or `signal` aborts, whichever comes first. */
-async function atMost(work: Promise<unknown>, ms: number, signal?: AbortSignal): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  await Promise.race([
-    work.catch(() => undefined),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-      onAbort = () => resolve();
-      if (signal?.aborted) resolve();
-      else signal?.addEventListener('abort', onAbort, { once: true });
-    }),
-  ]);
-  clearTimeout(timer);
-  if (onAbort) signal?.removeEventListener('abort', onAbort);
-}
 
 export async function startServer(settings: Settings): Promise<RunningServer> {
   const handle = await createContext(settings);

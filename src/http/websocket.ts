@@ -5,6 +5,7 @@ import type { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { atMost } from '../lib/at-most.js';
 
 /** What a handler may ask the dispatcher to tell it about its connection. */
 export interface WsConnectionHooks {
@@ -113,12 +114,8 @@ export function attachWebSockets(server: Server, routes: WsRoutes, opts: WebSock
     async close(graceMs = 0) {
       refusing = true;
       clearInterval(heartbeat);
-      if (graceMs > 0 && wss.clients.size > 0) {
-        const gone = Promise.all([...wss.clients].map((ws) => new Promise((resolve) => ws.once('close', resolve))));
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([gone, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
-        clearTimeout(timer);
-      }
+      if (graceMs > 0 && wss.clients.size > 0)
+        await atMost(Promise.all([...wss.clients].map((ws) => new Promise((resolve) => ws.once('close', resolve)))), graceMs);
       for (const ws of wss.clients) ws.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },

@@ -370,17 +370,13 @@ export class RealtimeSession {
     }
   }
 
-  private async forcedFinalize(engine: StreamingSession): Promise<void> {
-    this.finalizing++;
-    try {
+  private forcedFinalize(engine: StreamingSession): Promise<void> {
+    return this.whileFinalizing(async () => {
       await engine.finalize();
       if (this.closed) return;
       this.tracker.finalizedUpTo(engine.audioMs);
       this.flush();
-    } finally {
-      this.finalizing--;
-      this.touch();
-    }
+    });
   }
 
   private onFinal(words: Token[], info: FinalInfo): void {
@@ -407,16 +403,19 @@ export class RealtimeSession {
   }
 
   /** Run a finalization; the request_timeout clock stands still while it runs. */
-  private finalizeStep(step: () => Promise<void>): void {
+  private async whileFinalizing(step: () => Promise<void>): Promise<void> {
     this.finalizing++;
-    this.enqueue(async () => {
-      try {
-        await step();
-      } finally {
-        this.finalizing--;
-        this.touch();
-      }
-    });
+    try {
+      await step();
+    } finally {
+      this.finalizing--;
+      this.touch();
+    }
+  }
+
+  /** A client finalization, in turn with the others and the end of stream (each counted while it runs). */
+  private finalizeStep(step: () => Promise<void>): void {
+    this.enqueue(() => this.whileFinalizing(step));
   }
 
   private clientFinalize(): void {
