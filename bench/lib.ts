@@ -20,6 +20,8 @@ export interface Row {
 export interface SuiteOptions {
   /** Short smoke run: smaller sizes and durations. Its numbers are not comparable with a full run. */
   quick: boolean;
+  /** The suite's own options: `--name=value` (or `--name`, value '') after the suite name. */
+  args: Record<string, string>;
   cleanup: Cleanup;
   log(message: string): void;
 }

@@ -4,12 +4,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildDist, Cleanup, formatTable, machineInfo, requireTools, ROOT, type Suite } from './lib.js';
 
-const suites: Record<string, { about: string; load: () => Promise<Suite> }> = {
+const suites: Record<string, { about: string; options?: string[]; load: () => Promise<Suite> }> = {
   diarization: { about: 'speaker diarization: DER for 2, 3, 4 speakers (real recordings and flite voices), offline and online, RTF', load: async () => (await import('./diarization.js')).run },
   http: { about: 'files API: count req/s, listing 1,000 files, 1 GiB streaming upload', load: async () => (await import('./http.js')).run },
   realtime: { about: 'real-time STT WebSocket: first-token and finalization latency, token lag per audio format, cold start, concurrent streams and finalization with the second pass off/on, memory per stream, live WER', load: async () => (await import('./realtime.js')).run },
   stt: { about: 'async transcription: WER (real vs synthetic), RTF with 1 and 2 workers, server overhead, head of line', load: async () => (await import('./stt.js')).run },
   voices: { about: 'cloned voices: distance to the human reference speaker, cloned vs random built-in voice (features and pitch), preparation time', load: async () => (await import('./voices.js')).run },
+  wer: {
+    about: 'word error rate on real recordings (pocketsphinx-testdata, Asterisk prompts), raw and formatted, per file and total; term recall with and without context. --dir=<folder with refs.tsv> scores your own recordings; --tune sweeps decoder settings on the tuning half and reports them on the held-out half',
+    options: ['dir', 'tune'],
+    load: async () => (await import('./wer.js')).run,
+  },
   tts: { about: 'text-to-speech: first-byte latency over HTTP and WebSocket, RTF per engine/voice, simultaneous streams', load: async () => (await import('./tts.js')).run },
 };
 
@@ -23,7 +28,14 @@ async function main(): Promise<number> {
   const flags = new Set(args.filter((a) => a.startsWith('-')));
   const positional = args.filter((a) => !a.startsWith('-'));
   const name = positional[0];
-  const unknownFlags = [...flags].filter((f) => f !== '--quick');
+  // Suite options (`--dir=…`, `--tune`) are named in the suite's line of usage(); the suite reads them.
+  const suiteArgs: Record<string, string> = {};
+  for (const f of flags) {
+    const m = /^--([a-z][a-z-]*)(?:=(.*))?$/.exec(f);
+    if (m && m[1] !== 'quick') suiteArgs[m[1]!] = m[2] ?? '';
+  }
+  const known = new Set(['quick', ...(name ? (suites[name]?.options ?? []) : [])]);
+  const unknownFlags = [...flags].filter((f) => !known.has(/^--([a-z-]+)/.exec(f)?.[1] ?? f));
   if (!name || positional.length > 1 || unknownFlags.length || !Object.hasOwn(suites, name)) {
     if (name && !Object.hasOwn(suites, name)) console.error(`unknown suite "${name}"\n`);
     if (unknownFlags.length) console.error(`unknown option ${unknownFlags.join(' ')}\n`);
@@ -51,7 +63,7 @@ async function main(): Promise<number> {
     requireTools(['ffmpeg', 'ffprobe']);
     const machine = machineInfo();
     const suite = await suites[name]!.load();
-    const { rows, raw } = await suite({ quick, cleanup, log });
+    const { rows, raw } = await suite({ quick, args: suiteArgs, cleanup, log });
     const finishedAt = new Date();
 
     const dir = path.join(ROOT, 'bench', 'results');

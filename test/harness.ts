@@ -246,3 +246,35 @@ export async function gatedAudioServer(wav: Buffer, opts: { held?: boolean } = {
       }),
   };
 }
+
+export interface RealtimeFrame {
+  tokens: { text: string; start_ms: number; end_ms: number; is_final?: boolean; speaker?: string }[];
+  finished?: boolean;
+  error_type?: string;
+  error_message?: string;
+}
+
+/**
+ * One real-time session over /transcribe-websocket: the configuration (raw 16 kHz mono PCM unless `config` says
+ * otherwise, plus `config`), `pcm` in 100 ms messages as fast as the socket takes them, then the end of audio; resolves
+ * with every frame once the finished (or an error) frame came.
+ */
+export async function streamRealtime(s: Parlance, pcm: Buffer, config: Record<string, unknown> = {}): Promise<RealtimeFrame[]> {
+  const { default: WebSocket } = await import('ws');
+  const ws = new WebSocket(`${s.url.replace('http', 'ws')}/transcribe-websocket`);
+  const frames: RealtimeFrame[] = [];
+  const done = new Promise<void>((resolve) =>
+    ws.on('message', (m) => {
+      const f = JSON.parse(m.toString()) as RealtimeFrame;
+      frames.push(f);
+      if (f.finished || f.error_type) resolve();
+    }),
+  );
+  await new Promise((r) => ws.once('open', r));
+  ws.send(JSON.stringify({ api_key: s.apiKey, model: 'stt-rt-v4', audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1, ...config }));
+  for (let off = 0; off < pcm.length; off += 3200) ws.send(pcm.subarray(off, off + 3200));
+  ws.send('');
+  await done;
+  ws.close();
+  return frames;
+}

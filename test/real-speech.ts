@@ -1,7 +1,9 @@
 // Real human recordings with reference transcripts, for accuracy tests and benchmarks: Debian's
 // pocketsphinx-testdata (librivox read speech and the "cards" set, 10 clips, 92 words). And the one way to add up
 // word errors over several clips.
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
 import { wordErrorRate } from '../src/engines/stt/wer.js';
 
@@ -38,4 +40,53 @@ export function werOf(pairs: { reference: string; text: string }[]): { wer: numb
     words += w.referenceWords;
   }
   return { wer: words ? errors / words : 0, words, errors };
+}
+
+export const ASTERISK_EN = '/usr/share/asterisk/sounds/en_US_f_Allison';
+export const ASTERISK_EN_TRANSCRIPTS = '/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz';
+
+/**
+ * Asterisk's US English prompts (asterisk-core-sounds-en-wav, read by Allison Smith, 8 kHz telephone audio) with
+ * the transcripts Debian ships in asterisk-core-sounds-en (`name: text` lines). Prompts whose transcript is a
+ * bracketed description of a tone ("[ascending tones]") are left out. Empty when either package is missing.
+ */
+export function asteriskEnClips(): RealClip[] {
+  if (!existsSync(ASTERISK_EN_TRANSCRIPTS) || !existsSync(ASTERISK_EN)) return [];
+  const clips: RealClip[] = [];
+  for (const line of gunzipSync(readFileSync(ASTERISK_EN_TRANSCRIPTS)).toString('utf8').split('\n')) {
+    const m = /^([\w./-]+):\s*(.+)$/.exec(line.trim());
+    if (!m || m[2]!.includes('[')) continue;
+    const file = path.join(ASTERISK_EN, `${m[1]}.wav`);
+    if (existsSync(file)) clips.push({ file, reference: m[2]!.trim(), set: 'asterisk-en' });
+  }
+  return clips;
+}
+
+/**
+ * A user's folder of recordings: `refs.tsv` holds one `<audio file, relative to the folder>\t<reference>` per line
+ * (blank lines and lines starting with # are skipped). Throws naming the line when a file is missing.
+ */
+export function folderClips(dir: string): RealClip[] {
+  const tsv = path.join(dir, 'refs.tsv');
+  if (!existsSync(tsv)) throw new Error(`${tsv} not found: put one "<audio file>\\t<reference text>" line per recording there`);
+  const clips: RealClip[] = [];
+  readFileSync(tsv, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (!line.trim() || line.startsWith('#')) return;
+      const tab = line.indexOf('\t');
+      if (tab < 0) throw new Error(`${tsv}:${i + 1}: expected "<audio file>\\t<reference text>"`);
+      const file = path.resolve(dir, line.slice(0, tab).trim());
+      if (!existsSync(file)) throw new Error(`${tsv}:${i + 1}: ${file} not found`);
+      clips.push({ file, reference: line.slice(tab + 1).trim(), set: path.basename(path.resolve(dir)) });
+    });
+  return clips;
+}
+
+/**
+ * Which half of the real recordings a clip is in: 'tune' (decoder settings may be chosen on it) or 'held-out'
+ * (only ever reported). Fixed by a hash of the file name, so the halves never change between runs or machines.
+ */
+export function splitOf(file: string): 'tune' | 'held-out' {
+  return createHash('sha256').update(path.basename(path.dirname(file)) + '/' + path.basename(file)).digest()[0]! < 128 ? 'tune' : 'held-out';
 }

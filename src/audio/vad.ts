@@ -73,7 +73,7 @@ export interface Vad {
   createStream(options?: VadStreamOptions): VadStream;
 }
 
-const defaultLog: VadLog = (level, msg, detail) => {
+export const defaultLog: VadLog = (level, msg, detail) => {
   process.stderr.write(`${JSON.stringify({ level, time: Date.now(), msg, ...detail })}\n`);
 };
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { wordErrorRate } from '../../src/engines/stt/wer.js';
-import { makeSpeech, startParlance, tempDir, uploadFile, waitFor, type Parlance } from '../harness.js';
+import { makeSpeech, startParlance, streamRealtime, tempDir, uploadFile, waitFor, type Parlance } from '../harness.js';
 
 const work = tempDir('parlance-format-');
 const SPOKEN = 'my flight leaves at seven thirty on march third and the ticket cost two hundred dollars';
@@ -88,21 +88,7 @@ describe('formatted transcripts', () => {
   it('real time: final tokens formatted, non-final ones raw; enable_text_formatting false keeps finals raw', async () => {
     const pcm = readFileSync(wav).subarray(44);
     const live = async (extra: Record<string, unknown>) => {
-      const ws = new WebSocket(`${s.url.replace('http', 'ws')}/transcribe-websocket`);
-      const frames: { tokens: Tok[]; finished?: boolean; error_type?: string }[] = [];
-      const done = new Promise<void>((resolve) =>
-        ws.on('message', (m) => {
-          const f = JSON.parse(m.toString()) as (typeof frames)[number];
-          frames.push(f);
-          if (f.finished || f.error_type) resolve();
-        }),
-      );
-      await new Promise((r) => ws.once('open', r));
-      ws.send(JSON.stringify({ api_key: s.apiKey, model: 'stt-rt-v4', audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1, ...extra }));
-      for (let off = 0; off < pcm.length; off += 3200) ws.send(pcm.subarray(off, off + 3200));
-      ws.send('');
-      await done;
-      ws.close();
+      const frames = await streamRealtime(s, pcm, extra);
       expect(frames.find((f) => f.error_type)).toBeUndefined();
       const finals = frames.flatMap((f) => f.tokens.filter((t) => t.is_final));
       const nonFinal = frames.flatMap((f) => f.tokens.filter((t) => !t.is_final));

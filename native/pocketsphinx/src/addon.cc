@@ -6,6 +6,7 @@
 // TypeScript; this file only moves data across the boundary.
 #include <napi.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -20,6 +21,7 @@ extern "C" {
 #include <sphinxbase/err.h>
 #include <sphinxbase/feat.h>
 #include <sphinxbase/logmath.h>
+#include <sphinxbase/ngram_model.h>
 }
 
 namespace {
@@ -70,6 +72,9 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
                            InstanceMethod("inSpeech", &Decoder::InSpeech),
                            InstanceMethod("frames", &Decoder::Frames),
                            InstanceMethod("resetCmn", &Decoder::ResetCmn),
+                           InstanceMethod("setBias", &Decoder::SetBias),
+                           InstanceMethod("biasKey", &Decoder::BiasKey),
+                           InstanceMethod("dropBias", &Decoder::DropBias),
                            InstanceMethod("free", &Decoder::Free),
                        });
   }
@@ -117,6 +122,8 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
       throw Napi::Error::New(env, "pocketsphinx: decoder initialisation failed" + (log.empty() ? "" : ": " + log));
     }
     TakeLog();
+    const char *search = ps_get_search(ps_);
+    default_search_ = search != nullptr ? search : "";
     // Remember the initial live-CMN mean so a pooled decoder can start every session from the same state.
     feat_t *feat = ps_get_feat(ps_);
     if (feat != nullptr && feat->cmn_struct != nullptr) {
@@ -132,6 +139,32 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
   cmd_ln_t *config_ = nullptr;
   std::vector<mfcc_t> initial_cmn_;
   std::vector<int16_t> scratch_;
+  // The search the decoder was created with (the model's language model), and the key of the biased search kept
+  // beside it ("" when none was built yet).
+  std::string default_search_;
+  // Biased searches kept for their next segments, least recently used first out (setBias's `keep`, default 1). Each
+  // holds a lexicon tree over the whole vocabulary, about 40 MB with Debian's en-us model; several let requests that
+  // take turns on one batch decoder keep theirs.
+  struct BiasSearch {
+    std::string key;
+    std::string name;
+    uint64_t used;
+  };
+  std::vector<BiasSearch> bias_searches_;
+  const BiasSearch *active_bias_ = nullptr;
+  uint64_t bias_tick_ = 0;
+  uint64_t bias_names_ = 0;
+
+  void UseDefaultSearch(Napi::Env env) {
+    if (active_bias_ != nullptr) Check(env, ps_set_search(Ps(env), default_search_.c_str()), "ps_set_search");
+    active_bias_ = nullptr;
+  }
+
+  void DropBiasSearches(Napi::Env env) {
+    UseDefaultSearch(env);
+    for (auto &b : bias_searches_) ps_unset_search(Ps(env), b.name.c_str());
+    bias_searches_.clear();
+  }
 
   void Release() {
     if (ps_ != nullptr) ps_free(ps_);
@@ -251,6 +284,123 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
       cmn_live_set(feat->cmn_struct, initial_cmn_.data());
     }
     return info.Env().Undefined();
+  }
+
+  // setBias(null) → decode with the model's own language model again.
+  // setBias({ key, words: [[word, phones], ...], lm: arpaPath, weight }) → decode with the model's language model
+  // interpolated with the small ARPA model at `lm` (weight = its share, 0..1), after adding the words the dictionary
+  // lacks. The biased search is built once per key and kept: a later call with the same key only switches to it.
+  // Words are added to the dictionary without rebuilding the default search, whose lexicon tree is fixed when the
+  // decoder is created, so decoding without a bias never sees them.
+  Napi::Value SetBias(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ps_decoder_t *ps = Ps(env);
+    if (info.Length() < 1 || info[0].IsNull() || info[0].IsUndefined()) {
+      UseDefaultSearch(env);
+      return env.Undefined();
+    }
+    if (!info[0].IsObject()) throw Napi::TypeError::New(env, "setBias: { key, words, lm, weight } or null expected");
+    Napi::Object o = info[0].As<Napi::Object>();
+    std::string key = o.Get("key").ToString().Utf8Value();
+    for (auto &b : bias_searches_) {
+      if (b.key != key) continue;
+      if (active_bias_ != &b) Check(env, ps_set_search(ps, b.name.c_str()), "ps_set_search");
+      active_bias_ = &b;
+      b.used = ++bias_tick_;
+      return env.Undefined();
+    }
+    std::string lm_path = o.Get("lm").ToString().Utf8Value();
+    double weight = o.Get("weight").ToNumber().DoubleValue();
+    Napi::Value keep_v = o.Get("keep");
+    size_t keep = keep_v.IsNumber() ? static_cast<size_t>(std::max(1.0, keep_v.ToNumber().DoubleValue())) : 1;
+    if (!(weight > 0 && weight < 1)) throw Napi::RangeError::New(env, "setBias: weight must be between 0 and 1");
+    TakeLog();
+    // Back to the model's own search before the cached ones change (the vector below may move or drop them).
+    UseDefaultSearch(env);
+    // Words the dictionary lacks. ps_add_word also adds each word to the language model of every n-gram search, and
+    // a word added to the model's own (trie) language model crashes its scoring once the word is a history: so the
+    // biased searches (which hold that model) are dropped and the default search is taken down while words are
+    // added, then rebuilt over the same, untouched model. Decoding without a bias never sees the added words.
+    std::vector<std::pair<std::string, std::string>> missing;
+    Napi::Value words_v = o.Get("words");
+    if (words_v.IsArray()) {
+      Napi::Array words = words_v.As<Napi::Array>();
+      for (uint32_t i = 0; i < words.Length(); i++) {
+        Napi::Value pair_v = words.Get(i);
+        if (!pair_v.IsArray()) continue;
+        Napi::Array pair = pair_v.As<Napi::Array>();
+        std::string word = pair.Get(0u).ToString().Utf8Value();
+        char *known = ps_lookup_word(ps, word.c_str());
+        if (known != nullptr) {
+          free(known);
+          continue;
+        }
+        missing.emplace_back(word, pair.Get(1u).ToString().Utf8Value());
+      }
+    }
+    if (!missing.empty()) {
+      DropBiasSearches(env);
+      ngram_model_t *own = ps_get_lm(ps, default_search_.c_str());
+      if (own == nullptr) throw Napi::Error::New(env, "pocketsphinx: the decoder has no language model to bias");
+      ngram_model_retain(own);
+      ps_unset_search(ps, default_search_.c_str());
+      for (auto &w : missing) {
+        // A pronunciation with a phone the model lacks is refused; the word is then left out.
+        if (ps_add_word(ps, w.first.c_str(), w.second.c_str(), FALSE) < 0) TakeLog();
+      }
+      int rv = ps_set_lm(ps, default_search_.c_str(), own);
+      ngram_model_free(own);
+      Check(env, rv, "ps_set_lm");
+      Check(env, ps_set_search(ps, default_search_.c_str()), "ps_set_search");
+    }
+    while (bias_searches_.size() >= keep) {
+      auto lru = bias_searches_.begin();
+      for (auto it = bias_searches_.begin(); it != bias_searches_.end(); ++it)
+        if (it->used < lru->used) lru = it;
+      ps_unset_search(ps, lru->name.c_str());
+      bias_searches_.erase(lru);
+    }
+    ngram_model_t *base = ps_get_lm(ps, default_search_.c_str());
+    if (base == nullptr) throw Napi::Error::New(env, "pocketsphinx: the decoder has no language model to bias");
+    logmath_t *lmath = ps_get_logmath(ps);
+    ngram_model_t *context = ngram_model_read(config_, lm_path.c_str(), NGRAM_ARPA, lmath);
+    if (context == nullptr) {
+      std::string log = TakeLog();
+      throw Napi::Error::New(env, "pocketsphinx: context language model not read" + (log.empty() ? "" : ": " + log));
+    }
+    ngram_model_t *models[2] = {ngram_model_retain(base), context};
+    char base_name[] = "base";
+    char context_name[] = "context";
+    char *names[2] = {base_name, context_name};
+    const float32 weights[2] = {static_cast<float32>(1.0 - weight), static_cast<float32>(weight)};
+    ngram_model_t *set = ngram_model_set_init(config_, models, names, weights, 2);
+    if (set == nullptr) {
+      ngram_model_free(models[0]);
+      ngram_model_free(context);
+      std::string log = TakeLog();
+      throw Napi::Error::New(env, "pocketsphinx: language model set not built" + (log.empty() ? "" : ": " + log));
+    }
+    std::string name = "parlance_bias_" + std::to_string(++bias_names_);
+    int rv = ps_set_lm(ps, name.c_str(), set);
+    ngram_model_free(set);  // the search holds its own reference
+    Check(env, rv, "ps_set_lm");
+    Check(env, ps_set_search(ps, name.c_str()), "ps_set_search");
+    bias_searches_.push_back({key, name, ++bias_tick_});
+    active_bias_ = &bias_searches_.back();
+    TakeLog();
+    return env.Undefined();
+  }
+
+  // dropBias(): back to the model's own search, and the biased searches kept are freed.
+  Napi::Value DropBias(const Napi::CallbackInfo &info) {
+    DropBiasSearches(info.Env());
+    return info.Env().Undefined();
+  }
+
+  // biasKey() → key of the biased search in use, or null when decoding with the model's own language model.
+  Napi::Value BiasKey(const Napi::CallbackInfo &info) {
+    if (active_bias_ == nullptr) return info.Env().Null();
+    return Napi::String::New(info.Env(), active_bias_->key);
   }
 
   Napi::Value Free(const Napi::CallbackInfo &info) {

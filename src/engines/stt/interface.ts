@@ -36,9 +36,20 @@ export interface SttFeatures {
   translation: boolean;
 }
 
+/**
+ * What a request says about its audio (the API's `context`, see recognitionContext in context.ts): words and names to
+ * expect, written as they should appear, and related text. Engines that can bias toward them do; others ignore it.
+ * It applies to that request or session only.
+ */
+export interface RecognitionContext {
+  terms: readonly string[];
+  text: string;
+}
+
 export interface TranscribeOptions {
   /** BCP-47-ish language hint ("en"); engines that serve one language ignore it. */
   language?: string;
+  context?: RecognitionContext;
   /** Aborts decoding; the promise then rejects with the signal's reason. */
   signal?: AbortSignal;
   /** Called with each batch of final tokens as soon as it is known (progress for long files), in time order. */
@@ -54,6 +65,7 @@ export interface TranscribeOptions {
 
 export interface StreamOptions {
   language?: string;
+  context?: RecognitionContext;
   /**
    * End an utterance by itself after this much trailing silence, turning its tokens final (default engine-defined,
    * ~600 ms). 0 disables it: tokens then become final only at `finalize()` / `end()` or at the engine's maximum

@@ -28,6 +28,7 @@ import { RealtimeTranslationStep } from '../translation/realtime-step.js';
 import { isRawFormat, languageOptions, parseRealtimeConfig, type RealtimeConfig } from './config.js';
 import { AudioDecodeError, createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
 import { TranscriptFormatter } from '../../text/format.js';
+import { recognitionContext } from '../../engines/stt/context.js';
 import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
 
 /** Bytes of engine audio (s16le mono) per millisecond. */
@@ -244,7 +245,14 @@ export class RealtimeSession {
       // All recognizers busy: wait at most the audio timeout for one, then refuse rather than queue audio forever.
       // Loading one (a cold start) is the server's delay and does not count.
       const engine = await recognizer
-        .stream({ language: 'en', endpointSilenceMs, partialIntervalMs: opts.partialIntervalMs, signal: this.abort.signal, busyWaitMs: opts.audioTimeoutMs })
+        .stream({
+          language: 'en',
+          context: recognitionContext(config.context),
+          endpointSilenceMs,
+          partialIntervalMs: opts.partialIntervalMs,
+          signal: this.abort.signal,
+          busyWaitMs: opts.audioTimeoutMs,
+        })
         .catch((err: unknown) => {
           if (err instanceof EngineBusyError)
             throw new ApiError('limit_exceeded', 'Concurrent real-time transcription streams limit reached for this server: every recognizer is busy.');

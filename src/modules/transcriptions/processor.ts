@@ -22,6 +22,7 @@ import type { TranscriptToken } from './schemas.js';
 import { addSpeakerLabels } from './speaker-labels.js';
 import { PROCESS_JOB, type ProcessJobPayload, type TranscriptionsService, WEBHOOK_JOB, type WebhookJobPayload } from './service.js';
 import { formatTranscript } from '../../text/format.js';
+import { recognitionContext } from '../../engines/stt/context.js';
 
 /** A failed audio_url fetch, already classified into the spec's two record-only error types. */
 export class AudioFetchError extends Error {
@@ -201,6 +202,7 @@ export class TranscriptionProcessor {
       words = await recognizer.transcribe(pcm(), {
         signal: controller.signal,
         language: 'en',
+        context: row.context === null ? undefined : recognitionContext(JSON.parse(row.context)),
         // Visible queueing: how many requests are ahead of this one for an STT worker.
         onQueuePosition: (position) => {
           if (position > 0) this.log('info', 'transcription waiting for an STT worker', { id: row.id, position });

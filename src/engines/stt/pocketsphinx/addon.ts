@@ -40,6 +40,16 @@ export interface NativeDecoder {
   frames(): number;
   /** Reset the live cepstral mean to its initial value (start of a new, unrelated session). */
   resetCmn(): void;
+  /**
+   * Decode with the model's language model interpolated with the ARPA model at `lm` (its share `weight`), after adding
+   * `words` the dictionary lacks; null: the model's own language model. The biased searches of the last `keep` keys
+   * (default 1; about 40 MB each) are kept, so a key seen again costs nothing.
+   */
+  setBias(bias: { key: string; words: [string, string][]; lm: string; weight: number; keep?: number } | null): void;
+  /** The model's own language model again, and the kept biased searches freed. */
+  dropBias(): void;
+  /** Key of the bias in use, or null. */
+  biasKey(): string | null;
   free(): void;
 }
 

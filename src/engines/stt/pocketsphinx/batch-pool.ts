@@ -7,7 +7,7 @@ import type { Token } from '../interface.js';
 import { FairScheduler, type SchedulerRequest, type SchedulerRequestStats } from '../scheduler.js';
 import type { SpeechSegment } from '../segmenter.js';
 import { DecoderWorker } from './decoder-worker.js';
-import type { FromWorker, WorkerInit } from './messages.js';
+import type { DecoderBias, FromWorker, WorkerInit } from './messages.js';
 
 export interface BatchPoolOptions {
   /** Workers (decoders): the most segments of this model decoded at once. */
@@ -91,9 +91,11 @@ export class BatchPool {
    * rank among transcriptions waiting for a worker (1 = next), and 0 once its first segment is decoding. Requests of a
    * higher `priority` (live second passes: 1) are served before the others (files: 0).
    */
-  open(events: { onTokens?: (tokens: Token[]) => void; onQueuePosition?: (position: number) => void; priority?: number } = {}): BatchRequest {
+  open(
+    events: { onTokens?: (tokens: Token[]) => void; onQueuePosition?: (position: number) => void; priority?: number; bias?: DecoderBias } = {},
+  ): BatchRequest {
     if (this.closed) throw new Error('pocketsphinx engine closed');
-    const request = new BatchRequest(this, this.scheduler.register(events.onQueuePosition, events.priority), this.maxPending, events.onTokens);
+    const request = new BatchRequest(this, this.scheduler.register(events.onQueuePosition, events.priority), this.maxPending, events.onTokens, events.bias);
     this.requests.add(request);
     return request;
   }
@@ -158,7 +160,7 @@ export class BatchPool {
       const { job } = next;
       this.running.set(worker, job);
       worker.worker.ref();
-      worker.post({ type: 'decode', job: job.id, startSample: job.startSample, pcm: job.pcm }, [job.pcm]);
+      worker.post({ type: 'decode', job: job.id, startSample: job.startSample, pcm: job.pcm, bias: job.request.bias }, [job.pcm]);
     }
     this.scheduler.publishPositions();
   }
@@ -244,6 +246,8 @@ export class BatchRequest {
     readonly scheduling: SchedulerRequest<SegmentJob>,
     private readonly maxPending: number,
     private readonly onTokens?: (tokens: Token[]) => void,
+    /** @internal the request's context bias, sent with each of its segments */
+    readonly bias?: DecoderBias,
   ) {}
 
   get id(): number {

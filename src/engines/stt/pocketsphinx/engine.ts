@@ -4,7 +4,7 @@
 // decoders for live sessions (batch-pool.ts, stream-pool.ts). Files are cut into speech segments at pauses found by Silero VAD
 // (segmenter.ts), and live audio goes through a speech gate on the same VAD (speech-gate.ts): audio without speech is
 // never decoded.
-import { loadVad, type Vad } from '../../../audio/vad.js';
+import { defaultLog, loadVad, type Vad } from '../../../audio/vad.js';
 import type {
   FinalInfo,
   LoadOptions,
@@ -31,6 +31,7 @@ import { SpeechGate, type GateEvent } from '../speech-gate.js';
 import { BatchPool, type BatchPoolStats } from './batch-pool.js';
 import { StreamPool, type SessionChannel, type StreamPoolStats, type UtteranceSpan } from './stream-pool.js';
 import { SecondPass, SecondPassPool } from './second-pass.js';
+import { type Bias, BiasBuilder } from './bias.js';
 
 /** Niceness of batch decoder threads (0 is the process's; 19 the lowest priority). */
 const BATCH_NICE = 10;
@@ -131,7 +132,8 @@ export class PocketsphinxEngine implements SttEngine {
       throw new EngineUnavailableError(`pocketsphinx could not load model '${engineModel}': ${(err as Error).message}`);
     }
     const streams = new StreamPool({ ...init, decoderArgs: this.options.streamDecoderArgs }, this.options.maxStreams, this.options.streamIdleMs, this.options.warmStreams);
-    return new PocketsphinxRecognizer(this.id, engineModel, batch, streams, await vadLoading, this.options);
+    const bias = new BiasBuilder(paths.dict, this.options.log ?? defaultLog, this.options.contextWeight);
+    return new PocketsphinxRecognizer(this.id, engineModel, batch, streams, await vadLoading, this.options, bias);
   }
 }
 
@@ -146,6 +148,7 @@ export class PocketsphinxRecognizer implements Recognizer {
     private readonly streams: StreamPool,
     private readonly vad: Vad,
     private readonly options: ResolvedPocketsphinxOptions,
+    private readonly biasBuilder: BiasBuilder,
   ) {
     this.secondPass = options.secondPass ? new SecondPassPool(batch, options.secondPass) : undefined;
   }
@@ -168,7 +171,11 @@ export class PocketsphinxRecognizer implements Recognizer {
   async transcribe(pcm: AsyncIterable<Uint8Array>, options: PocketsphinxTranscribeOptions = {}): Promise<Token[]> {
     const { signal } = options;
     signal?.throwIfAborted();
-    const request = this.batch.open({ onTokens: options.onTokens, onQueuePosition: options.onQueuePosition });
+    const bias = options.context && (await this.biasBuilder.build(options.context));
+    signal?.throwIfAborted();
+    const cased = (tokens: Token[]) => (bias ? bias.casing.apply(tokens) : tokens);
+    const onTokens = options.onTokens && ((tokens: Token[]) => options.onTokens!(cased(tokens)));
+    const request = this.batch.open({ onTokens, onQueuePosition: options.onQueuePosition, bias: bias?.decoder });
     const segmenter = new VadSegmenter(this.vad.createStream(), this.options.segmentation);
     let maxPendingBytes = 0;
     let onAbort: (() => void) | undefined;
@@ -194,7 +201,7 @@ export class PocketsphinxRecognizer implements Recognizer {
     })();
     work.catch(() => {}); // settled through the race below; after an abort nobody else observes it
     try {
-      const tokens = await Promise.race([work, aborted]);
+      const tokens = cased(await Promise.race([work, aborted]));
       const stats = segmenter.stats;
       options.onReport?.({
         audioMs: segmenter.samples / 16,
@@ -219,10 +226,11 @@ export class PocketsphinxRecognizer implements Recognizer {
    * endpoints.
    */
   async stream(options: StreamOptions & { signal?: AbortSignal; busyWaitMs?: number } = {}): Promise<PocketsphinxStream> {
+    const bias = options.context && (await this.biasBuilder.build(options.context));
     const gate = new SpeechGate(this.vad.createStream(), { endpointMs: options.endpointSilenceMs ?? this.options.endpointSilenceMs });
-    const session = new PocketsphinxStream(gate, this.secondPass && new SecondPass(this.secondPass));
+    const session = new PocketsphinxStream(gate, this.secondPass && new SecondPass(this.secondPass, bias?.decoder), bias);
     const channel = await this.streams.open(
-      { partialIntervalMs: options.partialIntervalMs ?? this.options.partialIntervalMs },
+      { partialIntervalMs: options.partialIntervalMs ?? this.options.partialIntervalMs, bias: bias?.decoder },
       {
         partial: (t) => session.decoderPartial(t),
         final: (t, info) => session.decoderFinal(t, info),
@@ -263,6 +271,8 @@ export class PocketsphinxStream implements StreamingSession {
   constructor(
     private readonly gate: SpeechGate,
     private readonly second: SecondPass | undefined,
+    /** The session's context: recognised terms are written as given. */
+    private readonly bias?: Bias,
   ) {}
 
   /** How this session's utterances got their final tokens (undefined without a second pass). */
@@ -332,7 +342,7 @@ export class PocketsphinxStream implements StreamingSession {
     if (event === 'error') {
       this.isClosed = true;
       this.failure = args[0] as Error;
-    }
+    } else if (this.bias) args[0] = this.bias.casing.apply(args[0] as Token[]) as Parameters<StreamEvents[E]>[0];
     for (const listener of this.listeners[event]) (listener as (...a: typeof args) => void)(...args);
   }
 

@@ -15,6 +15,20 @@ export interface WorkerInit {
 
 export interface StreamSettings {
   partialIntervalMs: number;
+  /** The session's context bias (bias.ts); none: the model's own language model. */
+  bias?: DecoderBias;
+}
+
+/**
+ * A request's context for the decoder (bias.ts builds it): dictionary words to add as [word, ARPAbet phones], an
+ * ARPA bigram model of the terms and context text, and its interpolation weight. The worker keeps the search built
+ * for the last key, so the segments of one request after the first cost nothing extra.
+ */
+export interface DecoderBias {
+  key: string;
+  words: [string, string][];
+  arpa: string;
+  weight: number;
 }
 
 export type ToWorker =
@@ -22,7 +36,7 @@ export type ToWorker =
    * Batch: decode one segment as a whole utterance (batch CMN over the segment, so the result does not depend on what
    * the decoder heard before). Answered by 'decoded'. s16le samples, transferred.
    */
-  | { type: 'decode'; job: number; startSample: number; pcm: ArrayBuffer }
+  | { type: 'decode'; job: number; startSample: number; pcm: ArrayBuffer; bias?: DecoderBias }
   /** Start a live session. */
   | { type: 'begin'; session: number; stream: StreamSettings }
   /**

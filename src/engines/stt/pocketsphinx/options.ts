@@ -9,6 +9,7 @@ import type { VadBackend, VadLog } from '../../../audio/vad.js';
 import { EngineUnavailableError } from '../interface.js';
 import type { SegmenterOptions } from '../segmenter.js';
 import type { SecondPassOptions } from './second-pass.js';
+import { DEFAULT_BIAS_WEIGHT } from './bias.js';
 
 export const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
 
@@ -68,6 +69,8 @@ export interface PocketsphinxOptions {
    * decoder's own words. Defaults: budgetMs 15 000 per batch decoder, waitMs 1 500.
    */
   secondPass?: Partial<SecondPassOptions> | false;
+  /** Share of a request's context language model in the interpolation with the model's own (bias.ts; default 0.1). */
+  contextWeight?: number;
 }
 
 export interface ResolvedPocketsphinxOptions {
@@ -90,6 +93,7 @@ export interface ResolvedPocketsphinxOptions {
   endpointSilenceMs: number;
   partialIntervalMs: number;
   secondPass: SecondPassOptions | undefined;
+  contextWeight: number;
 }
 
 export function defaultModelPaths(dir = DEBIAN_MODEL_DIR): PocketsphinxModelPaths {
@@ -129,6 +133,8 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
     throw new RangeError('pocketsphinx -frate and -samprate are fixed at 100 and 16000');
   }
   const maxUtteranceMs = options.maxUtteranceMs ?? 20_000;
+  const weight = options.contextWeight ?? DEFAULT_BIAS_WEIGHT;
+  if (!(weight > 0 && weight < 1)) throw new RangeError(`pocketsphinx contextWeight must be between 0 and 1, got ${weight}`);
   return {
     models,
     concurrency,
@@ -150,6 +156,7 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
       options.secondPass === false
         ? undefined
         : { budgetMs: options.secondPass?.budgetMs ?? 15_000 * poolSize, waitMs: options.secondPass?.waitMs ?? 1500 },
+    contextWeight: options.contextWeight ?? DEFAULT_BIAS_WEIGHT,
   };
 }
 

@@ -13,6 +13,7 @@
 import type { SecondPassReport, Token } from '../interface.js';
 import type { BatchPool } from './batch-pool.js';
 import type { UtteranceSpan } from './stream-pool.js';
+import type { DecoderBias } from './messages.js';
 
 const SAMPLES_PER_MS = 16;
 /** Scheduling priority of second passes in the batch pool (files: 0). */
@@ -43,13 +44,13 @@ export class SecondPassPool {
   }
 
   /** Decode `samples` (starting at sample `startSample` of the stream) as a file segment; undefined over budget. */
-  decode(startSample: number, samples: Int16Array): Job | undefined {
+  decode(startSample: number, samples: Int16Array, bias?: DecoderBias): Job | undefined {
     const ms = samples.length / SAMPLES_PER_MS;
     // Read before submitting: a free batch worker takes the samples at once (their buffer is transferred, and empty here).
     const end = startSample + samples.length;
     if (this.pendingMs + ms > this.options.budgetMs) return undefined;
     this.pendingMs += ms;
-    const request = this.batch.open({ priority: LIVE_PRIORITY });
+    const request = this.batch.open({ priority: LIVE_PRIORITY, bias });
     let settled = false;
     const settle = () => {
       if (settled) return;
@@ -103,7 +104,11 @@ export class SecondPass {
   /** Closed utterances whose streaming final has not arrived yet (one that was silence never gets one). */
   private closed: { start: number; end: number; audio: Int16Array; job?: Job }[] = [];
 
-  constructor(private readonly pool: SecondPassPool) {}
+  constructor(
+    private readonly pool: SecondPassPool,
+    /** The session's context bias: its second passes decode with it too. */
+    private readonly bias?: DecoderBias,
+  ) {}
 
   /** Audio handed to the streaming decoder (contiguous within an utterance; the first piece opens one). */
   audio(startSample: number, samples: Int16Array): void {
@@ -121,7 +126,7 @@ export class SecondPass {
   hold(sample: number): void {
     const u = this.current;
     if (!u || this.speculative || u.start + u.samples !== sample) return;
-    this.speculative = this.pool.decode(u.start, this.join(u));
+    this.speculative = this.pool.decode(u.start, this.join(u), this.bias);
   }
 
   /** The open utterance closed (endpoint, maximum length, finalize or end of stream). */
@@ -142,7 +147,7 @@ export class SecondPass {
     while (this.closed.length && this.closed[0]!.start < span.startSample) this.closed.shift()!.job?.cancel();
     const u = this.closed[0]?.start === span.startSample ? this.closed.shift()! : undefined;
     if (!u) return streamTokens;
-    const job = u.job ?? this.pool.decode(u.start, u.audio);
+    const job = u.job ?? this.pool.decode(u.start, u.audio, this.bias);
     if (!job) {
       this.pool.count(this.stats, 'skipped');
       return streamTokens;

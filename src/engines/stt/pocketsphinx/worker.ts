@@ -3,13 +3,14 @@
 // streaming worker runs one live session at a time, on the audio the speech gate hands it. Started by decoder-worker.ts (as
 // worker.js from dist/, or worker.ts through tsx when the sources run directly, e.g. under vitest). Speaks only the
 // messages in messages.ts.
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { setPriority, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { peakDb, SILENCE_PEAK_DB } from '../utterances.js';
 import { loadAddon, type NativeDecoder } from './addon.js';
 import type { Token } from '../interface.js';
-import type { FromWorker, StreamSettings, ToWorker, WorkerInit } from './messages.js';
+import type { DecoderBias, FromWorker, StreamSettings, ToWorker, WorkerInit } from './messages.js';
 import { segmentsToTokens } from './tokens.js';
 
 const SAMPLES_PER_MS = 16;
@@ -31,6 +32,29 @@ function lowerPriority(nice: number): void {
 
 function send(msg: FromWorker): void {
   port!.postMessage(msg);
+}
+
+/**
+ * Biased searches a batch decoder keeps: two requests with context taking turns on it keep theirs (a third rebuilds,
+ * ~0.3 s). A streaming decoder serves one session and drops its search when the session ends.
+ */
+const BATCH_BIAS_SEARCHES = 2;
+
+/** Decode with this bias (or none) from now on. */
+function useBias(decoder: NativeDecoder, bias: DecoderBias | undefined, keep: number): void {
+  if (!bias) {
+    if (decoder.biasKey() !== null) decoder.setBias(null);
+    return;
+  }
+  if (decoder.biasKey() === bias.key) return;
+  // pocketsphinx reads language models from files only; this one is read at once and removed.
+  const file = join(tmpdir(), `parlance-bias-${process.pid}-${bias.key}.arpa`);
+  writeFileSync(file, bias.arpa);
+  try {
+    decoder.setBias({ key: bias.key, words: bias.words, lm: file, weight: bias.weight, keep });
+  } finally {
+    rmSync(file, { force: true });
+  }
 }
 
 /**
@@ -177,6 +201,7 @@ function onMessage(msg: ToWorker): void {
     if (current) fail(current, new Error('session replaced by a batch segment'));
     const started = performance.now();
     try {
+      useBias(decoder, msg.bias, BATCH_BIAS_SEARCHES);
       const tokens = decodeSegment(decoder, msg.startSample, new Int16Array(msg.pcm));
       send({ type: 'decoded', job: msg.job, tokens, decodeMs: performance.now() - started });
     } catch (err) {
@@ -187,6 +212,7 @@ function onMessage(msg: ToWorker): void {
   if (msg.type === 'begin') {
     if (current) fail(current, new Error('session replaced'));
     try {
+      useBias(decoder, msg.stream.bias, 1);
       current = new StreamSession(msg.session, decoder, msg.stream);
     } catch (err) {
       send({ type: 'error', session: msg.session, message: err instanceof Error ? err.message : String(err) });
@@ -215,11 +241,13 @@ function onMessage(msg: ToWorker): void {
       case 'end':
         session.end();
         current = undefined;
+        decoder.dropBias();
         send({ type: 'ended', session: session.id });
         break;
       case 'cancel':
         session.cancel();
         current = undefined;
+        decoder.dropBias();
         send({ type: 'ended', session: session.id });
         break;
     }
