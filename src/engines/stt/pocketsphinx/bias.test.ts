@@ -55,6 +55,12 @@ describe('context language model and term casing', () => {
     expect(bias!.decoder.words.map(([w]) => w)).toEqual(['kubernetes']);
     expect(logged.join('\n')).toMatch(/without a pronunciation.*日本.*12345/);
     expect(await builder.build({ terms: ['12345'], text: '' })).toBeUndefined();
+    // An acronym read as a word gets its letters as a second pronunciation.
+    const iax = await builder.build({ terms: ['IAX'], text: '' });
+    expect(iax!.decoder.words).toEqual([
+      ['iax', expect.stringMatching(/^AY AE K S$/)],
+      ['iax(2)', 'AY EY EH K S'],
+    ]);
   });
 });
 

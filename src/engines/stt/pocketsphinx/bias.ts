@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { RecognitionContext, Token } from '../interface.js';
-import { pronounce } from './g2p.js';
+import { pronounce, spelledLetters } from './g2p.js';
 import type { DecoderBias } from './messages.js';
 
 /**
@@ -22,6 +22,8 @@ const TERM_COUNT = 4;
 const DISCOUNT = 0.5;
 /** Most distinct words taken into the context model (the spec's context limit is 8,000 tokens). */
 const MAX_WORDS = 10_000;
+
+const ACRONYM = /^[A-Z]{2,6}$/;
 
 export interface BiasLog {
   (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>): void;
@@ -69,8 +71,15 @@ export class BiasBuilder {
     const unpronounceable = new Set<string>();
     for (const [lower, spelled] of unknown) {
       const p = phones.get(spelled);
-      if (p) words.push([lower, p]);
-      else unpronounceable.add(lower);
+      if (!p) {
+        unpronounceable.add(lower);
+        continue;
+      }
+      words.push([lower, p]);
+      // Acronyms (2 to 6 capitals) are often said letter by letter ("IAX" → "I A X"), whatever espeak-ng made of
+      // them: a second pronunciation, pocketsphinx's alternate entry "word(2)" after the word itself.
+      const letters = ACRONYM.test(spelled) ? spelledLetters(spelled) : undefined;
+      if (letters && letters !== p) words.push([`${lower}(2)`, letters]);
     }
     if (unpronounceable.size > 0 || skippedTerms.length > 0) {
       this.log?.('info', 'context words without a pronunciation were left out', { words: [...unpronounceable, ...skippedTerms].slice(0, 20), count: unpronounceable.size + skippedTerms.length });

@@ -101,6 +101,19 @@ export function ipaToArpabet(ipa: string): string | undefined {
   return phones.length > 0 ? phones.join(' ') : undefined;
 }
 
+/** US English letter names in ARPAbet, for acronyms said letter by letter. */
+const LETTER_NAMES: Readonly<Record<string, string>> = {
+  A: 'EY', B: 'B IY', C: 'S IY', D: 'D IY', E: 'IY', F: 'EH F', G: 'JH IY', H: 'EY CH', I: 'AY', J: 'JH EY', K: 'K EY',
+  L: 'EH L', M: 'EH M', N: 'EH N', O: 'OW', P: 'P IY', Q: 'K Y UW', R: 'AA R', S: 'EH S', T: 'T IY', U: 'Y UW',
+  V: 'V IY', W: 'D AH B AH L Y UW', X: 'EH K S', Y: 'W AY', Z: 'Z IY',
+};
+
+/** "IAX" → "AY EY EH K S"; undefined for anything but capital letters A–Z. */
+export function spelledLetters(word: string): string | undefined {
+  if (!/^[A-Z]+$/.test(word)) return undefined;
+  return [...word].map((c) => LETTER_NAMES[c]).join(' ');
+}
+
 /**
  * Words asked about: Latin letters with inner apostrophes or hyphens. The model is English; espeak-ng would read other
  * scripts out as descriptions of the characters.
