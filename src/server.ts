@@ -321,6 +321,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const sockets = attachWebSockets(app.server, ctx.wsRoutes, {
     maxPayload: settings.wsMaxMessageBytes,
     pingIntervalMs: settings.wsPingIntervalSeconds * 1000,
+    firstMessageMs: settings.wsFirstMessageTimeoutSeconds * 1000,
   });
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   const urlOf = (server: Server) => `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;
@@ -393,6 +394,7 @@ async function listenTts(app: App, ctx: AppContext, settings: Settings): Promise
   const sockets = attachWebSockets(server, { '/tts-websocket': ctx.wsRoutes['/tts-websocket']! }, {
     maxPayload: settings.wsMaxMessageBytes,
     pingIntervalMs: settings.wsPingIntervalSeconds * 1000,
+    firstMessageMs: settings.wsFirstMessageTimeoutSeconds * 1000,
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

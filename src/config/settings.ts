@@ -143,6 +143,13 @@ export const settingDefs = {
     default: 4_194_304,
     doc: 'Largest WebSocket message accepted (bytes); a bigger one closes the connection.',
   },
+  wsFirstMessageTimeoutSeconds: {
+    env: 'PARLANCE_WS_FIRST_MESSAGE_TIMEOUT_SECONDS',
+    kind: 'number',
+    min: 0.1,
+    default: 20,
+    doc: 'A WebSocket that sends no message this long after connecting gets a request_timeout error frame and is closed (the SDKs connect with a 20 s timeout and send their first message right after, or keepalives).',
+  },
   wsPingIntervalSeconds: {
     env: 'PARLANCE_WS_PING_INTERVAL_SECONDS',
     kind: 'number',

@@ -7,7 +7,7 @@ import { attachWebSockets, handshakeApiKey } from './websocket.js';
 let server: Server | undefined;
 let detach: (() => Promise<void>) | undefined;
 
-async function start(pingIntervalMs = 10_000, maxPayload = 1024): Promise<string> {
+async function start(pingIntervalMs = 10_000, maxPayload = 1024, firstMessageMs = 10_000): Promise<string> {
   server = createServer((_req, res) => res.writeHead(200).end('http'));
   const ws = attachWebSockets(
     server,
@@ -18,10 +18,16 @@ async function start(pingIntervalMs = 10_000, maxPayload = 1024): Promise<string
       // Answers with the key it was offered, and reports oversized messages in a frame of its own.
       '/keyed': (socket, request) => {
         socket.send(JSON.stringify({ key: handshakeApiKey(request) ?? null }));
-        return { oversized: (limit) => socket.send(JSON.stringify({ error: `over ${limit}` })) };
+        return {
+          oversized: (limit) => socket.send(JSON.stringify({ error: `over ${limit}` })),
+          firstMessageTimeout: (ms) => {
+            socket.send(JSON.stringify({ error: `nothing within ${ms}` }));
+            socket.close(1000);
+          },
+        };
       },
     },
-    { maxPayload, pingIntervalMs },
+    { maxPayload, pingIntervalMs, firstMessageMs },
   );
   detach = ws.close;
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
@@ -89,6 +95,29 @@ describe('attachWebSockets', () => {
     expect(JSON.parse(await first(viaProtocol))).toEqual({ key: tempKey });
     expect(viaProtocol.protocol).toBe('soniox-api-key');
     viaProtocol.close();
+  });
+
+  it('closes a connection that sends no message in time, after the surface\'s frame; a message in time keeps it', async () => {
+    const base = await start(10_000, 1024, 300);
+    const idle = new WebSocket(`${base}/keyed`);
+    const frames: string[] = [];
+    idle.on('message', (m) => frames.push(String(m)));
+    const opened = Date.now();
+    const code = await new Promise<number>((r) => idle.once('close', (c) => r(c)));
+    expect(code).toBe(1000);
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(250);
+    expect(frames.at(-1)).toBe(JSON.stringify({ error: 'nothing within 300' }));
+    // Without a hook: closed with 1008. With a message in time: left open.
+    const plain = await open(`${base}/echo`);
+    expect(await new Promise<number>((r) => plain.once('close', (c) => r(c)))).toBe(1008);
+    const talking = await open(`${base}/echo`);
+    talking.send('hi');
+    const stillOpen = await Promise.race([
+      new Promise<boolean>((r) => talking.once('close', () => r(false))),
+      new Promise<boolean>((r) => setTimeout(() => r(true), 600)),
+    ]);
+    expect(stillOpen).toBe(true);
+    talking.close();
   });
 
   it('terminates a peer that stops answering pings', async () => {

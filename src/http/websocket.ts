@@ -11,6 +11,8 @@ import { atMost } from '../lib/at-most.js';
 export interface WsConnectionHooks {
   /** A message over maxPayload arrived: send the surface's error frame now; ws closes the socket right after. */
   oversized?(limitBytes: number): void;
+  /** No message came within firstMessageMs of connecting: send the surface's error frame and close. */
+  firstMessageTimeout?(ms: number): void;
 }
 
 export type WsHandler = (socket: WebSocket, request: IncomingMessage) => WsConnectionHooks | void;
@@ -46,7 +48,15 @@ export interface WebSocketOptions {
   maxPayload: number;
   /** Interval of protocol-level pings; a peer that misses one is terminated (frees its resources at once). */
   pingIntervalMs: number;
+  /**
+   * A connection that sends no message this long after the handshake is closed (after the surface's error frame):
+   * unauthenticated idle sockets would otherwise hold memory and a file descriptor for as long as they answer pings.
+   */
+  firstMessageMs: number;
 }
+
+/** After the surface's timeout frame, a peer that does not complete the closing handshake is cut. */
+const CLOSE_GRACE_MS = 1000;
 
 function refuse(socket: Duplex, status: number, reason: string): void {
   const body = JSON.stringify({ error: reason });
@@ -83,6 +93,15 @@ export function attachWebSockets(server: Server, routes: WsRoutes, opts: WebSock
       // the 'error' event would crash the process.
       ws.on('error', () => undefined);
       const hooks = handler(ws, request);
+      const firstMessage = setTimeout(() => {
+        if (ws.readyState !== ws.OPEN) return;
+        if (hooks?.firstMessageTimeout) hooks.firstMessageTimeout(opts.firstMessageMs);
+        else ws.close(1008, 'no message');
+        setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
+      }, opts.firstMessageMs);
+      firstMessage.unref();
+      ws.once('message', () => clearTimeout(firstMessage));
+      ws.once('close', () => clearTimeout(firstMessage));
       if (hooks?.oversized) {
         // ws rejects an oversized message from its frame header (nothing is buffered) and closes with 1009 in the
         // same tick; a listener placed before its own on the frame parser lets the surface send its error frame

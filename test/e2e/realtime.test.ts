@@ -169,7 +169,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe('real-time transcription', () => {
   let s: Parlance;
   beforeAll(async () => {
-    s = await startParlance({ env: { PARLANCE_REALTIME_AUDIO_TIMEOUT_SECONDS: '2' } });
+    s = await startParlance({ env: { PARLANCE_REALTIME_AUDIO_TIMEOUT_SECONDS: '2', PARLANCE_WS_FIRST_MESSAGE_TIMEOUT_SECONDS: '4' } });
   });
   afterAll(() => s.stop());
 
@@ -459,6 +459,19 @@ describe('real-time transcription', () => {
       c.ws.send(JSON.stringify(config(s)));
       await expectError(c, 'request_timeout', 408);
       expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
+    });
+
+    it('request_timeout and close when a socket sends nothing at all (both sockets; PARLANCE_WS_FIRST_MESSAGE_TIMEOUT_SECONDS)', async () => {
+      const opened = Date.now();
+      const c = await connect(s);
+      await expectError(c, 'request_timeout', 408, /no configuration message within 4 s/);
+      expect(Date.now() - opened).toBeGreaterThanOrEqual(3900);
+      const tts = new WebSocket(`${s.url.replace('http', 'ws')}/tts-websocket`);
+      const frames: Record<string, unknown>[] = [];
+      tts.on('message', (m) => frames.push(JSON.parse(String(m)) as Record<string, unknown>));
+      expect(await new Promise<number>((r) => tts.once('close', (code) => r(code)))).toBe(1000);
+      expect(frames).toHaveLength(1);
+      expect(frames[0]).toMatchObject({ error_code: 408, error_type: 'request_timeout' });
     });
 
     it('request_timeout when audio stops without keepalives', async () => {

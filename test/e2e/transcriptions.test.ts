@@ -61,12 +61,16 @@ describe('transcriptions (spec profile)', () => {
   let s: Parlance;
   let fixtures: Awaited<ReturnType<typeof fixtureServer>>;
   const hooks: { headers: IncomingMessage['headers']; body: unknown }[] = [];
+  const audioAuth: string[] = [];
 
   beforeAll(async () => {
     s = await startParlance({ env: { PARLANCE_ALLOW_PRIVATE_HOSTS: '127.0.0.1' } });
     const wav = readFileSync(speechWav);
     fixtures = await fixtureServer((req, body) => {
-      if (req.url === '/audio/fox.wav') return { status: 200, body: wav, headers: { 'content-type': 'audio/wav' } };
+      if (req.url === '/audio/fox.wav') {
+        audioAuth.push(req.headers.authorization ?? '');
+        return { status: 200, body: wav, headers: { 'content-type': 'audio/wav' } };
+      }
       if (req.url === '/garbage.bin') return { status: 200, body: Buffer.alloc(4000, 7) };
       if (req.url?.startsWith('/hook')) {
         hooks.push({ headers: req.headers, body: JSON.parse(body.toString('utf8')) });
@@ -123,10 +127,12 @@ describe('transcriptions (spec profile)', () => {
   });
 
   it('fetches audio_url from an allowed host, names it after the URL, and sends the webhook', async () => {
+    const withCredentials = (u: string, userinfo: string) => u.replace('http://', `http://${userinfo}@`);
     const res = await create(s, {
       model: 'stt-async-v4',
-      audio_url: `${fixtures.url}/audio/fox.wav`,
-      webhook_url: `${fixtures.url}/hook?job=1`,
+      // Credentials in URLs are used (Basic auth) and never shown again: masked in every record and list.
+      audio_url: withCredentials(`${fixtures.url}/audio/fox.wav`, 'dl:pa55word'),
+      webhook_url: withCredentials(`${fixtures.url}/hook?job=1`, 'hooktoken'),
       webhook_auth_header_name: 'X-Auth',
       webhook_auth_header_value: 's3cret',
     });
@@ -143,6 +149,14 @@ describe('transcriptions (spec profile)', () => {
     expect(hook.headers['x-auth']).toBe('s3cret');
     expect(hook.headers['content-type']).toMatch(/^application\/json/);
     expect(JSON.stringify(await get(s, rec.id))).not.toContain('s3cret');
+    expect(rec.audio_url).toBe(withCredentials(`${fixtures.url}/audio/fox.wav`, '****:****'));
+    expect(rec.webhook_url).toBe(withCredentials(`${fixtures.url}/hook?job=1`, '****'));
+    expect(audioAuth).toContain(`Basic ${Buffer.from('dl:pa55word').toString('base64')}`);
+    const listed = await (await s.request('/v1/transcriptions?limit=100')).text();
+    for (const shown of [JSON.stringify(done), listed]) {
+      expect(shown).not.toContain('pa55word');
+      expect(shown).not.toContain('hooktoken');
+    }
   });
 
   it('fails jobs whose audio cannot be had, with the record-only error types', async () => {

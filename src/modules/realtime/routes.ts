@@ -57,6 +57,8 @@ export function realtimeWsHandler(service: RealtimeService): WsHandler {
     });
     return {
       oversized: (limit) => session.fail(new ApiError('invalid_request', `Message larger than ${limit} bytes: send audio in smaller chunks.`)),
+      firstMessageTimeout: (ms) =>
+        session.fail(new ApiError('request_timeout', `Request timeout: no configuration message within ${ms / 1000} s of connecting.`)),
     };
   };
 }

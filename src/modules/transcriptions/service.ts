@@ -1,5 +1,6 @@
 // Async transcriptions: request rules, the records clients see, and the transitions the API itself makes
 // (create → queued, delete, file deletion → failed). The worker's side lives in processor.ts.
+import { maskUrlCredentials } from '../../lib/url-credentials.js';
 import type { Kysely } from 'kysely';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { createdAfter, type CursorCodec, type Page, pageByCreated } from '../../lib/cursor.js';
@@ -44,14 +45,14 @@ export interface WebhookJobPayload {
 
 const parseJson = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
-/** The record clients see; the auth header value never leaves the server unmasked. */
+/** The record clients see; the auth header value and credentials in URLs never leave the server unmasked. */
 export function toRecord(row: TranscriptionRow, profile: CompatProfile): TranscriptionRecord {
   return {
     id: row.id,
     status: wireTranscriptionStatus(row.status as TranscriptionStatus, profile),
     created_at: row.created_at,
     model: row.model,
-    audio_url: row.audio_url,
+    audio_url: maskUrlCredentials(row.audio_url),
     file_id: row.file_id,
     filename: row.filename,
     language_hints: JSON.parse(row.language_hints) as string[],
@@ -63,7 +64,7 @@ export function toRecord(row: TranscriptionRow, profile: CompatProfile): Transcr
     audio_duration_ms: row.audio_duration_ms,
     error_type: row.error_type,
     error_message: row.error_message,
-    webhook_url: row.webhook_url,
+    webhook_url: maskUrlCredentials(row.webhook_url),
     webhook_auth_header_name: row.webhook_auth_header_name,
     webhook_auth_header_value: row.webhook_auth_header_value === null ? null : MASK,
     webhook_status_code: row.webhook_status_code,

@@ -79,7 +79,10 @@ export function ttsWebSocketSurface(ctx: AppContext): TtsWebSocketSurface {
       connections.add(connection);
       connection.listen();
       if (draining) connection.drain();
-      return { oversized: (limit) => connection.connectionError(`Message larger than ${limit} bytes.`) };
+      return {
+        oversized: (limit) => connection.connectionError(`Message larger than ${limit} bytes.`),
+        firstMessageTimeout: (ms) => connection.connectionError(`Request timeout: no message within ${ms / 1000} s of connecting.`, 'request_timeout'),
+      };
     },
     drain() {
       draining = true;
@@ -168,8 +171,8 @@ class TtsConnection {
   }
 
   /** Connection-level error: one frame (stream_id "" in the spec profile, omitted in soniox-sdk), then close. */
-  connectionError(message: string): void {
-    const err = new ApiError('invalid_request', message);
+  connectionError(message: string, type: 'invalid_request' | 'request_timeout' = 'invalid_request'): void {
+    const err = new ApiError(type, message);
     this.send(ttsErrorFrame(err, null, newRequestId(), this.ctx.errorReferenceUrl(), this.profile));
     this.closed = true;
     for (const s of this.streams.values()) this.stop(s);
