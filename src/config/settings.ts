@@ -388,8 +388,8 @@ export const settingDefs = {
   ttsModelAliases: {
     env: 'PARLANCE_TTS_MODEL_ALIASES',
     kind: 'list',
-    default: ['tts-rt-v2=parlance-tts-espeak-v1', 'tts-rt-v1=parlance-tts-espeak-v1'],
-    doc: 'TTS model aliases, `alias=model` pairs: public model ids that client code pins, served by our models.',
+    default: ['tts-rt-v2=parlance-tts-v1', 'tts-rt-v1=parlance-tts-v1', 'tts-rt-v2=parlance-tts-espeak-v1', 'tts-rt-v1=parlance-tts-espeak-v1'],
+    doc: 'TTS model aliases, `alias=model` pairs: public model ids that client code pins, served by our models. An alias listed twice takes the first model offered (parlance-tts-v1 needs flite and espeak-ng).',
   },
   ttsPort: {
     env: 'PARLANCE_TTS_PORT',

@@ -39,7 +39,7 @@ describe('@soniox/node usage against Parlance', () => {
     expect(seen.map((l) => l.uuid)).toEqual(firstPage.map((l) => l.uuid));
     expect(seen.map((l) => l.input_text_tokens)).toEqual(texts.map((t) => t.length));
     for (const l of seen) {
-      expect(l.model).toBe('parlance-tts-espeak-v1');
+      expect(l.model).toBe('parlance-tts-v1');
       expect(new Decimal(l.cost_usd).eq(new Decimal(l.input_cost_usd).plus(l.output_cost_usd))).toBe(true);
       expect(new Decimal(l.input_cost_usd).eq(new Decimal(l.input_text_cost_usd).plus(l.input_audio_cost_usd))).toBe(true);
     }
@@ -67,7 +67,7 @@ describe('@soniox/node usage against Parlance', () => {
     const sum = logs.reduce((n, l) => n.plus(l.cost_usd), new Decimal(0));
     expect(new Decimal(total.total_cost_usd).eq(sum)).toBe(true);
     expect(total.cost_usd.reduce((n, c) => n.plus(c), new Decimal(0)).eq(sum)).toBe(true);
-    expect(summary.models.map((m) => m.model)).toEqual(['parlance-tts-espeak-v1']);
+    expect(summary.models.map((m) => m.model)).toEqual(['parlance-tts-v1']);
     expect(summary.models[0]!.total_input_text_tokens).toBe(texts.join('').length);
   });
 

@@ -4,7 +4,11 @@
 import { SonioxNodeClient } from '@soniox/node';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorBody, startParlance, type Parlance } from '../harness.js';
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { wordErrorRate } from '../../src/engines/stt/wer.js';
+import { errorBody, startParlance, uploadFile, waitFor, type Parlance } from '../harness.js';
 import { probeAudio } from './tts-helpers.js';
 
 let s: Parlance;
@@ -45,7 +49,7 @@ describe('GET /v1/tts-models', () => {
     expect(res.status).toBe(200);
     const { models } = (await res.json()) as { models: Record<string, unknown>[] };
     const ids = models.map((m) => m.id);
-    expect(ids).toEqual(expect.arrayContaining(['parlance-tts-espeak-v1', 'parlance-tts-flite-v1', 'parlance-tts-festival-v1', 'tts-rt-v2', 'tts-rt-v1']));
+    expect(ids).toEqual(expect.arrayContaining(['parlance-tts-v1', 'parlance-tts-espeak-v1', 'parlance-tts-flite-v1', 'parlance-tts-festival-v1', 'tts-rt-v2', 'tts-rt-v1']));
     for (const m of models) {
       expect(Object.keys(m).sort()).toEqual(
         ['aliased_model_id', 'id', 'languages', 'name', 'speed_max', 'speed_min', 'supports_silence_reduction', 'supports_speed_adjustment', 'supports_timestamps', 'voices'].sort(),
@@ -59,8 +63,12 @@ describe('GET /v1/tts-models', () => {
         expect(['male', 'female', 'neutral']).toContain(v.gender);
       }
     }
+    // The public aliases name the routed model: English by flite, other languages by espeak-ng; same voice list.
     const alias = models.find((m) => m.id === 'tts-rt-v2')!;
-    expect(alias.aliased_model_id).toBe('parlance-tts-espeak-v1');
+    expect(alias.aliased_model_id).toBe('parlance-tts-v1');
+    const routed = models.find((m) => m.id === 'parlance-tts-v1')!;
+    expect(routed.languages).toEqual(models.find((m) => m.id === 'parlance-tts-espeak-v1')!.languages);
+    expect(routed.voices).toEqual(models.find((m) => m.id === 'parlance-tts-espeak-v1')!.voices);
     const espeak = models.find((m) => m.id === 'parlance-tts-espeak-v1')!;
     expect(espeak.aliased_model_id).toBeNull();
     expect((espeak.languages as { code: string }[]).map((l) => l.code)).toEqual(expect.arrayContaining(['en', 'de', 'fr', 'es']));
@@ -172,7 +180,7 @@ describe('POST /tts: audio', () => {
   });
 
   it('speed changes duration (pitch kept by the engine rate), on every engine', async () => {
-    for (const model of ['parlance-tts-espeak-v1', 'parlance-tts-flite-v1', 'parlance-tts-festival-v1']) {
+    for (const model of ['parlance-tts-v1', 'parlance-tts-espeak-v1', 'parlance-tts-flite-v1', 'parlance-tts-festival-v1']) {
       const dur = async (speed: number) =>
         (await probeAudio(Buffer.from(await (await tts({ ...base, model, speed })).arrayBuffer()), 'wav', 0)).seconds;
       const slow = await dur(0.7);
@@ -351,4 +359,41 @@ describe('a separate TTS port (PARLANCE_TTS_PORT)', () => {
     stream.close();
     expect(Buffer.concat(parts).length / 2 / 16000).toBeGreaterThan(0.3);
   });
+});
+
+describe('intelligible default voices (issue 14)', () => {
+  // Harvard sentences; each voice's audio goes through our own recogniser (the round trip docs/benchmarks.md uses).
+  const TEXT = 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background. It is easy to tell the depth of a well.';
+
+  async function roundTripWer(model: string, voice: string): Promise<number> {
+    const res = await tts({ model, voice, language: 'en', audio_format: 'wav', sample_rate: 16000, text: TEXT });
+    expect(res.status).toBe(200);
+    const file = path.join(tmpdir(), `parlance-roundtrip-${model}-${voice}-${process.pid}.wav`);
+    writeFileSync(file, Buffer.from(await res.arrayBuffer()));
+    try {
+      const fileId = await uploadFile(s, file);
+      const created = await s.request('/v1/transcriptions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'stt-async-v4', file_id: fileId }),
+      });
+      const { id } = (await created.json()) as { id: string };
+      await waitFor(async () => (await (await s.request(`/v1/transcriptions/${id}`)).json()) as { status: string }, (r) => r.status === 'completed', 90_000);
+      const { text } = (await (await s.request(`/v1/transcriptions/${id}/transcript`)).json()) as { text: string };
+      return wordErrorRate(TEXT, text).wer;
+    } finally {
+      rmSync(file, { force: true });
+    }
+  }
+
+  it('tts-rt-v2 speaks English with a voice our recogniser understands; other languages as before', async () => {
+    const [routed, espeak] = await Promise.all([roundTripWer('tts-rt-v2', 'Adrian'), roundTripWer('parlance-tts-espeak-v1', 'Adrian')]);
+    expect(routed).toBeLessThan(0.5);
+    expect(espeak - routed).toBeGreaterThan(0.25);
+    // French still comes from espeak-ng, and voices flite has no counterpart for keep espeak-ng's English.
+    const fr = await tts({ ...base, language: 'fr', text: 'Bonjour tout le monde.' });
+    expect(fr.status).toBe(200);
+    expect((await probeAudio(Buffer.from(await fr.arrayBuffer()), 'wav', 0)).seconds).toBeGreaterThan(0.5);
+    expect((await tts({ ...base, voice: 'Fiona' })).status).toBe(200);
+  }, 180_000);
 });

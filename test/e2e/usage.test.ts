@@ -126,7 +126,7 @@ describe('metering of every billable action', () => {
     expect(res.status).toBe(200);
     const audio = await probeAudio(Buffer.from(await res.arrayBuffer()), 'wav', 0);
     const log = await logFor('tts-http-1');
-    expect(log).toMatchObject({ model: 'parlance-tts-espeak-v1', request_scope: 'public_api', request_id: res.headers.get('x-request-id'), input_text_tokens: text.length });
+    expect(log).toMatchObject({ model: 'parlance-tts-v1', request_scope: 'public_api', request_id: res.headers.get('x-request-id'), input_text_tokens: text.length });
     expect(Math.abs(log.output_audio_duration_ms - audio.seconds * 1000)).toBeLessThan(30);
     expect(log.output_audio_tokens).toBe(Math.ceil(log.output_audio_duration_ms / 50));
     const expected = { in: cost(text.length, PRICE.char), out: cost(new Decimal(log.output_audio_duration_ms).div(1000), PRICE.outSecond) };
@@ -145,7 +145,7 @@ describe('metering of every billable action', () => {
     const bytes = c.frames.filter((f) => typeof f.audio === 'string').reduce((n, f) => n + Buffer.from(f.audio as string, 'base64').length, 0);
     c.close();
     const log = await logFor('tts-ws-1');
-    expect(log).toMatchObject({ model: 'parlance-tts-espeak-v1', input_text_tokens: text.length });
+    expect(log).toMatchObject({ model: 'parlance-tts-v1', input_text_tokens: text.length });
     expect(Math.abs(log.output_audio_duration_ms - (bytes / 2 / 16000) * 1000)).toBeLessThan(30);
     expect(new Decimal(log.cost_usd).eq(cost(text.length, PRICE.char).plus(cost(new Decimal(log.output_audio_duration_ms).div(1000), PRICE.outSecond)))).toBe(true);
   });
@@ -361,7 +361,7 @@ describe('balance, grants, prices and notifications', () => {
   });
 
   it('set-price changes the price of the next request; "default" restores the settings price', async () => {
-    await s.admin('set-price', '--model', 'parlance-tts-espeak-v1', '--unit', 'input_character', '--usd', '0.5');
+    await s.admin('set-price', '--model', 'parlance-tts-v1', '--unit', 'input_character', '--usd', '0.5');
     try {
       await sleep(1100); // overrides are re-read at most once a second
       const text = 'Expensive words.';
@@ -369,7 +369,7 @@ describe('balance, grants, prices and notifications', () => {
       await res.arrayBuffer();
       expect((await logFor('priced')).input_text_cost_usd).toBe(new Decimal(text.length).mul('0.5').toFixed());
     } finally {
-      await s.admin('set-price', '--model', 'parlance-tts-espeak-v1', '--unit', 'input_character', '--usd', 'default');
+      await s.admin('set-price', '--model', 'parlance-tts-v1', '--unit', 'input_character', '--usd', 'default');
     }
     const prices = await s.admin<{ prices: { model: string; unit: string; price_usd: string; origin: string }[] }>('list-prices');
     expect(prices.prices).toContainEqual({ model: '*', unit: 'input_character', price_usd: PRICE.char, origin: 'settings' });

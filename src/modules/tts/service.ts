@@ -216,7 +216,7 @@ export class TtsService {
     if (!this.clonedVoices) throw new ApiError('voice_not_found', `Voice "${id}" not found.`);
     const { voice, style } = await this.clonedVoices(auth.projectId, id, cfg.model);
     checkVoiceLanguage(cfg.model, voice, cfg.language, cfg.requestedModel, id);
-    return { ...cfg, voice, cloned: style };
+    return { ...cfg, voice: cfg.model.voiceIn?.(voice, cfg.language) ?? voice, cloned: style };
   }
 
   /** Meter one finished (or stopped) HTTP request or WebSocket stream: the characters sent and the audio generated. */
@@ -304,7 +304,8 @@ export class TtsService {
       return { ...base, voice: model.voices[0], cloned: { voiceId: voiceName.toLowerCase(), pitchSemitones: 0, pitchRange: 1, rate: 1 } };
     if (!voice) throw new ApiError('voice_not_found', `Voice "${voiceName}" not found for model ${modelId}.`);
     checkVoiceLanguage(model, voice, language, modelId, voice.id);
-    return { ...base, voice };
+    // The engine voice that speaks this language (the routed default model's English voices are flite's).
+    return { ...base, voice: model.voiceIn?.(voice, language) ?? voice };
   }
 
   /** Validate the whole text of an HTTP request (for the resolved voice: festival's Hindi voice reads no Latin). */

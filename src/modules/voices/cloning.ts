@@ -125,7 +125,8 @@ export class VoiceCloner {
   candidates(model: TtsModel): TtsVoice[] {
     const seen = new Set<string>();
     const language = profileLanguage(model);
-    return model.voices.filter((v) => {
+    // As each voice speaks the profile's language (a routed model's English voices are another engine's).
+    return model.voices.map((v) => model.voiceIn?.(v, language) ?? v).filter((v) => {
       if (v.variant) return false;
       // The profile text is English: voices of other languages (festival's) are not bases for a cloned voice.
       if (v.languages && !v.languages.includes(language)) return false;
