@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AudioDecodeError, decodeToBuffer, decodeToPcm } from './decode.js';
+import { AudioDecodeError, decodeToBuffer, decodeToPcm, firstErrorLine } from './decode.js';
 
 const SECONDS = 3;
 const EXPECTED_SAMPLES = SECONDS * 16_000;
@@ -82,6 +82,14 @@ describe('decodeToPcm', () => {
     expect(Math.abs(pcm.length / 2 - EXPECTED_SAMPLES) / EXPECTED_SAMPLES).toBeLessThanOrEqual(0.01);
   });
 
+  it('says what ffmpeg failed at without paths or addresses', () => {
+    expect(firstErrorLine('[mp3 @ 0x55cf5d368b40] Header missing\nError while decoding stream #0:0')).toBe('Header missing');
+    expect(firstErrorLine('/var/lib/parlance/blobs/ab/cd: Invalid data found when processing input')).toBe('Invalid data found when processing input');
+    expect(firstErrorLine('pipe:0: Invalid data found when processing input')).toBe('Invalid data found when processing input');
+    expect(firstErrorLine('[wav @ 0x1234abcd] [aist#0:0/pcm_s16le @ 0xdeadbeef] packet at 0x7f00ff00 is bad')).not.toMatch(/0x[0-9a-f]{4,}|@/);
+    expect(firstErrorLine('')).toBe('ffmpeg failed without a message');
+  });
+
   it('rejects undecodable input with a clear error', async () => {
     const garbage = join(dir, 'garbage.mp3');
     await writeFile(garbage, Buffer.from('this is not audio at all, just some text '.repeat(200)));
@@ -89,6 +97,7 @@ describe('decodeToPcm', () => {
     expect(err).toBeInstanceOf(AudioDecodeError);
     expect((err as Error).message).toMatch(/^audio could not be decoded: /);
     expect((err as Error).message).not.toContain(dir); // no server paths in the message
+    expect((err as Error).message).not.toMatch(/0x[0-9a-f]{4,}|@/); // nor ffmpeg's heap addresses
 
     const fromStream = await decodeToBuffer(Readable.from([Buffer.alloc(5000, 7)])).catch((e: unknown) => e);
     expect(fromStream).toBeInstanceOf(AudioDecodeError);

@@ -113,8 +113,19 @@ export async function decodeToBuffer(input: DecodeInput, options: DecodeOptions 
   return Buffer.concat(parts);
 }
 
-function firstErrorLine(stderr: string): string {
+/**
+ * ffmpeg's first complaint in words a client may read: without the input path it prefixes lines with (server paths),
+ * the `[mp3 @ 0x55cf5d368b40]` component tags (heap addresses) and any other address. The whole stderr goes to logs
+ * through AudioDecodeError.detail.
+ */
+export function firstErrorLine(stderr: string): string {
   const line = stderr.split('\n').find((l) => l.trim()) ?? 'ffmpeg failed without a message';
-  // ffmpeg prefixes lines with the input path; keep server paths out of client-facing messages.
-  return line.replace(/^[^:]*\/[^:]*: /, '').trim().slice(0, 200);
+  const words = line
+    .replace(/\[[^\]]*@ *0x[0-9a-f]+\] */gi, '')
+    .replace(/^[^:]*\/[^:]*: /, '')
+    .replace(/^pipe:\d*: /, '')
+    .replace(/0x[0-9a-f]{4,}/gi, '…')
+    .trim()
+    .slice(0, 200);
+  return words || 'ffmpeg failed without a message';
 }

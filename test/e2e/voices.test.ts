@@ -300,6 +300,8 @@ describe('preparation failures', () => {
       expect(m.status).toBe('failed');
       expect(m.error_type).toBe('voice_invalid_audio');
       expect(m.error_message).toEqual(expect.any(String));
+      // What failed in words: no ffmpeg heap addresses or server paths (issue 22 D6).
+      expect(m.error_message).not.toMatch(/0x[0-9a-f]{4,}|@|\/var\/|\/tmp\//);
       expect(statusOf(done, 'tts-rt-v2')).toMatchObject({ status: 'failed', error_type: 'voice_invalid_audio' });
     }
     const res = await speak(s, voices[0]!.id);
