@@ -1,7 +1,7 @@
 // The admin CLI and first start, black-box: `parlance admin ...` and `parlance serve` as an operator runs them.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, runCli, startParlance, tempDir } from '../harness.js';
 
@@ -247,6 +247,27 @@ describe('projects and keys', () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/already revoked/);
   });
+});
+
+describe('an unusable data directory', () => {
+  it('serve and admin exit 2 with one line naming the directory and why (issue 22 D8)', async () => {
+    const dir = freshDir();
+    const blocker = `${dir}/not-a-dir`;
+    writeFileSync(blocker, '');
+    // A file where the directory should be, a directory under a file, and a place no directory can be made (/proc).
+    for (const [bad, why] of [[blocker, 'a file is in the way'], [`${blocker}/sub`, 'a file is in the way'], ['/proc/parlance-data', 'cannot be created']] as const) {
+      for (const args of [['serve', '--port', '0', '--data-dir', bad], ['admin', 'bootstrap', '--data-dir', bad, '--json']]) {
+        const r = await runCli(args, env);
+        expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+        const lines = r.stderr.trim().split('\n');
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toContain(`data directory ${bad} is not usable: `);
+        expect(lines[0]).toContain(why);
+        expect(r.stderr).not.toMatch(/\n\s+at /);
+        expect(r.stdout).toBe('');
+      }
+    }
+  }, 60_000);
 });
 
 describe('parlance serve: first start and restart', () => {
