@@ -9,7 +9,7 @@ import { newRequestId } from '../lib/ids.js';
 import type { PermissionLevel, PermissionScope } from '../modules/auth/permissions.js';
 import { requirePermission } from '../modules/auth/permissions.js';
 import { AuthService, type AuthContext, type UsageType } from '../modules/auth/service.js';
-import { ApiError } from '../wire/api-error.js';
+import { ApiError, invalidField } from '../wire/api-error.js';
 import { errorCatalog } from '../wire/error-catalog.js';
 import { restErrorBody } from '../wire/rest-error.js';
 import type { AppContext } from './context.js';
@@ -122,6 +122,13 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     }
   });
 
+  // Text with a NUL character is refused alike on both dialects (PostgreSQL cannot store it and would answer 500;
+  // SQLite would store it): path parameters, query and JSON body, before validation.
+  app.addHook('preValidation', async (req) => {
+    const field = nulField(req.params, '') ?? nulField(req.query, '') ?? nulField(req.body, '');
+    if (field !== undefined) throw invalidField(field || 'body', 'must not contain NUL characters', 'invalid_format');
+  });
+
   app.setErrorHandler((err, req, reply) => {
     const apiErr = toApiError(err);
     if (apiErr.status >= 500) req.log.error({ err }, 'request failed');
@@ -168,4 +175,17 @@ function errorReferencePage(): string {
 <table><thead><tr><th>error_type</th><th>HTTP</th><th>Surfaces</th><th>Meaning</th></tr></thead><tbody>
 ${rows}
 </tbody></table></body></html>`;
+}
+
+/** Path of the first string (or key) holding U+0000 inside a parsed value, '' for the value itself; else undefined. */
+export function nulField(value: unknown, at: string, depth = 0): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? at : undefined;
+  if (value === null || typeof value !== 'object' || depth > 32) return undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const name = at ? `${at}.${k}` : k;
+    if (k.includes('\u0000')) return at || 'a field name';
+    const found = nulField(v, name, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

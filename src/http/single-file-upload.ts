@@ -36,9 +36,15 @@ export async function readSingleFileUpload<S>(req: FastifyRequest, opts: SingleF
           part.file.resume();
           throw invalidField(part.fieldname, 'unexpected file part; send exactly one part named "file"', 'unknown_field');
         }
+        if (part.filename.includes('\u0000')) {
+          part.file.resume();
+          throw invalidField('filename', 'must not contain NUL characters', 'invalid_format');
+        }
         staged = await opts.receive(part.file, part.filename);
       } else if (opts.fields.includes(part.fieldname)) {
-        fields[part.fieldname] = String(part.value);
+        const value = String(part.value);
+        if (value.includes('\u0000')) throw invalidField(part.fieldname, 'must not contain NUL characters', 'invalid_format');
+        fields[part.fieldname] = value;
       }
     }
     // @fastify/multipart ends the parts quietly when the body stops before the closing boundary, which would

@@ -75,6 +75,19 @@ describe('REST error body', () => {
     await expectError(await s.request(`/v1/files/${randomUUID()}`), 404, 'file_not_found');
   });
 
+  it('400: a NUL character in an id, a query or a JSON field, as in PostgreSQL mode (SQLite would store it)', async () => {
+    for (const res of [
+      await s.request('/v1/files/%00'),
+      await s.request('/v1/files?cursor=a%00'),
+      await s.request('/v1/transcriptions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'stt-async-v4', audio_url: 'https://example.com/a.wav', client_reference_id: '\u0000' }),
+      }),
+    ])
+      await expectError(res, 400, 'invalid_request');
+  });
+
   it('404: an unknown route is invalid_request with status 404, with or without a key', async () => {
     for (const p of ['/v1/nope', '/v2/files', '/', '/v1/files/a/b'])
       await expectError(await s.request(p), 404, 'invalid_request');

@@ -64,6 +64,35 @@ describe('PostgreSQL mode', () => {
     expect((await s.request('/v1/files/count')).status).toBe(200);
   });
 
+  it('refuses NUL characters in ids, fields and filenames with invalid_request, never 500 (issue 22 D1)', async () => {
+    const expect400 = async (res: Response, location: string) => {
+      expect(res.status).toBe(400);
+      const body = await errorBody(res);
+      expect(body.error_type).toBe('invalid_request');
+      expect(JSON.stringify(body)).toContain(location);
+    };
+    await expect400(await s.request('/v1/files/%00'), 'id');
+    await expect400(await s.request('/v1/transcriptions/abc%00def'), 'id');
+    await expect400(await s.request('/v1/files?cursor=%00'), 'cursor');
+    await expect400(
+      await s.request('/v1/transcriptions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'stt-async-v4', audio_url: 'https://example.com/a.wav', client_reference_id: 'a\u0000b' }),
+      }),
+      'client_reference_id',
+    );
+    const form = new FormData();
+    form.set('file', new Blob([wav]), 'a\u0000.wav');
+    await expect400(await s.request('/v1/files', { method: 'POST', body: form }), 'filename');
+    const withRef = new FormData();
+    withRef.set('client_reference_id', 'x\u0000');
+    withRef.set('file', new Blob([wav]), 'a.wav');
+    await expect400(await s.request('/v1/files', { method: 'POST', body: withRef }), 'client_reference_id');
+    // Nothing was stored by the refused requests, and the server still serves.
+    expect((await s.request('/v1/files/count')).status).toBe(200);
+  });
+
   it('uploads, reads, lists, counts and deletes files, with numeric sizes', async () => {
     const a = await uploadOk(s, { name: 'a.wav', ref: 'ref-a' });
     expect(a.size).toBe(wav.length);
