@@ -278,3 +278,30 @@ export async function streamRealtime(s: Parlance, pcm: Buffer, config: Record<st
   ws.close();
   return frames;
 }
+
+export interface TranscriptBody {
+  text: string;
+  tokens: { text: string; start_ms: number; end_ms: number; confidence: number; speaker?: string }[];
+}
+
+/**
+ * Upload `file`, create a transcription of it (model stt-async-v4 unless `body` names another, plus `body`), wait
+ * for it to end and return its transcript; throws with the status and error when it does not complete.
+ */
+export async function transcribeFile(s: Parlance, file: string, body: Record<string, unknown> = {}, timeoutMs = 120_000): Promise<TranscriptBody> {
+  const fileId = await uploadFile(s, file);
+  const res = await s.request('/v1/transcriptions', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'stt-async-v4', file_id: fileId, ...body }),
+  });
+  if (res.status !== 201) throw new Error(`create transcription: ${res.status} ${await res.text()}`);
+  const { id } = (await res.json()) as { id: string };
+  const rec = await waitFor(
+    async () => (await (await s.request(`/v1/transcriptions/${id}`)).json()) as { status: string; error_type?: string; error_message?: string },
+    (r) => r.status === 'completed' || r.status === 'error' || r.status === 'failed',
+    timeoutMs,
+  );
+  if (rec.status !== 'completed') throw new Error(`transcription ${id} ended ${rec.status}: ${rec.error_type} ${rec.error_message}`);
+  return (await (await s.request(`/v1/transcriptions/${id}/transcript`)).json()) as TranscriptBody;
+}

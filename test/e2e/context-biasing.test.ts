@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startParlance, streamRealtime, uploadFile, waitFor, type Parlance } from '../harness.js';
+import { startParlance, streamRealtime, transcribeFile, type Parlance } from '../harness.js';
 import { ASTERISK_EN } from '../real-speech.js';
 
 const UNMUTED = `${ASTERISK_EN}/conf-unmuted.wav`; // "You are now unmuted."
@@ -17,21 +17,7 @@ beforeAll(async () => {
 afterAll(() => s?.stop());
 
 async function transcribe(file: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const fileId = await uploadFile(s, file);
-  const res = await s.request('/v1/transcriptions', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'stt-async-v4', file_id: fileId, ...extra }),
-  });
-  expect(res.status).toBe(201);
-  const { id } = (await res.json()) as { id: string };
-  const rec = await waitFor(
-    async () => (await (await s.request(`/v1/transcriptions/${id}`)).json()) as { status: string; error_message?: string },
-    (r) => r.status === 'completed' || r.status === 'error',
-    120_000,
-  );
-  expect(rec).toMatchObject({ status: 'completed' });
-  return ((await (await s.request(`/v1/transcriptions/${id}/transcript`)).json()) as { text: string }).text;
+  return (await transcribeFile(s, file, extra)).text;
 }
 
 describe.skipIf(!existsSync(UNMUTED))('context biasing', () => {

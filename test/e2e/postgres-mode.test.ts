@@ -83,11 +83,11 @@ describe('PostgreSQL mode', () => {
       'client_reference_id',
     );
     const form = new FormData();
-    form.set('file', new Blob([wav]), 'a\u0000.wav');
+    form.set('file', new Blob([new Uint8Array(wav)]), 'a\u0000.wav');
     await expect400(await s.request('/v1/files', { method: 'POST', body: form }), 'filename');
     const withRef = new FormData();
     withRef.set('client_reference_id', 'x\u0000');
-    withRef.set('file', new Blob([wav]), 'a.wav');
+    withRef.set('file', new Blob([new Uint8Array(wav)]), 'a.wav');
     await expect400(await s.request('/v1/files', { method: 'POST', body: withRef }), 'client_reference_id');
     // Nothing was stored by the refused requests, and the server still serves.
     expect((await s.request('/v1/files/count')).status).toBe(200);

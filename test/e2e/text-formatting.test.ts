@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { wordErrorRate } from '../../src/engines/stt/wer.js';
-import { makeSpeech, startParlance, streamRealtime, tempDir, uploadFile, waitFor, type Parlance } from '../harness.js';
+import { makeSpeech, startParlance, streamRealtime, tempDir, transcribeFile, type Parlance } from '../harness.js';
 
 const work = tempDir('parlance-format-');
 const SPOKEN = 'my flight leaves at seven thirty on march third and the ticket cost two hundred dollars';
@@ -31,21 +31,7 @@ afterAll(async () => {
 });
 
 async function transcribe(server: Parlance, extra: Record<string, unknown> = {}): Promise<{ text: string; tokens: Tok[] }> {
-  const fileId = await uploadFile(server, wav);
-  const res = await server.request('/v1/transcriptions', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'stt-async-v4', file_id: fileId, ...extra }),
-  });
-  expect(res.status).toBe(201);
-  const { id } = (await res.json()) as { id: string };
-  const rec = await waitFor(
-    async () => (await (await server.request(`/v1/transcriptions/${id}`)).json()) as { status: string },
-    (r) => r.status === 'completed' || r.status === 'error' || r.status === 'failed',
-    90_000,
-  );
-  expect(rec.status).toBe('completed');
-  return (await (await server.request(`/v1/transcriptions/${id}/transcript`)).json()) as { text: string; tokens: Tok[] };
+  return transcribeFile(server, wav, extra, 90_000);
 }
 
 /** Timestamps in order and non-overlapping, every token non-empty. */

@@ -8,7 +8,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { wordErrorRate } from '../../src/engines/stt/wer.js';
-import { errorBody, startParlance, uploadFile, waitFor, type Parlance } from '../harness.js';
+import { errorBody, startParlance, transcribeFile, type Parlance } from '../harness.js';
 import { probeAudio } from './tts-helpers.js';
 
 let s: Parlance;
@@ -371,15 +371,7 @@ describe('intelligible default voices (issue 14)', () => {
     const file = path.join(tmpdir(), `parlance-roundtrip-${model}-${voice}-${process.pid}.wav`);
     writeFileSync(file, Buffer.from(await res.arrayBuffer()));
     try {
-      const fileId = await uploadFile(s, file);
-      const created = await s.request('/v1/transcriptions', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'stt-async-v4', file_id: fileId }),
-      });
-      const { id } = (await created.json()) as { id: string };
-      await waitFor(async () => (await (await s.request(`/v1/transcriptions/${id}`)).json()) as { status: string }, (r) => r.status === 'completed', 90_000);
-      const { text } = (await (await s.request(`/v1/transcriptions/${id}/transcript`)).json()) as { text: string };
+      const { text } = await transcribeFile(s, file, {}, 90_000);
       return wordErrorRate(TEXT, text).wer;
     } finally {
       rmSync(file, { force: true });
