@@ -355,7 +355,7 @@ export const settingDefs = {
     kind: 'number',
     min: 0.1,
     default: 20,
-    doc: 'Real-time STT `request_timeout`: no audio within this long of the configuration message, or no audio (nor keepalive) for this long while streaming.',
+    doc: 'Real-time STT `request_timeout`: no audio within this long of the configuration message (keepalives do not count before the first audio), or no audio (nor keepalive) for this long while streaming.',
   },
   realtimeMaxDurationSeconds: {
     env: 'PARLANCE_REALTIME_MAX_DURATION_SECONDS',

@@ -483,6 +483,19 @@ describe('real-time transcription', () => {
       for (const f of c.frames.slice(0, -1)) expect(f).not.toHaveProperty('error_code');
     });
 
+    it('keepalives alone, before any audio, do not hold the session open: request_timeout (issue 22 D4)', async () => {
+      const c = await open(s);
+      const started = Date.now();
+      const timer = setInterval(() => c.ws.readyState === WebSocket.OPEN && c.ws.send('{ "type": "keepalive" }'), 300);
+      try {
+        await expectError(c, 'request_timeout', 408);
+      } finally {
+        clearInterval(timer);
+      }
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
+      expect(Date.now() - started).toBeLessThan(6000);
+    });
+
     it('keepalives keep a paused session alive past the timeout', async () => {
       const c = await open(s);
       await sendAudio(c.ws, speech.subarray(0, 32_000), 3200, 10);

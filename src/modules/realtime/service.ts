@@ -76,6 +76,8 @@ type State = 'awaiting_config' | 'starting' | 'streaming' | 'finishing' | 'close
 type Incoming = { kind: 'text'; text: string } | { kind: 'binary'; data: Uint8Array };
 
 const CONTROL = /^\s*\{/;
+/** `{"type":"keepalive"}` and its spaced variants (the web SDK sends `{ "type": "keepalive" }`). */
+const KEEPALIVE = /^\s*\{\s*"type"\s*:\s*"keepalive"\s*\}\s*$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export class RealtimeService implements LiveSurface {
@@ -141,6 +143,8 @@ export class RealtimeSession {
   /** The server began stopping while this session was starting: end it once started. */
   private drainWhenStarted = false;
   private lastActivity = 0;
+  /** Some audio came (keepalives keep the stream open only after that). */
+  private heardAudio = false;
   private idleTimer: NodeJS.Timeout | undefined;
   private capTimer: NodeJS.Timeout | undefined;
   private startedAt = 0;
@@ -286,10 +290,14 @@ export class RealtimeSession {
   private handleBinary(data: Uint8Array): void {
     this.touch();
     if (data.byteLength === 0) return this.finish();
+    this.heardAudio = true;
     this.source!.write(data);
   }
 
   private handleText(text: string): void {
+    // A keepalive keeps a stream that paused open (the SDK's pause()); before any audio it does not: the first audio
+    // is due within the timeout of the configuration, or a socket sending only keepalives would hold its slot.
+    if (!this.heardAudio && KEEPALIVE.test(text)) return;
     this.touch();
     if (text.length === 0) return this.finish();
     if (CONTROL.test(text)) {
@@ -312,7 +320,10 @@ export class RealtimeSession {
     const b64 = text.replace(/\s+/g, '');
     if (b64.length % 4 === 1 || !BASE64.test(b64)) return this.fail(new ApiError('invalid_request', 'Invalid request: text audio message is not valid base64.'));
     const bytes = Buffer.from(b64, 'base64');
-    if (bytes.length) this.source!.write(bytes);
+    if (bytes.length) {
+      this.heardAudio = true;
+      this.source!.write(bytes);
+    }
   }
 
   /** Feed the engine from the PCM source, in order; markers resolve once the audio before them was written. */
