@@ -51,20 +51,24 @@ export class BiasBuilder {
 
   /** The decoder bias and output casing for a context; undefined when it holds no usable word. */
   async build(context: RecognitionContext): Promise<Bias | undefined> {
-    const terms = context.terms.map((t) => ({ given: t, words: t.match(/\p{L}[\p{L}']*/gu) ?? [] })).filter((t) => t.words.length > 0);
+    // Each term's words as written (for espeak-ng and the output) and as the dictionary spells them.
+    const terms = context.terms
+      .map((t) => t.match(/\p{L}[\p{L}']*/gu) ?? [])
+      .filter((written) => written.length > 0)
+      .map((written) => ({ written, lower: written.map((w) => w.toLowerCase()) }));
     const skippedTerms = context.terms.filter((t) => !/\p{L}/u.test(t));
     const sentences: string[][] = [];
     for (const line of context.text.split(/[.!?;\n]+/)) {
       const words = dictionaryWords(line);
       if (words.length > 0) sentences.push(words);
     }
-    const termSequences = terms.map((t) => t.words.map((w) => w.toLowerCase()));
-    if (sentences.length === 0 && termSequences.length === 0) return undefined;
+    if (sentences.length === 0 && terms.length === 0) return undefined;
 
     const dictionary = await this.loadDictionary();
     // Original spellings of unknown words: espeak-ng reads "PBX" as letters and "pbx" as a word.
     const unknown = new Map<string, string>();
-    for (const t of terms) for (const w of t.words) if (!dictionary.has(w.toLowerCase())) unknown.set(w.toLowerCase(), w);
+    for (const t of terms)
+      for (let i = 0; i < t.lower.length; i++) if (!dictionary.has(t.lower[i]!)) unknown.set(t.lower[i]!, t.written[i]!);
     for (const s of sentences) for (const w of s) if (!dictionary.has(w) && !unknown.has(w)) unknown.set(w, w);
     const phones = unknown.size > 0 ? await this.pronounceAll([...unknown.values()]) : new Map<string, string>();
     const words: [string, string][] = [];
@@ -84,16 +88,16 @@ export class BiasBuilder {
     if (unpronounceable.size > 0 || skippedTerms.length > 0) {
       this.log?.('info', 'context words without a pronunciation were left out', { words: [...unpronounceable, ...skippedTerms].slice(0, 20), count: unpronounceable.size + skippedTerms.length });
     }
-    const usable = (seq: string[]) => seq.every((w) => !unpronounceable.has(w));
+    const usableTerms = terms.filter((t) => t.lower.every((w) => !unpronounceable.has(w)));
     const arpa = contextLanguageModel(
-      termSequences.filter(usable),
+      usableTerms.map((t) => t.lower),
       sentences.map((s) => s.filter((w) => !unpronounceable.has(w))).filter((s) => s.length > 0),
     );
     if (arpa === undefined) return undefined;
     const key = createHash('sha256').update(JSON.stringify([this.weight, words, arpa])).digest('hex').slice(0, 32);
     return {
       decoder: { key, words, arpa, weight: this.weight },
-      casing: new TermCasing(terms.filter((t) => usable(t.words.map((w) => w.toLowerCase()))).map((t) => t.words)),
+      casing: new TermCasing(usableTerms.map((t) => t.written)),
     };
   }
 
