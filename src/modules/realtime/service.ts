@@ -76,8 +76,6 @@ type State = 'awaiting_config' | 'starting' | 'streaming' | 'finishing' | 'close
 type Incoming = { kind: 'text'; text: string } | { kind: 'binary'; data: Uint8Array };
 
 const CONTROL = /^\s*\{/;
-/** `{"type":"keepalive"}` and its spaced variants (the web SDK sends `{ "type": "keepalive" }`). */
-const KEEPALIVE = /^\s*\{\s*"type"\s*:\s*"keepalive"\s*\}\s*$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export class RealtimeService implements LiveSurface {
@@ -295,11 +293,6 @@ export class RealtimeSession {
   }
 
   private handleText(text: string): void {
-    // A keepalive keeps a stream that paused open (the SDK's pause()); before any audio it does not: the first audio
-    // is due within the timeout of the configuration, or a socket sending only keepalives would hold its slot.
-    if (!this.heardAudio && KEEPALIVE.test(text)) return;
-    this.touch();
-    if (text.length === 0) return this.finish();
     if (CONTROL.test(text)) {
       let msg: unknown;
       try {
@@ -308,7 +301,13 @@ export class RealtimeSession {
         return this.fail(new ApiError('invalid_request', 'Invalid request: malformed JSON control message.'));
       }
       const type = msg && typeof msg === 'object' && !Array.isArray(msg) ? (msg as Record<string, unknown>).type : undefined;
-      if (type === 'keepalive') return;
+      // A keepalive keeps a stream that paused open (the SDK's pause()); before any audio it does not: the first
+      // audio is due within the timeout of the configuration, or a socket sending only keepalives would hold its slot.
+      if (type === 'keepalive') {
+        if (this.heardAudio) this.touch();
+        return;
+      }
+      this.touch();
       if (type === 'finalize') {
         const trailing = (msg as Record<string, unknown>).trailing_silence_ms;
         if (trailing !== undefined && trailing !== null && (typeof trailing !== 'number' || !Number.isFinite(trailing) || trailing < 0))
@@ -317,6 +316,8 @@ export class RealtimeSession {
       }
       return this.fail(new ApiError('invalid_request', `Invalid request: unknown control message type ${JSON.stringify(type ?? null)}; expected "finalize" or "keepalive".`));
     }
+    this.touch();
+    if (text.length === 0) return this.finish();
     const b64 = text.replace(/\s+/g, '');
     if (b64.length % 4 === 1 || !BASE64.test(b64)) return this.fail(new ApiError('invalid_request', 'Invalid request: text audio message is not valid base64.'));
     const bytes = Buffer.from(b64, 'base64');
