@@ -102,6 +102,22 @@ describe.each(targets)('openDatabase (%s)', (dialect, make) => {
     });
   });
 
+  it.runIf(dialect === 'sqlite')('a transaction that SQLite already rolled back fails with its own error, not the rollback', async () => {
+    await withDb(async (db) => {
+      const failing = db.kysely.transaction().execute(async (trx) => {
+        await trx.insertInto('instance_settings').values({ key: 'gone', value: 'x' }).execute();
+        // What SQLite does by itself on SQLITE_FULL or SQLITE_IOERR: the transaction is over before Kysely's ROLLBACK.
+        await sql`ROLLBACK`.execute(trx);
+        throw new Error('database or disk is full');
+      });
+      await expect(failing).rejects.toThrow('database or disk is full');
+      expect(await db.kysely.selectFrom('instance_settings').select('key').where('key', '=', 'gone').execute()).toEqual([]);
+      // The connection is usable afterwards, in and out of transactions.
+      await db.kysely.transaction().execute((trx) => trx.insertInto('instance_settings').values({ key: 'after', value: 'y' }).execute());
+      expect(await db.kysely.selectFrom('instance_settings').select('value').where('key', '=', 'after').executeTakeFirst()).toEqual({ value: 'y' });
+    });
+  });
+
   it.runIf(dialect === 'postgres')('keeps working after the server terminates its idle connections', async () => {
     await withDb(async (db) => {
       await db.kysely.selectFrom('organizations').selectAll().execute();

@@ -90,8 +90,12 @@ const STATEMENT_CACHE_SIZE = 500;
  */
 function withStatementCache(sqlite: SQLite.Database): { prepare(sql: string): SQLite.Statement; close(): void } {
   const cache = new Map<string, SQLite.Statement>();
+  let noop: SQLite.Statement | undefined;
   return {
     prepare(text) {
+      // SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR); Kysely's ROLLBACK
+      // then fails with "cannot rollback - no transaction is active" and that error replaces the real cause.
+      if (text === 'rollback' && !sqlite.inTransaction) return (noop ??= sqlite.prepare('SELECT 1'));
       let stmt = cache.get(text);
       if (stmt) return stmt;
       stmt = sqlite.prepare(text);

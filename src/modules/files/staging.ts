@@ -22,6 +22,11 @@ export class ByteLimitExceeded extends Error {
   }
 }
 
+/** The blob store could not take the bytes: the server's fault, answered as internal_error with the cause logged. */
+export function storageFailure(cause: unknown): ApiError {
+  return new ApiError('internal_error', 'The server could not store the upload (its storage is full or not writable); nothing was kept. Try again later.', { cause });
+}
+
 /**
  * Stream `file` into a temp blob. Throws ByteLimitExceeded past a limit, ApiError invalid_request when the
  * part itself was cut off; either way the part is drained (so the request can be answered) and the temp removed.
@@ -31,6 +36,12 @@ export async function stagePart(blobs: LocalBlobStore, file: Readable, partFilen
   // An error of the part stream itself means the multipart body was cut off or malformed (the client's fault).
   let sourceError: unknown;
   file.once('error', (err) => (sourceError = err));
+  // An error the temp file raised itself (disk full, no permission) is the server's. pipeline() hands the first error
+  // to every stream, so the file's error counts only when no other stream failed first.
+  let sinkError: unknown;
+  stream.once('error', (err) => {
+    if (sourceError === undefined && !(err instanceof ByteLimitExceeded)) sinkError = err;
+  });
   let size = 0;
   const room = limits.roomBytes ?? Infinity;
   const counter = new Transform({
@@ -49,6 +60,7 @@ export async function stagePart(blobs: LocalBlobStore, file: Readable, partFilen
     file.resume(); // drain the rest of the part so the request can be answered
     await blobs.discardTemp(tempPath);
     if (err instanceof ByteLimitExceeded) throw err;
+    if (sinkError !== undefined) throw storageFailure(sinkError);
     if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new ByteLimitExceeded('file', size);
     if (sourceError !== undefined && err === sourceError) throw new ApiError('invalid_request', 'Malformed multipart body: the file part ended early.');
     throw err;

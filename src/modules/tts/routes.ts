@@ -55,6 +55,8 @@ export const ttsRoutes: RouteModule = async (app, { ctx }) => {
       const onClose = () => ac.abort();
       res.once('close', onClose);
       res.once('close', release);
+      let metered: Promise<void> | undefined;
+      const meter = () => (metered ??= tts.recordUsage(req.auth, cfg, { requestId: req.id, startedAt, characters: text.length, seconds: out.seconds() }));
       // The first chunk decides between an error body and a 200: failures before any audio are reported.
       let first: IteratorResult<{ audio: Buffer }>;
       try {
@@ -82,23 +84,35 @@ export const ttsRoutes: RouteModule = async (app, { ctx }) => {
             if (!res.write(chunk.audio)) await drained(res);
           }
         }
-        // The 2-minute cap ends the response cleanly with the truncated audio.
-        res.end();
+        // Metered before the response completes: work that cannot be billed fails (the client sees a cut response).
+        if (!res.destroyed) {
+          await meter().catch((err: unknown) => {
+            throw new UsageNotRecorded(err);
+          });
+          // The 2-minute cap ends the response cleanly with the truncated audio.
+          res.end();
+        }
       } catch (err) {
-        if (!res.destroyed) req.log.warn({ err }, 'tts stream failed after audio began');
+        if (err instanceof UsageNotRecorded) req.log.error({ err: err.cause }, 'tts usage not recorded: the response is failed');
+        else if (!res.destroyed) req.log.warn({ err }, 'tts stream failed after audio began');
         res.destroy();
       } finally {
         if (timer) clearTimeout(timer);
         res.off('close', onClose);
         ac.abort();
         release();
-        void tts
-          .recordUsage(req.auth, cfg, { requestId: req.id, startedAt, characters: text.length, seconds: out.seconds() })
-          .catch((err: unknown) => req.log.error({ err }, 'tts usage not recorded'));
+        // A stopped or failed response is metered for the audio made so far.
+        if (!metered) void meter().catch((err: unknown) => req.log.error({ err }, 'tts usage not recorded'));
       }
     },
   );
 };
+
+class UsageNotRecorded extends Error {
+  constructor(cause: unknown) {
+    super('usage not recorded', { cause });
+  }
+}
 
 function drained(res: import('node:http').ServerResponse): Promise<void> {
   return new Promise((resolve) => {

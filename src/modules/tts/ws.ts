@@ -284,6 +284,8 @@ class TtsConnection {
       this.stop(s);
       return this.streamError(id, err, requestId, true);
     }
+    let metered: Promise<void> | undefined;
+    const meter = () => (metered ??= this.tts.recordUsage(auth, cfg, { requestId, startedAt, characters: s.textChars, seconds: out.seconds() }));
     try {
       for await (const chunk of out.chunks) {
         if (s.ac.signal.aborted) break;
@@ -294,6 +296,11 @@ class TtsConnection {
       if (over(s) || this.closed) return;
       clearTimeout(s.timer);
       clearTimeout(s.capTimer);
+      // Metered before the stream's last frame: work that cannot be billed ends in an error, not in audio_end.
+      await meter().catch((cause: unknown) => {
+        throw new ApiError('internal_error', `The usage of stream ${id} could not be recorded, so the stream failed; try again later.`, { cause });
+      });
+      if (over(s) || this.closed) return;
       if (out.truncated()) {
         // Generation stopped at the cap: the last chunk went out without audio_end; error, then terminated.
         s.status = 'failed';
@@ -316,9 +323,8 @@ class TtsConnection {
       clearTimeout(s.capTimer);
       s.release?.();
       this.endedOne();
-      void this.tts
-        .recordUsage(auth, cfg, { requestId, startedAt, characters: s.textChars, seconds: out.seconds() })
-        .catch((err: unknown) => this.ctx.log.error({ err, stream_id: id }, 'tts usage not recorded'));
+      // A cancelled, cut or failed stream is metered for the audio made so far.
+      if (!metered) void meter().catch((err: unknown) => this.ctx.log.error({ err, stream_id: id }, 'tts usage not recorded'));
     }
   }
 
