@@ -14,6 +14,7 @@ import type { RateLimits } from '../limits/rate-limits.js';
 import type { UsageMeter } from '../usage/service.js';
 import { AUDIO_FORMATS, type AudioFormat, contentTypeOf, encode } from './encoder.js';
 import { RAW_FORMATS, rawEncode } from './pcm.js';
+import { trimSilenceOffThread } from '../../audio/audio-thread.js';
 
 export const SAMPLE_RATES = [8000, 16000, 24000, 44100, 48000] as const;
 export const BITRATES = [32000, 64000, 96000, 128000, 192000, 256000, 320000] as const;
@@ -95,19 +96,6 @@ const invalid = (msg: string) => new ApiError('invalid_request', msg);
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Trim leading and trailing silence of a segment, keeping a short pad (reduce_silence). */
-function trimSilence(pcm: Buffer, rate: number): Buffer {
-  const n = pcm.length >> 1;
-  const threshold = 400;
-  let first = 0;
-  while (first < n && Math.abs(pcm.readInt16LE(first * 2)) < threshold) first++;
-  if (first >= n) return pcm.subarray(0, 0);
-  let last = n - 1;
-  while (last > first && Math.abs(pcm.readInt16LE(last * 2)) < threshold) last--;
-  const pad = Math.round(rate * 0.06);
-  return pcm.subarray(Math.max(0, first - pad) * 2, Math.min(n, last + 1 + pad) * 2);
 }
 
 /**
@@ -340,7 +328,7 @@ export class TtsService {
         let p = ch.pcm;
         // A cloned voice's pitch: shifted after synthesis, segment by segment, keeping length and formants.
         if (shifter && p.length) p = await shifter.shift(p);
-        if (cfg.reduceSilence) p = trimSilence(p, inRate);
+        if (cfg.reduceSilence) p = await trimSilenceOffThread(p, inRate);
         let n = p.length >> 1;
         let segText = ch.text;
         if (state.samples + n > maxSamples) {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { PCM_SAMPLE_RATE } from '../../audio/decode.js';
 import { shiftPitch } from '../../audio/pitch-shift.js';
 import type { VoiceProfile } from '../../audio/features.js';
-import { voiceProfileOffThread } from '../../audio/profile-off-thread.js';
+import { voiceProfileOffThread } from '../../audio/audio-thread.js';
 import type { TtsModel, TtsVoice } from '../../engines/tts/registry.js';
 
 /** Harvard sentences: phonetically balanced English, about six seconds spoken. */

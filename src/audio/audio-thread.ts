@@ -1,0 +1,107 @@
+// The client of the audio worker thread (audio-worker.ts): voice profiles, silence bounds and raw output encoders
+// computed off the event loop. Two threads, started on first use and unref'd: one for voice profiles (seconds of
+// work for a long clip) and one for speech output (milliseconds per segment), so a profile never holds up audio
+// that a listener is waiting for. Running from TypeScript sources (tests importing modules directly) there is no
+// compiled worker: the work is then done inline.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { AudioReply, AudioRequest, AudioResult } from './audio-worker-messages.js';
+import { pcmToFloat, type VoiceProfile, voiceProfile } from './features.js';
+import { RawOutputEncoder, type RawOutputOptions, silenceBounds } from './raw-output.js';
+
+const WORKER_FILE = fileURLToPath(new URL('./audio-worker.js', import.meta.url));
+
+type Lane = 'profile' | 'output';
+type Request = AudioRequest extends infer R ? (R extends AudioRequest ? Omit<R, 'id'> : never) : never;
+
+class AudioThread {
+  private worker: Worker | undefined;
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve(r: AudioResult): void; reject(e: Error): void }>();
+
+  /** Undefined when there is no compiled worker (sources run by tsx): callers compute inline. */
+  private get(): Worker | undefined {
+    if (this.worker) return this.worker;
+    if (!existsSync(WORKER_FILE)) return undefined;
+    const w = new Worker(WORKER_FILE);
+    w.unref();
+    w.on('message', (m: AudioReply) => {
+      const p = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      if (!p) return;
+      if ('result' in m) p.resolve(m.result);
+      else p.reject(new Error(m.error));
+    });
+    const failAll = (err: Error) => {
+      if (this.worker === w) this.worker = undefined;
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+    };
+    w.on('error', failAll);
+    w.on('exit', (code) => failAll(new Error(`audio worker exited with ${code}`)));
+    this.worker = w;
+    return w;
+  }
+
+  available(): boolean {
+    return this.get() !== undefined;
+  }
+
+  call(req: Request): Promise<AudioResult> {
+    const w = this.get();
+    if (!w) return Promise.reject(new Error('no audio worker'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      w.postMessage({ ...req, id } as AudioRequest);
+    });
+  }
+}
+
+const threads: Record<Lane, AudioThread> = { profile: new AudioThread(), output: new AudioThread() };
+
+const asBuffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+export async function voiceProfileOffThread(pcm16k: Buffer): Promise<VoiceProfile> {
+  const t = threads.profile;
+  if (!t.available()) return voiceProfile(pcmToFloat(pcm16k));
+  const r = (await t.call({ op: 'profile', pcm: pcm16k })) as { profile: VoiceProfile };
+  return r.profile;
+}
+
+/** `pcm` (mono s16le) without its leading and trailing silence, keeping a short pad (reduce_silence). */
+export async function trimSilenceOffThread(pcm: Buffer, rate: number): Promise<Buffer> {
+  const t = threads.output;
+  const [start, end] = t.available() ? ((await t.call({ op: 'silence-bounds', pcm, rate })) as { bounds: [number, number] }).bounds : silenceBounds(pcm, rate);
+  return pcm.subarray(start, end);
+}
+
+export interface OffThreadEncoder {
+  push(pcm: Buffer): Promise<Buffer>;
+  /** The last bytes; also frees the encoder (call it on every path, an aborted stream included). */
+  end(): Promise<Buffer>;
+}
+
+let nextStream = 0;
+
+/** A raw output encoder (RawOutputEncoder) living on the output thread: per-sample work off the event loop. */
+export async function openRawEncoder(options: RawOutputOptions): Promise<OffThreadEncoder> {
+  const t = threads.output;
+  if (!t.available()) {
+    const enc = new RawOutputEncoder(options);
+    return { push: async (pcm) => enc.push(pcm), end: async () => enc.end() };
+  }
+  const stream = nextStream++;
+  await t.call({ op: 'encoder-open', stream, options });
+  const bytes = async (req: Request) => asBuffer(((await t.call(req)) as { bytes: Uint8Array }).bytes);
+  let ended = false;
+  return {
+    push: (pcm) => bytes({ op: 'encoder-push', stream, pcm }),
+    end: () => {
+      if (ended) return Promise.resolve(Buffer.alloc(0));
+      ended = true;
+      return bytes({ op: 'encoder-end', stream });
+    },
+  };
+}

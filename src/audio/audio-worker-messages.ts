@@ -1,0 +1,15 @@
+// Typed messages between the event loop and the audio worker thread (audio-worker.ts). Each request carries an id;
+// the reply carries the same id and either the result or an error message.
+import type { VoiceProfile } from './features.js';
+import type { RawOutputOptions } from './raw-output.js';
+
+export type AudioRequest =
+  | { id: number; op: 'profile'; pcm: Uint8Array }
+  | { id: number; op: 'silence-bounds'; pcm: Uint8Array; rate: number }
+  | { id: number; op: 'encoder-open'; stream: number; options: RawOutputOptions }
+  | { id: number; op: 'encoder-push'; stream: number; pcm: Uint8Array }
+  | { id: number; op: 'encoder-end'; stream: number };
+
+export type AudioResult = { profile: VoiceProfile } | { bounds: [number, number] } | { bytes: Uint8Array } | { ok: true };
+
+export type AudioReply = { id: number; result: AudioResult } | { id: number; error: string };
