@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
 import { ConfigError, type Settings } from './config/settings.js';
 import { BicDiarizer } from './engines/diarization/index.js';
@@ -21,6 +22,7 @@ import { TranscriptionsRepository } from './modules/transcriptions/repository.js
 import { transcriptionsRoutes } from './modules/transcriptions/routes.js';
 import { TranscriptionsService } from './modules/transcriptions/service.js';
 import { TtsRegistry } from './engines/tts/registry.js';
+import { synthesisGate } from './engines/tts/process.js';
 import { ttsRoutes } from './modules/tts/routes.js';
 import { TtsService } from './modules/tts/service.js';
 import { ttsWebSocketSurface } from './modules/tts/ws.js';
@@ -198,10 +200,13 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   });
   const sampler = new StreamSampler(concurrency, limitsRepo, { intervalMs: settings.concurrencySampleSeconds * 1000, nodeId: randomToken(9), log });
   const auth = new AuthService(keys, { environment: settings.environment });
+  const synthesisProcesses = settings.ttsProcesses || availableParallelism();
+  synthesisGate.resize(synthesisProcesses);
   const tts = new TtsService(ttsRegistry, auth, rateLimits, billing, cursors, concurrency, {
     maxTextChars: settings.ttsMaxTextChars,
     maxAudioSeconds: settings.ttsMaxAudioSeconds,
     meter: usage,
+    synthesis: { gate: synthesisGate, maxActive: settings.ttsMaxActive || 8 * synthesisProcesses },
   });
   const voicesRepo = new VoicesRepository(db.kysely);
   const voices = new VoicesService(voicesRepo, blobs, cursors, ttsRegistry, queue, { maxFileSizeBytes: settings.voiceMaxFileSizeBytes });

@@ -424,6 +424,20 @@ export const settingDefs = {
     default: '',
     doc: 'Where the measured profiles of built-in TTS voices (computed once per model, for cloned-voice matching) are cached. Empty: `<data dir>/voice-profiles`.',
   },
+  ttsProcesses: {
+    env: 'PARLANCE_TTS_PROCESSES',
+    kind: 'int',
+    min: 0,
+    default: 0,
+    doc: 'Synthesizer processes (espeak-ng, flite, festival) this node runs at once, below the server\'s priority; more segments wait their turn (0 = one per CPU core).',
+  },
+  ttsMaxActive: {
+    env: 'PARLANCE_TTS_MAX_ACTIVE',
+    kind: 'int',
+    min: 0,
+    default: 0,
+    doc: 'TTS requests and WebSocket streams this node serves at once (each from its start to its end); one more gets 429 `limit_exceeded` with `Retry-After` at once instead of waiting (0 = eight per synthesizer process).',
+  },
   ttsMaxTextChars: {
     env: 'PARLANCE_TTS_MAX_TEXT_CHARS',
     kind: 'int',

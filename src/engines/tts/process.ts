@@ -2,8 +2,16 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
+import { lowerProcessPriority, SPEECH_NICE } from '../../lib/priority.js';
+import { WorkGate } from '../../lib/work-gate.js';
+
+/**
+ * Every synthesizer process of this node passes this gate: one per core by default (PARLANCE_TTS_PROCESSES), the
+ * rest wait their turn. Its queue length is what TTS admission refuses new requests on.
+ */
+export const synthesisGate = new WorkGate(availableParallelism());
 
 /** Argument replaced by a temporary WAV path: some CLIs cannot write to /dev/stdout when it is a socket. */
 export const OUT_FILE = '{out}';
@@ -40,11 +48,17 @@ export function parseWav(buf: Buffer): { sampleRate: number; pcm: Buffer } {
   throw new SynthesisError('synthesizer output has no data chunk');
 }
 
-export async function runWavProcess(cmd: string, args: string[], opts: { stdin?: string | Buffer; signal?: AbortSignal; emptyOk?: boolean }): Promise<{ sampleRate: number; pcm: Buffer }> {
+export function runWavProcess(cmd: string, args: string[], opts: { stdin?: string | Buffer; signal?: AbortSignal; emptyOk?: boolean }): Promise<{ sampleRate: number; pcm: Buffer }> {
+  return synthesisGate.run(() => runNow(cmd, args, opts), opts.signal);
+}
+
+async function runNow(cmd: string, args: string[], opts: { stdin?: string | Buffer; signal?: AbortSignal; emptyOk?: boolean }): Promise<{ sampleRate: number; pcm: Buffer }> {
   opts.signal?.throwIfAborted();
   const outFile = args.includes(OUT_FILE) ? path.join(tmpdir(), `parlance-tts-${randomBytes(8).toString('hex')}.wav`) : undefined;
   if (outFile) args = args.map((a) => (a === OUT_FILE ? outFile : a));
   const child = spawn(cmd, args, { stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  // Below the event loop and live transcription (lib/priority.ts).
+  lowerProcessPriority(child.pid, SPEECH_NICE);
   const out: Buffer[] = [];
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => out.push(d));

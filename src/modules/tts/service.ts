@@ -15,6 +15,7 @@ import type { UsageMeter } from '../usage/service.js';
 import { AUDIO_FORMATS, type AudioFormat, contentTypeOf, encode } from './encoder.js';
 import { RAW_FORMATS, rawEncode } from './pcm.js';
 import { trimSilenceOffThread } from '../../audio/audio-thread.js';
+import type { WorkGate } from '../../lib/work-gate.js';
 
 export const SAMPLE_RATES = [8000, 16000, 24000, 44100, 48000] as const;
 export const BITRATES = [32000, 64000, 96000, 128000, 192000, 256000, 320000] as const;
@@ -90,6 +91,8 @@ export interface TtsServiceOptions {
   maxAudioSeconds: number;
   /** Meters each finished request or stream (characters in, generated seconds out). */
   meter?: UsageMeter;
+  /** The node's synthesizer processes, and how many requests and streams may share them before new ones get 429. */
+  synthesis?: { gate: WorkGate; maxActive: number };
 }
 
 const invalid = (msg: string) => new ApiError('invalid_request', msg);
@@ -158,6 +161,8 @@ export interface VoiceQuery {
 
 export class TtsService {
   private clonedVoices: ClonedVoiceResolver | undefined;
+  /** HTTP requests and WebSocket streams holding a slot on this node (admission: `synthesis.maxActive`). */
+  private active = 0;
   constructor(
     readonly registry: TtsRegistry,
     private readonly auth: AuthService,
@@ -185,10 +190,32 @@ export class TtsService {
 
   /**
    * Take a concurrency slot for one HTTP request or WebSocket stream; 429 limit_exceeded when the
-   * organization or project is at its cap. The returned release is idempotent.
+   * organization or project is at its cap, or this node's synthesizers are saturated. The returned release is
+   * idempotent.
    */
-  acquire(auth: AuthContext): Promise<() => void> {
-    return this.concurrency.acquire('tts', auth);
+  async acquire(auth: AuthContext): Promise<() => void> {
+    const synthesis = this.opts.synthesis;
+    if (synthesis && this.active >= synthesis.maxActive) {
+      const seconds = synthesis.gate.retryAfterSeconds();
+      throw new ApiError('limit_exceeded', `This server is saturated with speech synthesis (${this.active} requests and streams in progress); retry in ${seconds} s.`, {
+        headers: { 'retry-after': String(seconds) },
+      });
+    }
+    this.active++;
+    let releaseSlot: () => void;
+    try {
+      releaseSlot = await this.concurrency.acquire('tts', auth);
+    } catch (err) {
+      this.active--;
+      throw err;
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.active--;
+      releaseSlot();
+    };
   }
 
   /** The voices module plugs in here: a uuid `voice` that is not a built-in name is looked up through it. */

@@ -32,9 +32,8 @@ import { BatchPool, type BatchPoolStats } from './batch-pool.js';
 import { StreamPool, type SessionChannel, type StreamPoolStats, type UtteranceSpan } from './stream-pool.js';
 import { SecondPass, SecondPassPool } from './second-pass.js';
 import { type Bias, BiasBuilder } from './bias.js';
+import { BATCH_NICE } from '../../../lib/priority.js';
 
-/** Niceness of batch decoder threads (0 is the process's; 19 the lowest priority). */
-const BATCH_NICE = 10;
 /** Incoming PCM is fed to the segmenter in pieces of at most this many bytes (0.5 s), which bounds its buffer. */
 const PIECE_BYTES = 16_000;
 

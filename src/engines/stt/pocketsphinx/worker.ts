@@ -3,10 +3,11 @@
 // streaming worker runs one live session at a time, on the audio the speech gate hands it. Started by decoder-worker.ts (as
 // worker.js from dist/, or worker.ts through tsx when the sources run directly, e.g. under vitest). Speaks only the
 // messages in messages.ts.
-import { readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { setPriority, tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
+import { lowerThreadPriority } from '../../../lib/priority.js';
 import { peakDb, SILENCE_PEAK_DB } from '../utterances.js';
 import { loadAddon, type NativeDecoder } from './addon.js';
 import type { Token } from '../interface.js';
@@ -18,17 +19,7 @@ const SAMPLES_PER_MS = 16;
 const port = parentPort;
 if (!port) throw new Error('pocketsphinx worker must run in a worker thread');
 const init = workerData as WorkerInit;
-if (init.nice) lowerPriority(init.nice);
-
-/** This thread only: on Linux a thread id given to setpriority names one thread of the process. */
-function lowerPriority(nice: number): void {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (tid > 0) setPriority(tid, nice);
-  } catch {
-    // Not Linux, or not allowed: the decoder runs at the process's priority.
-  }
-}
+if (init.nice) lowerThreadPriority(init.nice);
 
 function send(msg: FromWorker): void {
   port!.postMessage(msg);
