@@ -23,6 +23,7 @@ import { transcriptionsRoutes } from './modules/transcriptions/routes.js';
 import { TranscriptionsService } from './modules/transcriptions/service.js';
 import { TtsRegistry } from './engines/tts/registry.js';
 import { synthesisGate } from './engines/tts/process.js';
+import { Metrics } from './http/metrics.js';
 import { ttsRoutes } from './modules/tts/routes.js';
 import { TtsService } from './modules/tts/service.js';
 import { ttsWebSocketSurface } from './modules/tts/ws.js';
@@ -200,14 +201,18 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   });
   const sampler = new StreamSampler(concurrency, limitsRepo, { intervalMs: settings.concurrencySampleSeconds * 1000, nodeId: randomToken(9), log });
   const auth = new AuthService(keys, { environment: settings.environment });
+  const metrics = new Metrics();
   const synthesisProcesses = settings.ttsProcesses || availableParallelism();
   synthesisGate.resize(synthesisProcesses);
   const tts = new TtsService(ttsRegistry, auth, rateLimits, billing, cursors, concurrency, {
     maxTextChars: settings.ttsMaxTextChars,
     maxAudioSeconds: settings.ttsMaxAudioSeconds,
     meter: usage,
-    synthesis: { gate: synthesisGate, maxActive: settings.ttsMaxActive || 8 * synthesisProcesses },
+    synthesis: { gate: synthesisGate, maxActive: settings.ttsMaxActive || 8 * synthesisProcesses, onRefused: () => metrics.refusals.inc({ kind: 'tts' }) },
   });
+  metrics.gauge('parlance_tts_active', 'TTS HTTP requests and WebSocket streams in progress on this node.', () => tts.activeCount);
+  metrics.gauge('parlance_tts_synthesizers_running', 'Synthesizer processes running now.', () => synthesisGate.running);
+  metrics.gauge('parlance_tts_synthesis_waiting', 'Synthesis segments waiting for a synthesizer process.', () => synthesisGate.waiting);
   const voicesRepo = new VoicesRepository(db.kysely);
   const voices = new VoicesService(voicesRepo, blobs, cursors, ttsRegistry, queue, { maxFileSizeBytes: settings.voiceMaxFileSizeBytes });
   const cloner = new VoiceCloner(settings.voiceProfileCacheDir || path.join(settings.dataDir, 'voice-profiles'));
@@ -230,6 +235,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     organization: new OrganizationService(new TenancyRepository(db.kysely), keys),
     usage,
     cursors,
+    metrics,
     errorReferenceUrl: () => referenceUrl,
     routeModules: [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes, organizationRoutes, limitsRoutes, usageRoutes],
     wsRoutes: {},
@@ -245,6 +251,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       formatText: settings.textFormatting,
     },
   );
+  metrics.gauge('parlance_realtime_sessions', 'Real-time transcription sessions open on this node.', () => realtime.openSessions);
   ctx.wsRoutes['/transcribe-websocket'] = realtimeWsHandler(realtime);
   const ttsSockets = ttsWebSocketSurface(ctx);
   ctx.wsRoutes['/tts-websocket'] = ttsSockets.handler;

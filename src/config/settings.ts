@@ -121,6 +121,12 @@ export const settingDefs = {
     default: [],
     doc: 'Comma-separated hosts or CIDRs the SSRF guard lets through (e.g. `127.0.0.1,10.0.0.0/8`). Empty by default.',
   },
+  metricsToken: {
+    env: 'PARLANCE_METRICS_TOKEN',
+    kind: 'string',
+    default: '',
+    doc: 'When set, `GET /metrics` answers only requests with `Authorization: Bearer <this token>` (401 otherwise). Empty: open to whoever reaches the port.',
+  },
   logLevel: {
     env: 'PARLANCE_LOG_LEVEL',
     kind: 'enum',

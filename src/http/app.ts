@@ -14,6 +14,7 @@ import { errorCatalog } from '../wire/error-catalog.js';
 import { restErrorBody } from '../wire/rest-error.js';
 import type { AppContext } from './context.js';
 import { toApiError } from './error-mapping.js';
+import { metricsAuthorized } from './metrics.js';
 import { validatorCompiler } from './validation.js';
 
 export interface RouteGuard {
@@ -153,7 +154,16 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     reply.code(err.status).headers(err.headers).send(restErrorBody(err, req.id, ctx.errorReferenceUrl()));
   });
 
+  app.addHook('onResponse', async (req, reply) => {
+    ctx.metrics.httpDuration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  });
+
   app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/metrics', { schema: { hide: true } }, async (req, reply) => {
+    if (!metricsAuthorized(settings.metricsToken, req.headers.authorization))
+      throw new ApiError('unauthenticated', 'GET /metrics needs Authorization: Bearer <PARLANCE_METRICS_TOKEN>.');
+    return reply.type(ctx.metrics.contentType).send(await ctx.metrics.render());
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/docs/errors', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(errorReferencePage()));
 

@@ -1,3 +1,4 @@
+import type { Metrics } from './metrics.js';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import type { CursorCodec } from '../lib/cursor.js';
@@ -40,6 +41,8 @@ export interface AppContext {
   /** Metering, balance and budgets, usage reports. */
   usage: UsageService;
   cursors: CursorCodec;
+  /** Prometheus metrics of this node (GET /metrics). */
+  metrics: Metrics;
   /** Base address of the error reference (more_info = this + '#' + type). */
   errorReferenceUrl(): string;
   routeModules: RouteModule[];

@@ -47,8 +47,10 @@ describe('TTS admission on a saturated node', () => {
     }
     // Refusals do not wait for the admitted work: every 429 came before the first complete response.
     expect(order.slice(0, 4)).toEqual(['refused', 'refused', 'refused', 'refused']);
-    // With the work done, the node admits again.
+    // With the work done, the node admits again; the refusals are counted for operators.
     expect((await tts('Admitted again.')).status).toBe(200);
+    const metrics = await (await s.request('/metrics', { key: null })).text();
+    expect(metrics).toMatch(/^parlance_admission_refusals_total\{kind="tts"\} 4$/m);
   });
 
   it('a WebSocket stream started while the node is saturated ends with a limit_exceeded frame', async () => {

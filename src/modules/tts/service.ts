@@ -92,7 +92,7 @@ export interface TtsServiceOptions {
   /** Meters each finished request or stream (characters in, generated seconds out). */
   meter?: UsageMeter;
   /** The node's synthesizer processes, and how many requests and streams may share them before new ones get 429. */
-  synthesis?: { gate: WorkGate; maxActive: number };
+  synthesis?: { gate: WorkGate; maxActive: number; onRefused?: () => void };
 }
 
 const invalid = (msg: string) => new ApiError('invalid_request', msg);
@@ -193,10 +193,16 @@ export class TtsService {
    * organization or project is at its cap, or this node's synthesizers are saturated. The returned release is
    * idempotent.
    */
+  /** HTTP requests and WebSocket streams in progress on this node. */
+  get activeCount(): number {
+    return this.active;
+  }
+
   async acquire(auth: AuthContext): Promise<() => void> {
     const synthesis = this.opts.synthesis;
     if (synthesis && this.active >= synthesis.maxActive) {
       const seconds = synthesis.gate.retryAfterSeconds();
+      synthesis.onRefused?.();
       throw new ApiError('limit_exceeded', `This server is saturated with speech synthesis (${this.active} requests and streams in progress); retry in ${seconds} s.`, {
         headers: { 'retry-after': String(seconds) },
       });
