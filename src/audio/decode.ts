@@ -9,6 +9,7 @@
 //   AudioDecodeError carrying ffmpeg's first error line.
 // - Early stop (break, return, throw in the consumer, or the abort signal): ffmpeg is killed and reaped before the
 //   iteration settles, so no child outlives it and none is left a zombie.
+import { lowerProcessPriority } from '../lib/priority.js';
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -41,6 +42,8 @@ export interface DecodeOptions {
   rawInputRate?: number;
   /** An ffmpeg audio filter chain applied before the output conversion (e.g. a rubberband pitch shift). */
   filter?: string;
+  /** OS niceness of the ffmpeg process (lib/priority.ts): batch work yields the CPU to live audio. */
+  nice?: number;
 }
 
 export type DecodeInput = string | Readable | AsyncIterable<Uint8Array>;
@@ -58,6 +61,7 @@ export async function* decodeToPcm(input: DecodeInput, options: DecodeOptions = 
   args.push('-f', 's16le', '-acodec', 'pcm_s16le', '-ac', '1', '-ar', String(options.sampleRate ?? PCM_SAMPLE_RATE), 'pipe:1');
 
   const child = spawn(options.ffmpegPath ?? 'ffmpeg', args, { stdio: [fromFile ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  if (options.nice) lowerProcessPriority(child.pid, options.nice);
   const stdout = child.stdout!;
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => {

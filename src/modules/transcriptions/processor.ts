@@ -23,6 +23,7 @@ import { addSpeakerLabels } from './speaker-labels.js';
 import { PROCESS_JOB, type ProcessJobPayload, type TranscriptionsService, WEBHOOK_JOB, type WebhookJobPayload } from './service.js';
 import { formatTranscript } from '../../text/format.js';
 import { recognitionContext } from '../../engines/stt/context.js';
+import { BATCH_NICE } from '../../lib/priority.js';
 
 /** A failed audio_url fetch, already classified into the spec's two record-only error types. */
 export class AudioFetchError extends Error {
@@ -191,7 +192,7 @@ export class TranscriptionProcessor {
     signal.addEventListener('abort', onAbort, { once: true });
     // The decoded length is the real duration: a header can lie. Recheck it against the model maximum.
     const pcm = async function* (): AsyncGenerator<Buffer> {
-      for await (const chunk of decodeToPcm(path, { signal: controller.signal })) {
+      for await (const chunk of decodeToPcm(path, { signal: controller.signal, nice: BATCH_NICE })) {
         decodedBytes += chunk.length;
         if (decodedBytes > maxBytes) throw new JobFailure('invalid_audio_file', `Decoded audio is longer than the model's maximum of ${maxBytes / PCM_BYTES_PER_SECOND} s.`);
         yield chunk;

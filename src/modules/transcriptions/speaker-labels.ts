@@ -4,6 +4,7 @@
 import { decodeToPcm } from '../../audio/decode.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
 import { labelTokens } from '../../engines/diarization/label-tokens.js';
+import { BATCH_NICE } from '../../lib/priority.js';
 
 export async function addSpeakerLabels<T extends { start_ms?: number; end_ms?: number }>(
   diarizer: DiarizationEngine,
@@ -12,6 +13,6 @@ export async function addSpeakerLabels<T extends { start_ms?: number; end_ms?: n
   signal: AbortSignal,
 ): Promise<(T & { speaker?: string })[]> {
   if (tokens.length === 0) return tokens;
-  const turns = await diarizer.diarize(decodeToPcm(audioPath, { signal }), { signal });
+  const turns = await diarizer.diarize(decodeToPcm(audioPath, { signal, nice: BATCH_NICE }), { signal });
   return labelTokens(tokens, turns);
 }

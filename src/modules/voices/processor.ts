@@ -12,6 +12,7 @@ import type { LocalBlobStore } from '../../storage/blob-store.js';
 import { measureReference, UnusableReference, type VoiceCloner } from './cloning.js';
 import type { VoicesRepository } from './repository.js';
 import { PREPARE_JOB, type PrepareJobPayload } from './service.js';
+import { BATCH_NICE } from '../../lib/priority.js';
 
 /** The spec's reference clip limit. */
 export const MAX_CLIP_MS = 120_000;
@@ -102,7 +103,7 @@ export class VoiceProcessor {
     let pcm: Buffer;
     try {
       // One second past the limit is enough to tell a clip whose container did not state its duration.
-      pcm = await decodeToBuffer(file, { maxSeconds: MAX_CLIP_MS / 1000 + 1, signal });
+      pcm = await decodeToBuffer(file, { maxSeconds: MAX_CLIP_MS / 1000 + 1, signal, nice: BATCH_NICE });
     } catch (err) {
       if (err instanceof AudioDecodeError) throw new ClipRejected('voice_invalid_audio', `The reference clip could not be decoded: ${err.message}.`);
       throw err;
