@@ -24,6 +24,7 @@ import { TranscriptionsService } from './modules/transcriptions/service.js';
 import { TtsRegistry } from './engines/tts/registry.js';
 import { synthesisGate } from './engines/tts/process.js';
 import { Metrics } from './http/metrics.js';
+import { startSpawner } from './lib/spawner/spawn-child.js';
 import { ttsRoutes } from './modules/tts/routes.js';
 import { TtsService } from './modules/tts/service.js';
 import { ttsWebSocketSurface } from './modules/tts/ws.js';
@@ -318,6 +319,8 @@ export interface RunningServer {
 const SOCKET_CLOSE_GRACE_MS = 1000;
 
 export async function startServer(settings: Settings): Promise<RunningServer> {
+  // Forked while this process is small; every child process after it is started through it (lib/spawner).
+  startSpawner();
   const handle = await createContext(settings);
   const { ctx, setPublicUrl, startHousekeeping } = handle;
   let bootstrap: RunningServer['bootstrap'];

@@ -9,8 +9,7 @@
 //   AudioDecodeError carrying ffmpeg's first error line.
 // - Early stop (break, return, throw in the consumer, or the abort signal): ffmpeg is killed and reaped before the
 //   iteration settles, so no child outlives it and none is left a zombie.
-import { lowerProcessPriority } from '../lib/priority.js';
-import { spawn } from 'node:child_process';
+import { spawnChild } from '../lib/spawner/spawn-child.js';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
@@ -60,8 +59,7 @@ export async function* decodeToPcm(input: DecodeInput, options: DecodeOptions = 
   if (options.filter !== undefined) args.push('-af', options.filter);
   args.push('-f', 's16le', '-acodec', 'pcm_s16le', '-ac', '1', '-ar', String(options.sampleRate ?? PCM_SAMPLE_RATE), 'pipe:1');
 
-  const child = spawn(options.ffmpegPath ?? 'ffmpeg', args, { stdio: [fromFile ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
-  if (options.nice) lowerProcessPriority(child.pid, options.nice);
+  const child = spawnChild(options.ffmpegPath ?? 'ffmpeg', args, { stdio: [fromFile ? 'ignore' : 'pipe', 'pipe', 'pipe'], nice: options.nice });
   const stdout = child.stdout!;
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => {

@@ -10,7 +10,7 @@
 // addresses, pipe names) is kept apart on `detail` for logs.
 // mark() waits until ffmpeg has taken all input and been quiet for 150 ms (at most 1 s): a container's output cannot
 // be matched to input bytes.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type Child, spawnChild } from '../lib/spawner/spawn-child.js';
 import { AsyncQueue, AudioDecodeError, type PcmItem, type PcmSource } from './pcm-source.js';
 
 const OUTPUT_RATE = 16_000;
@@ -33,7 +33,7 @@ export interface FfmpegInput {
 }
 
 export class FfmpegSource implements PcmSource {
-  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly child: Child;
   private readonly queue: AsyncQueue<PcmItem>;
   private stderr = '';
   private lastOutputAt = Date.now();
@@ -50,7 +50,7 @@ export class FfmpegSource implements PcmSource {
     else args.push('-probesize', '32768');
     args.push('-i', 'pipe:0', '-map', '0:a:0', '-vn', '-sn', '-dn', '-f', 's16le', '-acodec', 'pcm_s16le', '-ac', '1', '-ar', String(OUTPUT_RATE));
     args.push('-flush_packets', '1', 'pipe:1');
-    this.child = spawn(ffmpegPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawnChild(ffmpegPath, args);
     this.queue = new AsyncQueue<PcmItem>(() => {
       if (this.queuedOut < MAX_QUEUED && this.child.stdout.isPaused()) this.child.stdout.resume();
     });

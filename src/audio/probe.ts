@@ -1,6 +1,6 @@
 // ffprobe / ffmpeg checks of a stored audio file: is there an audio stream, what is its duration, and
 // does its beginning actually decode (ffprobe alone happily "finds" MP3 frames in random bytes).
-import { spawn } from 'node:child_process';
+import { runChild } from '../lib/spawner/spawn-child.js';
 
 export interface AudioProbe {
   format: string;
@@ -12,26 +12,7 @@ export interface AudioProbe {
 
 export class AudioProbeError extends Error {}
 
-function run(cmd: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      if (stderr.length < 8192) stderr += d;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const run = (cmd: string, args: string[], timeoutMs: number) => runChild(cmd, args, { timeoutMs });
 
 interface FfprobeJson {
   streams?: { codec_type?: string; codec_name?: string; sample_rate?: string; channels?: number; duration?: string }[];

@@ -263,14 +263,27 @@ describe('POST /tts with every festival voice in its language', () => {
   });
 });
 
-/** The server's child processes running `name` (festival's text2wave is a festival script). */
+/**
+ * The server's descendant processes running `name` (festival's text2wave is a festival script). Children are started
+ * through the server's spawner process, so they are its grandchildren.
+ */
 async function children(pid: number, name: RegExp): Promise<number[]> {
-  const { stdout } = await execFileP('ps', ['--ppid', String(pid), '-o', 'pid=,args=']).catch(() => ({ stdout: '' }));
-  return stdout
+  const { stdout } = await execFileP('ps', ['-e', '-o', 'pid=,ppid=,args=']).catch(() => ({ stdout: '' }));
+  const rows = stdout
     .split('\n')
-    .map((l) => l.trim().match(/^(\d+)\s+(.*)$/))
-    .filter((m): m is RegExpMatchArray => !!m && name.test(m[2]!))
-    .map((m) => Number(m[1]));
+    .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
+    .filter((m): m is RegExpMatchArray => !!m)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3]! }));
+  const tree = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const r of rows)
+      if (tree.has(r.ppid) && !tree.has(r.pid)) {
+        tree.add(r.pid);
+        grew = true;
+      }
+  }
+  return rows.filter((r) => r.pid !== pid && tree.has(r.pid) && name.test(r.args)).map((r) => r.pid);
 }
 
 /** Kill -9 the first synthesizer child matching `name` that shows up. */

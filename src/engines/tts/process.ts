@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import { lowerProcessPriority, SPEECH_NICE } from '../../lib/priority.js';
+import { SPEECH_NICE } from '../../lib/priority.js';
+import { spawnChild } from '../../lib/spawner/spawn-child.js';
 import { WorkGate } from '../../lib/work-gate.js';
 
 /**
@@ -56,9 +57,8 @@ async function runNow(cmd: string, args: string[], opts: { stdin?: string | Buff
   opts.signal?.throwIfAborted();
   const outFile = args.includes(OUT_FILE) ? path.join(tmpdir(), `parlance-tts-${randomBytes(8).toString('hex')}.wav`) : undefined;
   if (outFile) args = args.map((a) => (a === OUT_FILE ? outFile : a));
-  const child = spawn(cmd, args, { stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
   // Below the event loop and live transcription (lib/priority.ts).
-  lowerProcessPriority(child.pid, SPEECH_NICE);
+  const child = spawnChild(cmd, args, { stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], nice: SPEECH_NICE });
   const out: Buffer[] = [];
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => out.push(d));

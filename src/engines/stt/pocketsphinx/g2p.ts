@@ -1,7 +1,7 @@
 // Pronunciations for words the dictionary lacks ("kubernetes", "soniox"): espeak-ng's US English phonemes (IPA,
 // `--ipa=3`) mapped to the CMU ARPAbet phones of pocketsphinx's en-us acoustic model. espeak-ng is already a
 // dependency (the default TTS engine) and has letter-to-sound rules for any spelling, which the dictionary does not.
-import { execFile } from 'node:child_process';
+import { runChild } from '../../../lib/spawner/spawn-child.js';
 
 /** IPA (after stress marks and ties are dropped) → ARPAbet, longest match first. */
 const IPA_TO_ARPABET: ReadonlyArray<readonly [string, string]> = (
@@ -128,16 +128,11 @@ export async function pronounce(words: readonly string[], options: { espeakPath?
   const out = new Map<string, string>();
   const asked = words.filter((w) => SPEAKABLE_WORD.test(w));
   if (asked.length === 0) return out;
-  const stdout = await new Promise<string>((resolve, reject) => {
-    const child = execFile(
-      options.espeakPath ?? 'espeak-ng',
-      ['-q', '--ipa=3', '-v', 'en-us'],
-      { timeout: options.timeoutMs ?? 10_000, maxBuffer: 16 << 20, encoding: 'utf8' },
-      (err, text) => (err ? reject(err) : resolve(text)),
-    );
-    // One word per line: espeak-ng answers each line (a clause) on a line of its own.
-    child.stdin?.end(asked.map((w) => `${w.replace(/-/g, ' ')}\n`).join(''));
-  });
+  // One word per line: espeak-ng answers each line (a clause) on a line of its own.
+  const input = asked.map((w) => `${w.replace(/-/g, ' ')}\n`).join('');
+  const run = await runChild(options.espeakPath ?? 'espeak-ng', ['-q', '--ipa=3', '-v', 'en-us'], { input, timeoutMs: options.timeoutMs ?? 10_000 });
+  if (run.code !== 0) throw new Error(`espeak-ng exited with ${run.code ?? run.signal}: ${run.stderr.trim().split('\n')[0] ?? ''}`);
+  const stdout = run.stdout;
   const lines = stdout.split('\n').map((l) => l.trim());
   if (lines.filter((l) => l.length > 0).length !== asked.length) {
     // Out of step (a word espeak split into clauses): ask one by one rather than pair the wrong lines.

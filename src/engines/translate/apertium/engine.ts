@@ -10,7 +10,8 @@
 //   spare process is spawned and left waiting on stdin, fully loaded; it is reaped after `idleMs` without use.
 // - Children run in their own process group (the apertium script is a shell pipeline): abort, timeout and close
 //   kill the whole group. At most `maxProcesses` translations run at once; others wait their turn.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { type Child, spawnChild } from '../../../lib/spawner/spawn-child.js';
 import { promisify } from 'node:util';
 import { type TranslateOptions, type TranslationEngine, TranslationError, type TranslationPair } from '../interface.js';
 
@@ -67,12 +68,14 @@ export interface ApertiumOptions {
 }
 
 interface Spare {
-  child: ChildProcess;
+  child: Child;
   timer: NodeJS.Timeout;
 }
 
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+function killGroup(child: Child): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  // Not known to have started yet: the kill waits for it (the group leader only).
+  if (child.pid === undefined) return void child.kill('SIGKILL');
   try {
     process.kill(-child.pid, 'SIGKILL');
   } catch {
@@ -84,7 +87,7 @@ export class ApertiumEngine implements TranslationEngine {
   readonly id = 'apertium';
   private readonly modes = new Map<string, string>();
   private readonly spares = new Map<string, Spare>();
-  private readonly running = new Set<ChildProcess>();
+  private readonly running = new Set<Child>();
   private readonly waiting: (() => void)[] = [];
   private active = 0;
   private closed = false;
@@ -143,21 +146,20 @@ export class ApertiumEngine implements TranslationEngine {
     return lines.map(cleanOutput);
   }
 
-  private spawnMode(mode: string): ChildProcess {
+  private spawnMode(mode: string): Child {
     // Node's stdin "pipe" is a socket, which the apertium script cannot open as /dev/stdin: `cat` turns it into a pipe.
-    const child = spawn('/bin/sh', ['-c', 'cat | "$0" "$@"', this.command, '-d', this.dataDir, '-u', '-f', 'line', mode], {
-      stdio: ['pipe', 'pipe', 'pipe'],
+    const child = spawnChild('/bin/sh', ['-c', 'cat | "$0" "$@"', this.command, '-d', this.dataDir, '-u', '-f', 'line', mode], {
       detached: true,
       env: { ...process.env, LC_ALL: 'C.UTF-8' },
     });
     child.on('error', () => undefined);
-    child.stdin!.on('error', () => undefined);
+    child.stdin.on('error', () => undefined);
     this.stats.spawned++;
     return child;
   }
 
   /** A loaded spare for `mode` if one is alive, else a fresh process; then prepare the next spare. */
-  private takeProcess(mode: string): ChildProcess {
+  private takeProcess(mode: string): Child {
     const spare = this.spares.get(mode);
     this.spares.delete(mode);
     if (spare) clearTimeout(spare.timer);
