@@ -320,6 +320,23 @@ describe('POST /tts: errors before audio, in the TTS error body', () => {
   });
 });
 
+describe('a client that leaves', () => {
+  it('before the first audio is not a server error: nothing is logged at error level, the server serves on', async () => {
+    // One sentence of some 300 words: its synthesis takes far longer than the client waits.
+    const text = Array.from({ length: 60 }, (_, i) => `word number ${i + 1} of a sentence without an end`).join(' and ');
+    const logged = s.stderr().length;
+    const ac = new AbortController();
+    const res = s.request('/tts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...base, text }), signal: ac.signal });
+    setTimeout(() => ac.abort(), 50);
+    await expect(res).rejects.toThrow();
+    // The next request is served, after the abandoned one has been cleaned up.
+    const after = await tts({ ...base, text });
+    expect(after.status).toBe(200);
+    await after.arrayBuffer();
+    expect(s.stderr().slice(logged)).not.toMatch(/"level":50/);
+  });
+});
+
 describe('a separate TTS port (PARLANCE_TTS_PORT)', () => {
   let t: Parlance;
   beforeAll(async () => {

@@ -64,6 +64,12 @@ export const ttsRoutes: RouteModule = async (app, { ctx }) => {
       } catch (err) {
         res.off('close', onClose);
         release();
+        // The client left before the first audio (a timeout on its side): nobody to answer, nothing failed here.
+        if (res.destroyed && ac.signal.aborted) {
+          void meter().catch((e: unknown) => req.log.error({ err: e }, 'tts usage not recorded'));
+          req.log.debug('tts client left before the first audio');
+          return void reply.hijack();
+        }
         throw err;
       }
       reply.hijack();
