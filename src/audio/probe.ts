@@ -1,5 +1,6 @@
 // ffprobe / ffmpeg checks of a stored audio file: is there an audio stream, what is its duration, and
 // does its beginning actually decode (ffprobe alone happily "finds" MP3 frames in random bytes).
+import { INTERACTIVE_NICE } from '../lib/priority.js';
 import { runChild } from '../lib/spawner/spawn-child.js';
 
 export interface AudioProbe {
@@ -12,7 +13,8 @@ export interface AudioProbe {
 
 export class AudioProbeError extends Error {}
 
-const run = (cmd: string, args: string[], timeoutMs: number) => runChild(cmd, args, { timeoutMs });
+// Below live transcription: the client waits for its upload, but live audio comes first.
+const run = (cmd: string, args: string[], timeoutMs: number) => runChild(cmd, args, { timeoutMs, nice: INTERACTIVE_NICE });
 
 interface FfprobeJson {
   streams?: { codec_type?: string; codec_name?: string; sample_rate?: string; channels?: number; duration?: string }[];

@@ -1,19 +1,19 @@
 import { spawn } from 'node:child_process';
 import { getPriority } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { BATCH_NICE, lowerProcessPriority, SPEECH_NICE } from './priority.js';
+import { BATCH_NICE, lowerProcessPriority, INTERACTIVE_NICE } from './priority.js';
 
 describe('priorities', () => {
   it('ranks speech above batch work, both below the server (nice 0)', () => {
-    expect(SPEECH_NICE).toBeGreaterThan(0);
-    expect(BATCH_NICE).toBeGreaterThan(SPEECH_NICE);
+    expect(INTERACTIVE_NICE).toBeGreaterThan(0);
+    expect(BATCH_NICE).toBeGreaterThan(INTERACTIVE_NICE);
   });
 
   it('lowers a child process, and ignores one that has exited', async () => {
     const child = spawn('sleep', ['5']);
     try {
-      lowerProcessPriority(child.pid, SPEECH_NICE);
-      expect(getPriority(child.pid!)).toBe(SPEECH_NICE);
+      lowerProcessPriority(child.pid, INTERACTIVE_NICE);
+      expect(getPriority(child.pid!)).toBe(INTERACTIVE_NICE);
     } finally {
       child.kill('SIGKILL');
     }

@@ -1,10 +1,11 @@
 // Scheduling priorities of the server's helpers, highest first: the event loop and live transcription (threads of
-// the server process, nice 0), speech synthesis and its encoders (nice 5), batch decoding (nice 10). Best effort:
-// not Linux, not permitted, or already exited, and the work runs at the server's priority.
+// the server process, nice 0); work a client waits for, speech synthesis and its encoders and the checks of an
+// upload (nice 5); batch work, the decoding of files and second passes (nice 10). Best effort: not Linux, not
+// permitted, or already exited, and the work runs at the server's priority.
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
-export const SPEECH_NICE = 5;
+export const INTERACTIVE_NICE = 5;
 export const BATCH_NICE = 10;
 
 /** Lower the priority of a child process. */

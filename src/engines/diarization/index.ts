@@ -1,6 +1,7 @@
 // The diarization engine this build ships: VAD speech regions, MFCC frames, BIC clustering (offline for files,
 // online for streams). A neural speaker-embedding back-end (sherpa-onnx) would implement DiarizationEngine too.
-import { loadVad, type Vad, type VadLog } from '../../audio/vad.js';
+import { loadVadOffThread } from '../../audio/audio-thread.js';
+import type { Vad, VadLog } from '../../audio/vad.js';
 import type { DiarizationEngine, DiarizationStream, DiarizeOptions, SpeakerTurn } from './interface.js';
 import { clusterOffline, type OfflineClusterOptions } from './offline-clusterer.js';
 import { OnlineClusterer, type OnlineClusterOptions } from './online-clusterer.js';
@@ -18,19 +19,19 @@ export interface BicDiarizerOptions {
 
 export class BicDiarizer implements DiarizationEngine {
   readonly name = 'bic';
-  private vad: Promise<Vad> | undefined;
+  /** Detectors by lane: files on one worker thread, live sessions on another (audio/audio-thread.ts). */
+  private readonly vads: { live?: Promise<Vad>; batch?: Promise<Vad> } = {};
 
   constructor(private readonly options: BicDiarizerOptions = {}) {
-    if (options.vad) this.vad = Promise.resolve(options.vad);
+    if (options.vad) this.vads.live = this.vads.batch = Promise.resolve(options.vad);
   }
 
-  private loadVad(): Promise<Vad> {
-    this.vad ??= loadVad({ log: this.options.log });
-    return this.vad;
+  private loadVad(lane: 'live' | 'batch'): Promise<Vad> {
+    return (this.vads[lane] ??= loadVadOffThread({ log: this.options.log, lane }));
   }
 
   async diarize(pcm: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: DiarizeOptions = {}): Promise<SpeakerTurn[]> {
-    const extractor = new SpeakerFrameExtractor((await this.loadVad()).createStream());
+    const extractor = new SpeakerFrameExtractor((await this.loadVad('batch')).createStream());
     const frames: SpeakerFrame[] = [];
     for await (const chunk of pcm) {
       options.signal?.throwIfAborted();
@@ -42,7 +43,7 @@ export class BicDiarizer implements DiarizationEngine {
   }
 
   createStream(): DiarizationStream {
-    const extractor = this.loadVad().then((vad) => new SpeakerFrameExtractor(vad.createStream()));
+    const extractor = this.loadVad('live').then((vad) => new SpeakerFrameExtractor(vad.createStream()));
     const clusterer = new OnlineClusterer(this.options.online);
     return {
       async push(pcm) {

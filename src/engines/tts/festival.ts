@@ -12,7 +12,7 @@ import { decodeToBuffer } from '../../audio/decode.js';
 import type { EngineVoice, Gender, SynthesisChunk, SynthesisOptions, TtsEngine, TtsLanguage } from './interface.js';
 import { commandExists, OUT_FILE, runWavProcess } from './process.js';
 import { segments } from './text.js';
-import { SPEECH_NICE } from '../../lib/priority.js';
+import { INTERACTIVE_NICE } from '../../lib/priority.js';
 
 const execFileP = promisify(execFile);
 
@@ -194,7 +194,7 @@ export class FestivalEngine implements TtsEngine {
       }
       let { pcm } = await runWavProcess(this.bin, args, { stdin: encodeForFestival(seg, v.coding), signal: opts.signal, emptyOk: true });
       // Cluster-unit voices play their recorded units at their own pace: change the tempo, keep the pitch.
-      if (tempo && pcm.length) pcm = await decodeToBuffer(Readable.from([pcm]), { rawInputRate: v.sampleRate, sampleRate: v.sampleRate, filter: tempo, signal: opts.signal, nice: SPEECH_NICE });
+      if (tempo && pcm.length) pcm = await decodeToBuffer(Readable.from([pcm]), { rawInputRate: v.sampleRate, sampleRate: v.sampleRate, filter: tempo, signal: opts.signal, nice: INTERACTIVE_NICE });
       yield { pcm, sampleRate: v.sampleRate, text: seg };
     }
   }

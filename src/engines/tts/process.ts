@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import { SPEECH_NICE } from '../../lib/priority.js';
+import { INTERACTIVE_NICE } from '../../lib/priority.js';
 import { spawnChild } from '../../lib/spawner/spawn-child.js';
 import { WorkGate } from '../../lib/work-gate.js';
 
@@ -58,7 +58,7 @@ async function runNow(cmd: string, args: string[], opts: { stdin?: string | Buff
   const outFile = args.includes(OUT_FILE) ? path.join(tmpdir(), `parlance-tts-${randomBytes(8).toString('hex')}.wav`) : undefined;
   if (outFile) args = args.map((a) => (a === OUT_FILE ? outFile : a));
   // Below the event loop and live transcription (lib/priority.ts).
-  const child = spawnChild(cmd, args, { stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], nice: SPEECH_NICE });
+  const child = spawnChild(cmd, args, { stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], nice: INTERACTIVE_NICE });
   const out: Buffer[] = [];
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => out.push(d));

@@ -250,10 +250,10 @@ function spawnDirect(command: string, args: readonly string[], stdio: [StdioMode
 export function runChild(
   command: string,
   args: readonly string[],
-  options: { input?: string; timeoutMs: number },
+  options: { input?: string; timeoutMs: number; nice?: number },
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawnChild(command, args, { stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawnChild(command, args, { stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], nice: options.nice });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

@@ -1,7 +1,7 @@
 // Streaming encoder: mono s16le PCM in (at the engine's rate), the requested format out (at the requested
 // rate), through one ffmpeg child process. Output chunks are yielded as ffmpeg produces them; stopping
 // the iteration (or an error) kills ffmpeg.
-import { SPEECH_NICE } from '../../lib/priority.js';
+import { INTERACTIVE_NICE } from '../../lib/priority.js';
 import { spawnChild } from '../../lib/spawner/spawn-child.js';
 
 export const AUDIO_FORMATS = ['pcm_f32le', 'pcm_s16le', 'pcm_s16be', 'pcm_mulaw', 'pcm_alaw', 'wav', 'aac', 'mp3', 'opus', 'flac'] as const;
@@ -45,7 +45,7 @@ export async function* encode(source: AsyncIterable<Buffer>, opts: EncodeOptions
   if (opts.bitrate) args.push('-b:a', String(opts.bitrate));
   if (opts.format === 'wav') args.push('-rf64', 'never');
   args.push('-flush_packets', '1', '-f', f.muxer, 'pipe:1');
-  const child = spawnChild('ffmpeg', args, { nice: SPEECH_NICE });
+  const child = spawnChild('ffmpeg', args, { nice: INTERACTIVE_NICE });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => {
     if (stderr.length < 4096) stderr += d;

@@ -4,7 +4,8 @@
 // decoders for live sessions (batch-pool.ts, stream-pool.ts). Files are cut into speech segments at pauses found by Silero VAD
 // (segmenter.ts), and live audio goes through a speech gate on the same VAD (speech-gate.ts): audio without speech is
 // never decoded.
-import { defaultLog, loadVad, type Vad } from '../../../audio/vad.js';
+import { loadVadOffThread } from '../../../audio/audio-thread.js';
+import { defaultLog, type Vad } from '../../../audio/vad.js';
 import type {
   FinalInfo,
   LoadOptions,
@@ -124,7 +125,11 @@ export class PocketsphinxEngine implements SttEngine {
       size: this.options.concurrency[engineModel]!,
       perRequestLimit: this.options.maxSegmentsPerRequest,
     });
-    const vadLoading = loadVad({ ...this.options.vad, log: this.options.log });
+    // Voice activity detection of files and of live sessions on worker threads of their own.
+    const vadLoading = Promise.all([
+      loadVadOffThread({ ...this.options.vad, log: this.options.log, lane: 'batch' }),
+      loadVadOffThread({ ...this.options.vad, log: this.options.log, lane: 'live' }),
+    ]);
     try {
       await batch.start();
     } catch (err) {
@@ -132,7 +137,8 @@ export class PocketsphinxEngine implements SttEngine {
     }
     const streams = new StreamPool({ ...init, decoderArgs: this.options.streamDecoderArgs }, this.options.maxStreams, this.options.streamIdleMs, this.options.warmStreams);
     const bias = new BiasBuilder(paths.dict, this.options.log ?? defaultLog, this.options.contextWeight);
-    return new PocketsphinxRecognizer(this.id, engineModel, batch, streams, await vadLoading, this.options, bias);
+    const [fileVad, liveVad] = await vadLoading;
+    return new PocketsphinxRecognizer(this.id, engineModel, batch, streams, { file: fileVad, live: liveVad }, this.options, bias);
   }
 }
 
@@ -145,7 +151,7 @@ export class PocketsphinxRecognizer implements Recognizer {
     readonly engineModel: string,
     private readonly batch: BatchPool,
     private readonly streams: StreamPool,
-    private readonly vad: Vad,
+    private readonly vad: { file: Vad; live: Vad },
     private readonly options: ResolvedPocketsphinxOptions,
     private readonly biasBuilder: BiasBuilder,
   ) {
@@ -157,7 +163,7 @@ export class PocketsphinxRecognizer implements Recognizer {
     return {
       ...this.batch.stats(),
       streams: this.streams.stats(),
-      vad: this.vad.backend,
+      vad: this.vad.file.backend,
       secondPass: this.secondPass ? { ...this.secondPass.totals, pendingAudioMs: this.secondPass.pendingAudioMs } : undefined,
     };
   }
@@ -175,7 +181,7 @@ export class PocketsphinxRecognizer implements Recognizer {
     const cased = (tokens: Token[]) => (bias ? bias.casing.apply(tokens) : tokens);
     const onTokens = options.onTokens && ((tokens: Token[]) => options.onTokens!(cased(tokens)));
     const request = this.batch.open({ onTokens, onQueuePosition: options.onQueuePosition, bias: bias?.decoder });
-    const segmenter = new VadSegmenter(this.vad.createStream(), this.options.segmentation);
+    const segmenter = new VadSegmenter(this.vad.file.createStream(), this.options.segmentation);
     let maxPendingBytes = 0;
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {
@@ -226,7 +232,7 @@ export class PocketsphinxRecognizer implements Recognizer {
    */
   async stream(options: StreamOptions & { signal?: AbortSignal; busyWaitMs?: number } = {}): Promise<PocketsphinxStream> {
     const bias = options.context && (await this.biasBuilder.build(options.context));
-    const gate = new SpeechGate(this.vad.createStream(), { endpointMs: options.endpointSilenceMs ?? this.options.endpointSilenceMs });
+    const gate = new SpeechGate(this.vad.live.createStream(), { endpointMs: options.endpointSilenceMs ?? this.options.endpointSilenceMs });
     const session = new PocketsphinxStream(gate, this.secondPass && new SecondPass(this.secondPass, bias?.decoder), bias);
     const channel = await this.streams.open(
       { partialIntervalMs: options.partialIntervalMs ?? this.options.partialIntervalMs, bias: bias?.decoder },
