@@ -26,11 +26,13 @@ class AudioThread {
   private get(): Worker | undefined {
     if (this.worker) return this.worker;
     if (!existsSync(WORKER_FILE)) return undefined;
-    const w = new Worker(WORKER_FILE);
-    w.unref();
+    // Compiled JavaScript: none of the parent's flags (--input-type, a TypeScript loader) apply to it.
+    const w = new Worker(WORKER_FILE, { execArgv: [] });
     w.on('message', (m: AudioReply) => {
       const p = this.pending.get(m.id);
       this.pending.delete(m.id);
+      // An idle thread never keeps the process alive (unref'd after the listeners, which would ref it again).
+      if (this.pending.size === 0) w.unref();
       if (!p) return;
       if ('result' in m) p.resolve(m.result);
       else p.reject(new Error(m.error));
@@ -42,6 +44,7 @@ class AudioThread {
     };
     w.on('error', failAll);
     w.on('exit', (code) => failAll(new Error(`audio worker exited with ${code}`)));
+    w.unref();
     this.worker = w;
     return w;
   }
@@ -54,6 +57,8 @@ class AudioThread {
     const w = this.get();
     if (!w) return Promise.reject(new Error('no audio worker'));
     const id = this.nextId++;
+    // A call in progress keeps the process alive until its answer.
+    w.ref();
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       w.postMessage({ ...req, id } as AudioRequest);
