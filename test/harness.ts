@@ -305,3 +305,20 @@ export async function transcribeFile(s: Parlance, file: string, body: Record<str
   if (rec.status !== 'completed') throw new Error(`transcription ${id} ended ${rec.status}: ${rec.error_type} ${rec.error_message}`);
   return (await (await s.request(`/v1/transcriptions/${id}/transcript`)).json()) as TranscriptBody;
 }
+
+/** Run `work` and return the longest the event loop was kept from a 1 ms timer meanwhile (ms beyond the timer). */
+export async function worstEventLoopGap(work: () => Promise<unknown>, intervalMs = 1): Promise<number> {
+  let worst = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last - intervalMs);
+    last = now;
+  }, intervalMs);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  return worst;
+}

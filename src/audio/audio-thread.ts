@@ -100,14 +100,21 @@ let nextStream = 0;
 /** A raw output encoder (RawOutputEncoder) living on the output thread: per-sample work off the event loop. */
 export async function openRawEncoder(options: RawOutputOptions): Promise<OffThreadEncoder> {
   const t = threads.output;
+  let ended = false;
   if (!t.available()) {
     const enc = new RawOutputEncoder(options);
-    return { push: async (pcm) => enc.push(pcm), end: async () => enc.end() };
+    return {
+      push: async (pcm) => enc.push(pcm),
+      end: async () => {
+        if (ended) return Buffer.alloc(0);
+        ended = true;
+        return enc.end();
+      },
+    };
   }
   const stream = nextStream++;
   await t.call({ op: 'encoder-open', stream, options });
   const bytes = async (req: Request) => asBuffer(((await t.call(req)) as { bytes: Uint8Array }).bytes);
-  let ended = false;
   return {
     push: (pcm) => bytes({ op: 'encoder-push', stream, pcm: new Uint8Array(pcm) }),
     end: () => {

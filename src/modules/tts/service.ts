@@ -188,16 +188,16 @@ export class TtsService {
     return auth;
   }
 
-  /**
-   * Take a concurrency slot for one HTTP request or WebSocket stream; 429 limit_exceeded when the
-   * organization or project is at its cap, or this node's synthesizers are saturated. The returned release is
-   * idempotent.
-   */
   /** HTTP requests and WebSocket streams in progress on this node. */
   get activeCount(): number {
     return this.active;
   }
 
+  /**
+   * Take a concurrency slot for one HTTP request or WebSocket stream; 429 limit_exceeded when the
+   * organization or project is at its cap, or this node's synthesizers are saturated. The returned release is
+   * idempotent.
+   */
   async acquire(auth: AuthContext): Promise<() => void> {
     const synthesis = this.opts.synthesis;
     if (synthesis && this.active >= synthesis.maxActive) {
