@@ -1,13 +1,13 @@
 // The client of the audio worker thread (audio-worker.ts): voice profiles, silence bounds, raw output encoders and
-// voice activity detection computed off the event loop. Threads by lane, each started on first use and unref'd:
+// voice activity detection computed off the event loop. Threads by lane (lib/worker-lane.ts), each started on first use:
 // voice profiles (seconds of work for a long clip), speech output (milliseconds per segment), and voice activity
 // detection of live sessions apart from that of files, so that no batch work ever holds up audio a listener is
 // waiting for. Running from TypeScript sources (tests importing modules directly) there is no
 // compiled worker: the work is then done inline.
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import type { AudioReply, AudioRequest, AudioResult } from './audio-worker-messages.js';
+import { BATCH_NICE, INTERACTIVE_NICE } from '../lib/priority.js';
+import { WorkerLane } from '../lib/worker-lane.js';
+import type { AudioRequest, AudioResult } from './audio-worker-messages.js';
 import { pcmToFloat, type VoiceProfile, voiceProfile } from './features.js';
 import { RawOutputEncoder, type RawOutputOptions, silenceBounds } from './raw-output.js';
 import { defaultLog, type LoadVadOptions, loadVad, type Vad, type VadBackend, type VadFrame, type VadStream, type VadStreamOptions } from './vad.js';
@@ -17,60 +17,15 @@ const WORKER_FILE = fileURLToPath(new URL('./audio-worker.js', import.meta.url))
 type Lane = 'profile' | 'output' | 'vad-live' | 'vad-batch';
 type Request = AudioRequest extends infer R ? (R extends AudioRequest ? Omit<R, 'id'> : never) : never;
 
-class AudioThread {
-  private worker: Worker | undefined;
-  private nextId = 0;
-  private readonly pending = new Map<number, { resolve(r: AudioResult): void; reject(e: Error): void }>();
+type AudioThread = WorkerLane<Request, AudioResult>;
 
-  /** Undefined when there is no compiled worker (sources run by tsx): callers compute inline. */
-  private get(): Worker | undefined {
-    if (this.worker) return this.worker;
-    if (!existsSync(WORKER_FILE)) return undefined;
-    // Compiled JavaScript: none of the parent's flags (--input-type, a TypeScript loader) apply to it.
-    const w = new Worker(WORKER_FILE, { execArgv: [] });
-    w.on('message', (m: AudioReply) => {
-      const p = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      // An idle thread never keeps the process alive (unref'd after the listeners, which would ref it again).
-      if (this.pending.size === 0) w.unref();
-      if (!p) return;
-      if ('result' in m) p.resolve(m.result);
-      else p.reject(new Error(m.error));
-    });
-    const failAll = (err: Error) => {
-      if (this.worker === w) this.worker = undefined;
-      for (const p of this.pending.values()) p.reject(err);
-      this.pending.clear();
-    };
-    w.on('error', failAll);
-    w.on('exit', (code) => failAll(new Error(`audio worker exited with ${code}`)));
-    w.unref();
-    this.worker = w;
-    return w;
-  }
-
-  available(): boolean {
-    return this.get() !== undefined;
-  }
-
-  call(req: Request): Promise<AudioResult> {
-    const w = this.get();
-    if (!w) return Promise.reject(new Error('no audio worker'));
-    const id = this.nextId++;
-    // A call in progress keeps the process alive until its answer.
-    w.ref();
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      w.postMessage({ ...req, id } as AudioRequest);
-    });
-  }
-}
-
+// Priorities (lib/priority.ts): live sessions' detection at the server's own; speech a client waits for above batch
+// work (voice preparation, files).
 const threads: Record<Lane, AudioThread> = {
-  profile: new AudioThread(),
-  output: new AudioThread(),
-  'vad-live': new AudioThread(),
-  'vad-batch': new AudioThread(),
+  profile: new WorkerLane(WORKER_FILE, { nice: BATCH_NICE }),
+  output: new WorkerLane(WORKER_FILE, { nice: INTERACTIVE_NICE }),
+  'vad-live': new WorkerLane(WORKER_FILE),
+  'vad-batch': new WorkerLane(WORKER_FILE, { nice: BATCH_NICE }),
 };
 
 const asBuffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);

@@ -23,5 +23,3 @@ export type AudioResult =
   | { ok: true }
   | { vad: { modelKey: string; backend: VadBackend; fallbackReason?: string; warning?: { msg: string; detail?: Record<string, unknown> } } }
   | { frames: VadFrame[] };
-
-export type AudioReply = { id: number; result: AudioResult } | { id: number; error: string };

@@ -1,8 +1,8 @@
 // Worker-thread entry for per-sample audio work that must stay off the event loop: voice profiles (seconds of DSP
 // for a long clip), the silence trimming, resampling and sample conversion of speech output, and voice activity
 // detection (Silero's ONNX session runs synchronously on the calling thread).
-import { parentPort } from 'node:worker_threads';
-import type { AudioReply, AudioRequest, AudioResult } from './audio-worker-messages.js';
+import { serveLane } from '../lib/worker-lane.js';
+import type { AudioRequest, AudioResult } from './audio-worker-messages.js';
 import { pcmToFloat, voiceProfile } from './features.js';
 import { RawOutputEncoder, silenceBounds } from './raw-output.js';
 import { loadVad, type Vad, type VadStream } from './vad.js';
@@ -62,13 +62,4 @@ async function handle(req: AudioRequest): Promise<AudioResult> {
   }
 }
 
-parentPort!.on('message', async (req: AudioRequest) => {
-  let reply: AudioReply;
-  try {
-    reply = { id: req.id, result: await handle(req) };
-  } catch (err) {
-    reply = { id: req.id, error: err instanceof Error ? err.message : String(err) };
-  }
-  // Copied, not transferred: small Buffers share Node's allocation pool, which a transfer would detach.
-  parentPort!.postMessage(reply);
-});
+serveLane(handle);

@@ -2,12 +2,13 @@
 // the number of speakers by itself and puts the turns in the right places (DER, 250 ms collar), for files (offline
 // BIC clustering) and streams (online clustering, speaker asked per turn as tokens would be).
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadVad, type Vad } from '../../audio/vad.js';
 import { buildConversation, type CorpusSpeaker } from '../../../test/diarization-corpus.js';
-import { tempDir } from '../../../test/harness.js';
+import { ROOT, tempDir, worstEventLoopGap } from '../../../test/harness.js';
 import { diarizationErrorRate } from './der.js';
 import { BicDiarizer } from './index.js';
 import { labelTokens } from './label-tokens.js';
@@ -101,3 +102,43 @@ it('returns no turns for silence and one speaker for a single voice', async () =
   const turns = await d.diarize(chunked(conv.pcm));
   expect(new Set(turns.map((t) => t.speaker)).size).toBe(1);
 }, 60_000);
+
+describe('the compiled diarizer (file work on its worker thread)', () => {
+  let compiled: typeof import('./index.js');
+  beforeAll(async () => {
+    const dist = path.join(ROOT, 'dist', 'engines', 'diarization', 'index.js');
+    if (!existsSync(dist)) execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+    compiled = (await import(pathToFileURL(dist).href)) as typeof import('./index.js');
+  }, 120_000);
+
+  it('gives the turns the inline code gives, with the event loop free meanwhile', async () => {
+    const conv = buildConversation(['kal', 'slt', 'awb'].map((n) => voices.get(n)!), { turns: 10, seed: 1 });
+    const inline = await new BicDiarizer({ vad }).diarize(chunked(conv.pcm));
+    let off: Awaited<ReturnType<BicDiarizer['diarize']>> = [];
+    const worst = await worstEventLoopGap(async () => (off = await new compiled.BicDiarizer({ log: () => {} }).diarize(chunked(conv.pcm))));
+    expect(off).toEqual(inline);
+    expect(new Set(off.map((t) => t.speaker)).size).toBeGreaterThanOrEqual(2);
+    expect(worst).toBeLessThan(50);
+    // Batch work: the thread runs at nice 10 (Linux: a thread's own nice value is in its stat line).
+    if (process.platform === 'linux') {
+      const nices = readdirSync('/proc/self/task').map((t) => Number(readFileSync(`/proc/self/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
+      expect(nices).toContain(10);
+    }
+  }, 60_000);
+
+  it('stops at an abort and goes on serving the next file', async () => {
+    const conv = buildConversation(['kal', 'slt'].map((n) => voices.get(n)!), { turns: 6, seed: 2 });
+    const d = new compiled.BicDiarizer({ log: () => {} });
+    const controller = new AbortController();
+    const chunks = chunked(conv.pcm);
+    async function* cut() {
+      for (const [i, c] of chunks.entries()) {
+        if (i === 5) controller.abort(new Error('cancelled'));
+        yield c;
+      }
+    }
+    await expect(d.diarize(cut(), { signal: controller.signal })).rejects.toThrow('cancelled');
+    const turns = await d.diarize(chunks);
+    expect(new Set(turns.map((t) => t.speaker)).size).toBe(2);
+  }, 60_000);
+});

@@ -1,7 +1,11 @@
 // The diarization engine this build ships: VAD speech regions, MFCC frames, BIC clustering (offline for files,
 // online for streams). A neural speaker-embedding back-end (sherpa-onnx) would implement DiarizationEngine too.
+import { fileURLToPath } from 'node:url';
 import { loadVadOffThread } from '../../audio/audio-thread.js';
-import type { Vad, VadLog } from '../../audio/vad.js';
+import { defaultLog, type Vad, type VadLog } from '../../audio/vad.js';
+import { BATCH_NICE } from '../../lib/priority.js';
+import { WorkerLane } from '../../lib/worker-lane.js';
+import type { DiarizeRequest, DiarizeResult } from './diarize-worker-messages.js';
 import type { DiarizationEngine, DiarizationStream, DiarizeOptions, SpeakerTurn } from './interface.js';
 import { clusterOffline, type OfflineClusterOptions } from './offline-clusterer.js';
 import { OnlineClusterer, type OnlineClusterOptions } from './online-clusterer.js';
@@ -17,6 +21,12 @@ export interface BicDiarizerOptions {
   log?: VadLog;
 }
 
+type Request = DiarizeRequest extends infer R ? (R extends DiarizeRequest ? Omit<R, 'id'> : never) : never;
+
+/** Files are diarized on this thread, at batch priority (inline when running from sources, without a compiled worker). */
+const fileLane = new WorkerLane<Request, DiarizeResult>(fileURLToPath(new URL('./diarize-worker.js', import.meta.url)), { nice: BATCH_NICE });
+let nextJob = 0;
+
 export class BicDiarizer implements DiarizationEngine {
   readonly name = 'bic';
   /** Detectors by lane: files on one worker thread, live sessions on another (audio/audio-thread.ts). */
@@ -31,6 +41,7 @@ export class BicDiarizer implements DiarizationEngine {
   }
 
   async diarize(pcm: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: DiarizeOptions = {}): Promise<SpeakerTurn[]> {
+    if (!this.options.vad && fileLane.available()) return this.diarizeOffThread(pcm, options);
     const extractor = new SpeakerFrameExtractor((await this.loadVad('batch')).createStream());
     const frames: SpeakerFrame[] = [];
     for await (const chunk of pcm) {
@@ -40,6 +51,26 @@ export class BicDiarizer implements DiarizationEngine {
     for (const f of await extractor.flush()) frames.push(f);
     options.signal?.throwIfAborted();
     return clusterOffline(frames, this.options.offline);
+  }
+
+  /** diarize() on the file lane's thread: the PCM goes over piece by piece (each awaited: no unbounded queue). */
+  private async diarizeOffThread(pcm: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: DiarizeOptions): Promise<SpeakerTurn[]> {
+    const job = nextJob++;
+    const opened = (await fileLane.call({ op: 'open', job, vad: {}, offline: this.options.offline })) as Extract<DiarizeResult, { opened: true }>;
+    if (opened.warning) (this.options.log ?? defaultLog)('warn', opened.warning.msg, opened.warning.detail);
+    let ended = false;
+    try {
+      for await (const chunk of pcm) {
+        options.signal?.throwIfAborted();
+        // A copy of exactly these bytes: a view would send its whole underlying buffer.
+        await fileLane.call({ op: 'push', job, pcm: new Uint8Array(chunk) });
+      }
+      options.signal?.throwIfAborted();
+      ended = true;
+      return ((await fileLane.call({ op: 'end', job })) as Extract<DiarizeResult, { turns: unknown }>).turns;
+    } finally {
+      if (!ended) void fileLane.call({ op: 'close', job }).catch(() => undefined);
+    }
   }
 
   createStream(): DiarizationStream {

@@ -1,0 +1,17 @@
+// Typed messages between the event loop and the diarization worker thread (diarize-worker.ts): one file's PCM goes in
+// piece by piece, its speaker turns come out at the end. Each request carries an id; the reply carries the same id
+// and either the result or an error message (lib/worker-lane.ts).
+import type { VadBackend } from '../../audio/vad.js';
+import type { SpeakerTurn } from './interface.js';
+import type { OfflineClusterOptions } from './offline-clusterer.js';
+
+export type DiarizeRequest =
+  | { id: number; op: 'open'; job: number; vad: { backend?: VadBackend; modelPath?: string }; offline?: OfflineClusterOptions }
+  | { id: number; op: 'push'; job: number; pcm: Uint8Array }
+  | { id: number; op: 'end'; job: number }
+  | { id: number; op: 'close'; job: number };
+
+export type DiarizeResult =
+  | { opened: true; warning?: { msg: string; detail?: Record<string, unknown> } }
+  | { ok: true }
+  | { turns: SpeakerTurn[] };
