@@ -242,7 +242,22 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     wsRoutes: {},
   };
   const realtime = new RealtimeService(
-    { auth: ctx.auth, models, rateLimits: ctx.rateLimits, billing, concurrency, meter: usage, log, errorReferenceUrl: () => referenceUrl },
+    {
+      auth: ctx.auth,
+      models,
+      rateLimits: ctx.rateLimits,
+      billing,
+      concurrency,
+      meter: usage,
+      log,
+      observe: {
+        finalTokenLag: (seconds) => metrics.finalTokenLag.observe(seconds),
+        secondPass: ({ decoded, skipped, late, failed }) => {
+          for (const [outcome, n] of Object.entries({ decoded, skipped, late, failed })) if (n) metrics.secondPass.inc({ outcome }, n);
+        },
+      },
+      errorReferenceUrl: () => referenceUrl,
+    },
     {
       audioTimeoutMs: settings.realtimeAudioTimeoutSeconds * 1000,
       maxDurationMs: settings.realtimeMaxDurationSeconds * 1000,

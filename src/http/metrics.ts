@@ -8,6 +8,8 @@ export class Metrics {
   readonly registry = new Registry();
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   readonly refusals: Counter<'kind'>;
+  readonly finalTokenLag: Histogram;
+  readonly secondPass: Counter<'outcome'>;
 
   constructor() {
     // Event-loop delay sampled every 10 ms (nodejs_eventloop_lag_p99_seconds and the others).
@@ -23,6 +25,18 @@ export class Metrics {
       name: 'parlance_admission_refusals_total',
       help: 'Requests and streams refused at once (429) because this node was saturated, by kind of work.',
       labelNames: ['kind'],
+      registers: [this.registry],
+    });
+    this.finalTokenLag = new Histogram({
+      name: 'parlance_realtime_final_token_lag_seconds',
+      help: 'Real-time final tokens: time from the arrival of their audio to their frame (clients streaming in real time).',
+      buckets: [0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 30],
+      registers: [this.registry],
+    });
+    this.secondPass = new Counter({
+      name: 'parlance_realtime_second_pass_total',
+      help: 'Utterances of finished real-time sessions by where their final tokens came from: decoded again (decoded), or the streaming words because the budget was spent (skipped), the second pass was too slow (late) or failed (failed).',
+      labelNames: ['outcome'],
       registers: [this.registry],
     });
   }

@@ -1,7 +1,9 @@
 // GET /metrics: Prometheus text from prom-client, with the process's event-loop delay, HTTP requests by route
 // pattern and status, and the node's live-work gauges; closed to all but a bearer token when one is configured.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorBody, startParlance, type Parlance } from '../harness.js';
+import { errorBody, makeSpeech, startParlance, streamRealtime, tempDir, type Parlance } from '../harness.js';
 
 let open: Parlance;
 let closed: Parlance;
@@ -33,6 +35,18 @@ describe('GET /metrics', () => {
     expect(sample(text, 'parlance_realtime_sessions')).toBe(0);
     expect(sample(text, 'parlance_tts_synthesis_waiting')).toBe(0);
   });
+
+  it('reports how live final tokens were made and how long after their audio they went out', async () => {
+    const wav = await makeSpeech(path.join(tempDir('metrics-'), 'two.wav'), 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.', { padSeconds: 1 });
+    const frames = await streamRealtime(open, readFileSync(wav).subarray(44));
+    const finals = frames.flatMap((f) => f.tokens).filter((t) => t.is_final && !t.text.startsWith('<'));
+    expect(finals.length).toBeGreaterThan(3);
+    const text = await (await open.request('/metrics', { key: null })).text();
+    // Every final token of the session is one observation; the audio went in faster than real time, so lags are 0+.
+    expect(sample(text, 'parlance_realtime_final_token_lag_seconds_count')).toBe(finals.length);
+    const outcomes = ['decoded', 'skipped', 'late', 'failed'].map((o) => sample(text, `parlance_realtime_second_pass_total{outcome="${o}"}`) ?? 0);
+    expect(outcomes.reduce((a, b) => a + b)).toBeGreaterThanOrEqual(1);
+  }, 60_000);
 
   it('with PARLANCE_METRICS_TOKEN, answers only its bearer token (an API key is not enough)', async () => {
     const none = await closed.request('/metrics', { key: null });

@@ -100,8 +100,12 @@ export interface StreamEvents {
 export interface StreamingSession {
   /** Feed PCM. The promise resolves when the engine can take more: await it to get backpressure. */
   write(pcm: Uint8Array): Promise<void>;
-  /** End the current utterance now: everything heard so far becomes final ('final' fires before this resolves). */
-  finalize(): Promise<void>;
+  /**
+   * End the current utterance now: everything heard so far becomes final ('final' fires before this resolves).
+   * `waitMs`: the longest this may wait for a slower, more accurate decoding of what it finalizes (a second pass);
+   * past it the faster words are final. Default: the engine's own limit.
+   */
+  finalize(options?: { waitMs?: number }): Promise<void>;
   /** Finalize and release the engine. No events after the promise resolves. */
   end(): Promise<void>;
   /** Drop the session at once without final results; idempotent. */
@@ -122,7 +126,7 @@ export interface SecondPassReport {
   early: number;
   /** The machine's second-pass budget was spent. */
   skipped: number;
-  /** The second pass took too long. */
+  /** The second pass took too long (or the session could not wait for it without falling behind). */
   late: number;
   failed: number;
 }

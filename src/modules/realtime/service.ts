@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import type { DiarizationEngine, DiarizationStream } from '../../engines/diarization/interface.js';
 import { SpeakerLabels } from '../../engines/diarization/label-tokens.js';
-import { EngineBusyError, type FinalInfo, type Recognizer, STT_SAMPLE_RATE, type StreamingSession, type Token } from '../../engines/stt/interface.js';
+import { EngineBusyError, type FinalInfo, type Recognizer, type SecondPassReport, STT_SAMPLE_RATE, type StreamingSession, type Token } from '../../engines/stt/interface.js';
 import { LiveSet, type LiveSurface } from '../../lib/live-set.js';
 import { ApiError, shuttingDownError } from '../../wire/api-error.js';
 import { sttErrorFrame } from '../../wire/stt-frames.js';
@@ -29,10 +29,16 @@ import { isRawFormat, languageOptions, parseRealtimeConfig, type RealtimeConfig 
 import { AudioDecodeError, createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
 import { TranscriptFormatter } from '../../text/format.js';
 import { recognitionContext } from '../../engines/stt/context.js';
-import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
+import { END_TOKEN, FIN_TOKEN, type ResultFrame, TokenTracker } from './tokens.js';
 
 /** Bytes of engine audio (s16le mono) per millisecond. */
 const BYTES_PER_MS = (STT_SAMPLE_RATE / 1000) * 2;
+/**
+ * A finalization forced by max_non_final_tokens_duration_ms stops the intake until its final tokens are out. It
+ * waits for the accurate second pass only while the session is less than this far behind real time; past that the
+ * streaming decoder's words become final, so a busy machine costs accuracy, not a live stream falling behind.
+ */
+const MAX_BEHIND_MS = 1000;
 
 export interface RealtimeOptions {
   /** request_timeout after this long without audio (or a keepalive / control message) while streaming. */
@@ -52,6 +58,14 @@ export interface RealtimeOptions {
   formatText?: boolean;
 }
 
+/** What sessions report for monitoring (the node's metrics). */
+export interface RealtimeObserver {
+  /** A final token went out this long after its audio arrived (a client streaming in real time), seconds. */
+  finalTokenLag(seconds: number): void;
+  /** How a finished session's utterances got their final tokens. */
+  secondPass(report: SecondPassReport): void;
+}
+
 export interface RealtimeDeps {
   auth: AuthService;
   models: ModelCatalog;
@@ -62,6 +76,7 @@ export interface RealtimeDeps {
   /** Meters each session (audio seconds streamed) when it ends. */
   meter?: UsageMeter;
   log: Logger;
+  observe?: RealtimeObserver;
   errorReferenceUrl(): string;
 }
 
@@ -143,6 +158,8 @@ export class RealtimeSession {
   private lastActivity = 0;
   /** Some audio came (keepalives keep the stream open only after that). */
   private heardAudio = false;
+  /** When the first audio arrived (Date.now()): a client streaming in real time has sent this much audio since. */
+  private firstAudioAt: number | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private capTimer: NodeJS.Timeout | undefined;
   private startedAt = 0;
@@ -289,6 +306,7 @@ export class RealtimeSession {
     this.touch();
     if (data.byteLength === 0) return this.finish();
     this.heardAudio = true;
+    this.firstAudioAt ??= Date.now();
     this.source!.write(data);
   }
 
@@ -323,6 +341,7 @@ export class RealtimeSession {
     const bytes = Buffer.from(b64, 'base64');
     if (bytes.length) {
       this.heardAudio = true;
+      this.firstAudioAt ??= Date.now();
       this.source!.write(bytes);
     }
   }
@@ -391,8 +410,10 @@ export class RealtimeSession {
   }
 
   private forcedFinalize(engine: StreamingSession): Promise<void> {
+    // How far the engine's intake is behind a client sending in real time (negative when it sends faster).
+    const behindMs = Date.now() - (this.firstAudioAt ?? Date.now()) - engine.audioMs;
     return this.whileFinalizing(async () => {
-      await engine.finalize();
+      await engine.finalize({ waitMs: Math.max(0, MAX_BEHIND_MS - behindMs) });
       if (this.closed) return;
       this.tracker.finalizedUpTo(engine.audioMs);
       this.flush();
@@ -467,9 +488,10 @@ export class RealtimeSession {
       if (this.closed) return;
       const audioMs = this.engine!.audioMs;
       this.tracker.finalizedUpTo(audioMs);
-      if (this.tracker.hasNews()) this.send(this.tracker.frame(audioMs));
+      if (this.tracker.hasNews()) this.send(this.observed(this.tracker.frame(audioMs)));
       this.send({ ...this.tracker.frame(audioMs), finished: true });
       const secondPass = this.engine!.secondPass;
+      if (secondPass) this.service.deps.observe?.secondPass(secondPass);
       this.service.deps.log.info(
         { request_id: this.requestId, audio_ms: audioMs, ms: Date.now() - this.startedAt, ...(secondPass ? { second_pass: secondPass } : {}) },
         'real-time session finished',
@@ -490,7 +512,17 @@ export class RealtimeSession {
 
   private flush(): void {
     if (this.closed || !this.tracker.hasNews()) return;
-    this.send(this.tracker.frame(this.engine?.audioMs ?? 0));
+    this.send(this.observed(this.tracker.frame(this.engine?.audioMs ?? 0)));
+  }
+
+  /** Report the lag of the frame's final tokens behind their audio (for a client streaming in real time). */
+  private observed(frame: ResultFrame): ResultFrame {
+    const observe = this.service.deps.observe;
+    if (observe && this.firstAudioAt !== undefined) {
+      const now = Date.now();
+      for (const t of frame.tokens) if (t.is_final && t.end_ms !== undefined) observe.finalTokenLag(Math.max(0, now - this.firstAudioAt - t.end_ms) / 1000);
+    }
+    return frame;
   }
 
   private send(frame: object): void {

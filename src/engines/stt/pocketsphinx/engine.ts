@@ -356,14 +356,23 @@ export class PocketsphinxStream implements StreamingSession {
     return this.serial(async () => this.apply(await this.gate.push(pcm)));
   }
 
-  finalize(): Promise<void> {
+  finalize(options: { waitMs?: number } = {}): Promise<void> {
     if (this.isClosed) return Promise.reject(this.failure ?? new Error('streaming session is closed'));
     return this.serial(async () => {
       this.gate.finalize();
       this.second?.close();
       await this.channel.finalize();
       this.second?.dropUnanswered();
-      await this.finals;
+      const second = this.second;
+      if (!second || options.waitMs === undefined) return this.finals;
+      // Second passes not done within waitMs give way to the streaming decoder's words.
+      if (options.waitMs <= 0) second.hurry();
+      const timer = options.waitMs > 0 ? setTimeout(() => second.hurry(), options.waitMs) : undefined;
+      try {
+        await this.finals;
+      } finally {
+        clearTimeout(timer);
+      }
     });
   }
 

@@ -136,4 +136,31 @@ describe('two-pass live finals', () => {
     expect(late.session.secondPass).toEqual({ decoded: 0, early: 0, skipped: 0, late: onePass.finals.length, failed: 0 });
     expect(overBudget.session.secondPass).toEqual({ decoded: 0, early: 0, skipped: onePass.finals.length, late: 0, failed: 0 });
   }, 120_000);
+
+  it('a finalization that cannot wait makes the streaming words final at once; one that can gets the second pass', async () => {
+    // Speech up to the end of the audio: finalize() closes the last utterance.
+    const audio = Buffer.concat([noise(500, 21), clips[2]!.pcm]);
+    const finalizeWith = async (recognizer: Recognizer, options?: { waitMs: number }) => {
+      const session = await recognizer.stream();
+      const finals: Token[][] = [];
+      session.on('final', (t) => finals.push(t));
+      for await (const c of chunks(audio)) await session.write(c);
+      await session.finalize(options);
+      const atFinalize = finals.length;
+      await session.end();
+      return { finals, atFinalize, report: session.secondPass };
+    };
+    const onePass = await finalizeWith(await load({ secondPass: false }));
+    const recognizer = await load({ secondPass: { waitMs: 120_000 } });
+    const hurried = await finalizeWith(recognizer, { waitMs: 0 });
+    const waited = await finalizeWith(recognizer);
+    expect(onePass.atFinalize).toBeGreaterThan(0);
+    // Every final was out when finalize() resolved; the one it closed is the streaming decoder's, counted late.
+    expect(hurried.atFinalize).toBe(hurried.finals.length);
+    expect(hurried.report!.late).toBeGreaterThanOrEqual(1);
+    expect(hurried.report!.decoded + hurried.report!.late).toBe(hurried.finals.length);
+    expect(words(hurried.finals.at(-1)!)).toBe(words(onePass.finals.at(-1)!));
+    expect(waited.report).toMatchObject({ late: 0, skipped: 0, failed: 0 });
+    expect(waited.report!.decoded).toBe(waited.finals.length);
+  }, 120_000);
 });

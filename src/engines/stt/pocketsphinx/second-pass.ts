@@ -95,6 +95,13 @@ interface Utterance {
   samples: number;
 }
 
+/** A promise that settles with 'late' when resolve() is called. */
+function signal(): { promise: Promise<'late'>; resolve(): void } {
+  let resolve!: () => void;
+  const promise = new Promise<'late'>((r) => (resolve = () => r('late')));
+  return { promise, resolve };
+}
+
 /** One live session's second passes: the audio of its utterances, matched to the streaming decoder's finals. */
 export class SecondPass {
   readonly stats = emptyStats();
@@ -103,6 +110,8 @@ export class SecondPass {
   private speculative: Job | undefined;
   /** Closed utterances whose streaming final has not arrived yet (one that was silence never gets one). */
   private closed: { start: number; end: number; audio: Int16Array; job?: Job }[] = [];
+  /** Settles every wait for a second pass at once (hurry()); replaced after each use. */
+  private hurried = signal();
 
   constructor(
     private readonly pool: SecondPassPool,
@@ -155,7 +164,7 @@ export class SecondPass {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), this.pool.options.waitMs)));
     try {
-      const outcome = await Promise.race([job.tokens, late]);
+      const outcome = await Promise.race([job.tokens, late, this.hurried.promise]);
       if (outcome === 'late') {
         job.cancel();
         this.pool.count(this.stats, 'late');
@@ -170,6 +179,12 @@ export class SecondPass {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Stop waiting: every utterance whose second pass is not done now keeps the streaming decoder's words (late). */
+  hurry(): void {
+    this.hurried.resolve();
+    this.hurried = signal();
   }
 
   /** The streaming decoder sent the finals of every closed utterance: those left had none (silence). */
