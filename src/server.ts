@@ -16,7 +16,8 @@ import { PriceTable } from './modules/usage/prices.js';
 import { UsageRepository } from './modules/usage/repository.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { UsageService } from './modules/usage/service.js';
-import { defaultCatalog, ModelCatalog } from './modules/models/catalog.js';
+import { ModelCatalog } from './modules/models/catalog.js';
+import { catalogOf, installedModels } from './modules/models/installed.js';
 import { AudioFetchError, type AudioFetcher, TranscriptionProcessor, type WebhookSender } from './modules/transcriptions/processor.js';
 import { TranscriptionsRepository } from './modules/transcriptions/repository.js';
 import { transcriptionsRoutes } from './modules/transcriptions/routes.js';
@@ -136,7 +137,10 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   await blobs.init();
   let referenceUrl = settings.errorReferenceUrl || `${settings.publicUrl.replace(/\/+$/, '')}/docs/errors`;
   const files = new FilesService(new FilesRepository(db.kysely, db.dialect), blobs, cursors, settings);
+  const installed = installedModels(settings);
+  if (installed.length) log.info({ models_dir: settings.modelsDir, models: installed.map((m) => `${m.id} (${m.family} ${m.type})`) }, 'models found');
   const stt = createSttRegistry({
+    installed,
     pocketsphinx: {
       ...(settings.sttWorkers ? { poolSize: settings.sttWorkers } : {}),
       ...(settings.realtimeMaxStreams > 0 ? { maxStreams: settings.realtimeMaxStreams } : {}),
@@ -149,7 +153,8 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   if (settings.translationEnabled && translation.pairs().length === 0)
     log.warn({ apertium_data_dir: settings.apertiumDataDir }, 'no translation pairs found: install apertium and apertium-<pair> packages to offer translation');
   else log.info({ pairs: translation.pairs().map((p) => `${p.source}-${p.target}`) }, 'translation pairs');
-  const models = new ModelCatalog(stt, defaultCatalog, settings.sttModelAliases, translation);
+  const offered = catalogOf(installed, settings);
+  const models = new ModelCatalog(stt, offered.catalog, offered.aliases, translation);
   // One diarizer for both surfaces: it runs after (async) or beside (real-time) any STT model.
   const diarizer = new BicDiarizer({ log: jobLog });
   const queue = createJobQueue({

@@ -4,7 +4,8 @@ import { Command, Option } from 'commander';
 import { ConfigError, loadSettings, type SettingKey, type Settings } from '../config/settings.js';
 import { createSttRegistry } from '../engines/stt/index.js';
 import { createTranslationRegistry, translationOptionsFrom } from '../engines/translate/registry.js';
-import { defaultCatalog, ModelCatalog } from '../modules/models/catalog.js';
+import { ModelCatalog } from '../modules/models/catalog.js';
+import { catalogOf, installedModels } from '../modules/models/installed.js';
 import { openTenancy } from '../modules/tenancy/open.js';
 import { TenancyError, type TenancyService } from '../modules/tenancy/service.js';
 import { LimitsRepository, type LimitScope, type StreamKind } from '../modules/limits/repository.js';
@@ -393,7 +394,9 @@ const modelsCmd = program.command('models').description('speech models this serv
 withCommon(modelsCmd.command('list').description('list speech-to-text models and aliases (as GET /v1/models)')).action(async (opts: CommonOpts) => {
   const settings = settingsFrom(opts);
   const translation = await createTranslationRegistry({ ...translationOptionsFrom(settings), apertium: { ...translationOptionsFrom(settings).apertium, idleMs: 0 } });
-  const catalog = new ModelCatalog(createSttRegistry(), defaultCatalog, settings.sttModelAliases, translation);
+  const installed = installedModels(settings);
+  const offered = catalogOf(installed, settings);
+  const catalog = new ModelCatalog(createSttRegistry({ installed }), offered.catalog, offered.aliases, translation);
   const models = catalog.list() as { id: string; aliased_model_id: string | null; transcription_mode: string; name: string }[];
   print(
     opts,

@@ -69,6 +69,12 @@ function rateSettings(): Record<string, SettingDef> {
 
 export const settingDefs = {
   dataDir: { env: 'PARLANCE_DATA_DIR', kind: 'string', default: './.data', doc: 'Data directory: the SQLite database and uploaded files (blobs).' },
+  modelsDir: {
+    env: 'PARLANCE_MODELS_DIR',
+    kind: 'string',
+    default: '',
+    doc: 'Models you bring (sherpa-onnx): one folder per model with a `parlance-model.json` manifest (see "Bring your own models"). Empty: `<data dir>/models`.',
+  },
   host: { env: 'PARLANCE_HOST', kind: 'string', default: '0.0.0.0', doc: 'Address the HTTP/WebSocket server binds to.' },
   port: { env: 'PARLANCE_PORT', kind: 'int', min: 0, default: 8080, doc: 'Port of the main HTTP interface (0 picks a free port).' },
   shutdownDrainSeconds: {
@@ -649,6 +655,7 @@ export function loadSettings(opts: LoadOptions = {}): Settings {
     out[key] = parseValue(key, def, raw);
   }
   out.dataDir = path.resolve(String(out.dataDir));
+  out.modelsDir = out.modelsDir ? path.resolve(String(out.modelsDir)) : path.join(String(out.dataDir), 'models');
   return out as Settings;
 }
 

@@ -1,8 +1,10 @@
 // The STT models this build ships, wired into a registry. The API layer creates one registry at start-up and
 // resolves client model ids through it; engines load their models lazily on first use.
+import type { InstalledModel } from '../model-dir/manifest.js';
 import { PocketsphinxEngine, POCKETSPHINX_FEATURES } from './pocketsphinx/engine.js';
 import type { PocketsphinxOptions } from './pocketsphinx/options.js';
 import { SttRegistry, type SttModelDescriptor } from './registry.js';
+import { SHERPA_ENGINE_ID, SHERPA_OFFLINE_FEATURES, SherpaOfflineEngine, type SherpaOfflineOptions } from './sherpa/engine.js';
 
 export type { Recognizer, StreamingSession, SttEngine, SttFeatures, Token } from './interface.js';
 export { EngineUnavailableError, STT_SAMPLE_RATE } from './interface.js';
@@ -22,8 +24,25 @@ export const POCKETSPHINX_EN_MODEL: SttModelDescriptor = {
 
 export interface SttRegistryOptions {
   pocketsphinx?: PocketsphinxOptions;
+  /** Models users brought (the models directory); the STT ones are registered under their manifest ids. */
+  installed?: readonly InstalledModel[];
+  sherpa?: SherpaOfflineOptions;
 }
 
 export function createSttRegistry(options: SttRegistryOptions = {}): SttRegistry {
-  return new SttRegistry().registerEngine(new PocketsphinxEngine(options.pocketsphinx)).registerModel(POCKETSPHINX_EN_MODEL);
+  const registry = new SttRegistry().registerEngine(new PocketsphinxEngine(options.pocketsphinx)).registerModel(POCKETSPHINX_EN_MODEL);
+  const offline = (options.installed ?? []).filter((m) => m.family === 'stt-offline');
+  if (offline.length === 0) return registry;
+  registry.registerEngine(new SherpaOfflineEngine(offline, options.sherpa));
+  for (const m of offline) {
+    registry.registerModel({
+      id: m.id,
+      engineId: SHERPA_ENGINE_ID,
+      engineModel: m.id,
+      languages: m.languages,
+      features: SHERPA_OFFLINE_FEATURES,
+      description: m.name ?? `${m.type} model from ${m.dir}`,
+    });
+  }
+  return registry;
 }

@@ -1,0 +1,94 @@
+// Offline recognition with a model brought through sherpa-onnx, on a tiny model built at test time whose output is
+// known: it hears "yes" wherever the audio is loud (test/fixtures/sherpa-models.ts). Files are cut at pauses and each
+// segment decoded on the model's recognizers, from sources (in-process) and compiled (worker threads, with the model
+// tried in a child process first); a model sherpa-onnx cannot use fails to load with a reason, not a dead server.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, tempDir } from '../../../../test/harness.js';
+import { toneBursts, writeEnergyCtcModel, writeOnnxModel } from '../../../../test/fixtures/sherpa-models.js';
+import { readManifest, MANIFEST_FILE } from '../../model-dir/manifest.js';
+import type { Token } from '../interface.js';
+import * as source from './engine.js';
+
+let root: string;
+let compiled: typeof source;
+
+beforeAll(async () => {
+  root = tempDir('sherpa-engine-');
+  const dist = path.join(ROOT, 'dist', 'engines', 'stt', 'sherpa', 'engine.js');
+  if (!existsSync(dist)) execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  compiled = (await import(pathToFileURL(dist).href)) as typeof source;
+}, 120_000);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function modelFolder(name: string, write: (dir: string) => void): string {
+  const dir = path.join(root, name);
+  mkdirSync(dir, { recursive: true });
+  write(dir);
+  writeFileSync(
+    path.join(dir, MANIFEST_FILE),
+    JSON.stringify({ id: `${name}-v1`, family: 'stt-offline', type: 'nemo-ctc', files: { model: 'model.onnx', tokens: 'tokens.txt' }, languages: ['en'] }),
+  );
+  return dir;
+}
+
+async function* pieces(pcm: Int16Array, bytes = 3201): AsyncIterable<Uint8Array> {
+  const buf = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+  for (let off = 0; off < buf.length; off += bytes) yield buf.subarray(off, off + bytes);
+}
+
+describe.each([
+  ['from sources (in-process)', () => source],
+  ['compiled (worker threads, model tried in a child first)', () => compiled],
+])('a sherpa-onnx CTC model %s', (_how, impl) => {
+  it('transcribes each burst as one word timed at the burst, with progress in time order', async () => {
+    const model = readManifest(modelFolder('yes', (d) => writeEnergyCtcModel(d)));
+    const engine = new (impl().SherpaOfflineEngine)([model], { vad: { backend: 'energy' }, concurrency: 2 });
+    try {
+      expect(engine.languages).toEqual(['en']);
+      const recognizer = await engine.load('yes-v1');
+      // Long pauses: the segmenter cuts between bursts, so segments decode on both recognizers at once.
+      const t = toneBursts(5, { gapMs: 1500 });
+      const progress: Token[][] = [];
+      const words = await recognizer.transcribe(pieces(t.pcm16), { onTokens: (w) => progress.push(w) });
+      expect(words.map((w) => w.text)).toEqual(['yes', 'yes', 'yes', 'yes', 'yes']);
+      words.forEach((w, i) => {
+        expect(Math.abs(w.start_ms - t.bursts[i]!.startMs)).toBeLessThanOrEqual(100);
+        expect(w.end_ms).toBeGreaterThan(w.start_ms);
+        expect(w.end_ms).toBeLessThanOrEqual(t.bursts[i + 1]?.startMs ?? t.durationMs);
+      });
+      expect(progress.flat()).toEqual(words);
+      await expect(recognizer.stream()).rejects.toThrow(/transcribes files only/);
+    } finally {
+      await engine.close();
+    }
+  }, 60_000);
+});
+
+it('a model sherpa-onnx cannot use is refused with its reason, and the process goes on', async () => {
+  // Valid ONNX without the metadata a NeMo CTC model needs: loaded in this process, sherpa-onnx would exit(255).
+  const dir = modelFolder('broken', (d) => {
+    writeOnnxModel(path.join(d, 'model.onnx'), {
+      name: 'no_metadata',
+      inputs: [
+        { name: 'audio_signal', type: 'float', dims: ['N', 80, 'T'] },
+        { name: 'length', type: 'int64', dims: ['N'] },
+      ],
+      outputs: [
+        { name: 'logprobs', type: 'float', dims: ['N', 80, 'T'] },
+        { name: 'encoded_lengths', type: 'int64', dims: ['N'] },
+      ],
+      nodes: [
+        { op: 'Identity', inputs: ['audio_signal'], outputs: ['logprobs'] },
+        { op: 'Identity', inputs: ['length'], outputs: ['encoded_lengths'] },
+      ],
+    });
+    writeFileSync(path.join(d, 'tokens.txt'), '<blk> 0\n');
+  });
+  const engine = new compiled.SherpaOfflineEngine([readManifest(dir)], { vad: { backend: 'energy' } });
+  await expect(engine.load('broken-v1')).rejects.toThrow(/broken-v1 .* could not be loaded by sherpa-onnx \(exit 255\).*vocab_size/);
+  await engine.close();
+}, 60_000);

@@ -1,0 +1,183 @@
+// Offline speech recognition with models users bring (sherpa-onnx: Whisper, Moonshine, NeMo CTC/transducer such as
+// Parakeet, SenseVoice, Paraformer, Zipformer CTC). Files are cut into speech segments at pauses by the same Silero
+// VAD segmenter as pocketsphinx (segmenter.ts), and each segment is decoded by one of the model's recognizers, each
+// on a worker thread of its own at batch priority. Before a model is loaded into the server it is tried in a child
+// process (check-model.ts): sherpa-onnx ends its process on a model it cannot use, and that must not be the server.
+import { availableParallelism } from 'node:os';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { loadVadOffThread } from '../../../audio/audio-thread.js';
+import type { Vad, VadBackend, VadLog } from '../../../audio/vad.js';
+import { BATCH_NICE } from '../../../lib/priority.js';
+import { runChild } from '../../../lib/spawner/spawn-child.js';
+import { WorkGate } from '../../../lib/work-gate.js';
+import { WorkerLane } from '../../../lib/worker-lane.js';
+import type { InstalledModel } from '../../model-dir/manifest.js';
+import { EngineUnavailableError, type Recognizer, type SttEngine, type SttFeatures, type Token, type TranscribeOptions } from '../interface.js';
+import { type SegmenterOptions, VadSegmenter } from '../segmenter.js';
+import { type OfflineRecognizer, pcmToFloat32, sherpa } from './load-sherpa.js';
+import { offlineRecognizerConfig } from './offline-config.js';
+import type { OfflineReply, OfflineRequest } from './offline-worker-messages.js';
+import { resultWords } from './words.js';
+
+export const SHERPA_ENGINE_ID = 'sherpa-onnx';
+const WORKER_FILE = fileURLToPath(new URL('./offline-worker.js', import.meta.url));
+const CHECK_FILE = fileURLToPath(new URL('./check-model.js', import.meta.url));
+const CHECK_TIMEOUT_MS = 120_000;
+
+export const SHERPA_OFFLINE_FEATURES: SttFeatures = { timestamps: true, confidence: false, streaming: false, diarization: true, translation: true };
+
+type Request = OfflineRequest extends infer R ? (R extends OfflineRequest ? Omit<R, 'id'> : never) : never;
+
+export interface SherpaOfflineOptions {
+  /** Recognizers per model (each a worker thread holding the model); default: half the cores, at least 1. */
+  concurrency?: number;
+  segmentation?: SegmenterOptions;
+  /** Voice activity detector of the segmenter: Silero (default, falls back to energy) or energy. */
+  vad?: { backend?: VadBackend; modelPath?: string };
+  log?: VadLog;
+}
+
+export class SherpaOfflineEngine implements SttEngine {
+  readonly id = SHERPA_ENGINE_ID;
+  readonly features = SHERPA_OFFLINE_FEATURES;
+  private readonly models = new Map<string, InstalledModel>();
+  private readonly loaded = new Map<string, Promise<SherpaOfflineRecognizer>>();
+
+  constructor(
+    models: readonly InstalledModel[],
+    private readonly options: SherpaOfflineOptions = {},
+  ) {
+    for (const m of models) if (m.family === 'stt-offline') this.models.set(m.id, m);
+  }
+
+  get languages(): readonly string[] {
+    return [...new Set([...this.models.values()].flatMap((m) => m.languages))];
+  }
+
+  load(engineModel: string): Promise<Recognizer> {
+    let p = this.loaded.get(engineModel);
+    if (!p) {
+      p = this.open(engineModel);
+      this.loaded.set(engineModel, p);
+      // A model that could not load is tried again by the next request (files may have been fixed meanwhile).
+      p.catch(() => this.loaded.delete(engineModel));
+    }
+    return p;
+  }
+
+  private async open(engineModel: string): Promise<SherpaOfflineRecognizer> {
+    const model = this.models.get(engineModel);
+    if (!model) throw new EngineUnavailableError(`no installed model ${engineModel}`);
+    const config = offlineRecognizerConfig(model);
+    await checkModel(model, config);
+    const vad = await loadVadOffThread({ ...this.options.vad, lane: 'batch', log: this.options.log });
+    const concurrency = this.options.concurrency ?? Math.max(1, Math.floor(availableParallelism() / 2));
+    if (!existsSync(WORKER_FILE)) {
+      // Running from sources (tests importing modules): one recognizer on this thread's async decoder.
+      const recognizer = await sherpa().OfflineRecognizer.createAsync(config);
+      return new SherpaOfflineRecognizer(model, vad, [{ decode: (samples) => recognizer.decodeAsync(streamOf(recognizer, pcmToFloat32(samples))) }], this.options.segmentation);
+    }
+    const lanes = Array.from({ length: concurrency }, () => new WorkerLane<Request, OfflineReply>(WORKER_FILE, { nice: BATCH_NICE }));
+    await Promise.all(lanes.map((l) => l.call({ op: 'load', config })));
+    const decoders = lanes.map((lane) => ({
+      decode: async (samples: Int16Array) => ((await lane.call({ op: 'decode', samples })) as Extract<OfflineReply, { result: unknown }>).result,
+      stop: () => lane.stop(),
+    }));
+    return new SherpaOfflineRecognizer(model, vad, decoders, this.options.segmentation);
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.loaded.values()];
+    this.loaded.clear();
+    await Promise.all(all.map(async (p) => (await p.catch(() => undefined))?.close()));
+  }
+}
+
+function streamOf(recognizer: OfflineRecognizer, samples: Float32Array) {
+  const stream = recognizer.createStream();
+  stream.acceptWaveform({ samples, sampleRate: 16_000 });
+  return stream;
+}
+
+/** Load and try the model in a child process; a model sherpa-onnx cannot use fails here with the reason in words. */
+async function checkModel(model: InstalledModel, config: ReturnType<typeof offlineRecognizerConfig>): Promise<void> {
+  if (!existsSync(CHECK_FILE)) return; // sources only (tests): no compiled checker
+  const r = await runChild(process.execPath, [CHECK_FILE, JSON.stringify(config)], { timeoutMs: CHECK_TIMEOUT_MS, nice: BATCH_NICE });
+  if (r.code === 0 && r.stdout.includes('ok')) return;
+  // sherpa-onnx prints its reason on stderr; keep the last meaningful line (no stack, no addresses).
+  const reason = r.stderr.split('\n').map((l) => l.trim()).filter((l) => l && !/^\s*at /.test(l)).at(-1)?.replace(/0x[0-9a-f]+/gi, '') ?? '';
+  throw new EngineUnavailableError(
+    `model ${model.id} (${model.dir}) could not be loaded by sherpa-onnx${r.signal ? ` (${r.signal})` : ` (exit ${r.code})`}${reason ? `: ${reason.slice(0, 300)}` : ''}`,
+    `check that its files are a ${model.type} model as the manifest says`,
+  );
+}
+
+interface SegmentDecoder {
+  decode(samples: Int16Array): Promise<{ text: string; tokens: string[]; timestamps: number[] }>;
+  stop?(): Promise<void>;
+}
+
+export class SherpaOfflineRecognizer implements Recognizer {
+  readonly engineId = SHERPA_ENGINE_ID;
+  private readonly free: SegmentDecoder[];
+  private readonly gate: WorkGate;
+
+  constructor(
+    readonly model: InstalledModel,
+    private readonly vad: Vad,
+    private readonly decoders: SegmentDecoder[],
+    private readonly segmentation?: SegmenterOptions,
+  ) {
+    this.free = [...decoders];
+    this.gate = new WorkGate(decoders.length);
+  }
+
+  get engineModel(): string {
+    return this.model.id;
+  }
+
+  /** Segments of all transcriptions take turns on the model's recognizers (arrival order). */
+  async transcribe(pcm: AsyncIterable<Uint8Array>, options: TranscribeOptions = {}): Promise<Token[]> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    const segmenter = new VadSegmenter(this.vad.createStream(), this.segmentation);
+    const pending: Promise<Token[]>[] = [];
+    let reported = Promise.resolve();
+    const submit = (segments: Awaited<ReturnType<VadSegmenter['push']>>) => {
+      for (const s of segments) {
+        const decoded = this.gate.run(() => this.decodeOn(s.samples), signal).then((r) => resultWords(r, Math.round(s.startSample / 16), Math.round(s.samples.length / 16)));
+        decoded.catch(() => undefined);
+        pending.push(decoded);
+        // Progress in time order: each segment's words once it and those before it are known.
+        reported = reported.then(async () => options.onTokens?.(await decoded)).catch(() => undefined);
+      }
+    };
+    for await (const chunk of pcm) {
+      signal?.throwIfAborted();
+      submit(await segmenter.push(chunk));
+    }
+    submit(await segmenter.flush());
+    const words = (await Promise.all(pending)).flat();
+    await reported;
+    return words;
+  }
+
+  private async decodeOn(samples: Int16Array): Promise<{ text: string; tokens: string[]; timestamps: number[] }> {
+    const decoder = this.free.pop()!;
+    try {
+      return await decoder.decode(samples);
+    } finally {
+      this.free.push(decoder);
+    }
+  }
+
+  stream(): Promise<never> {
+    return Promise.reject(new EngineUnavailableError(`model ${this.model.id} transcribes files only`, 'install a streaming (online) model for real time'));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.decoders.map((d) => d.stop?.()));
+  }
+}
+

@@ -1,0 +1,55 @@
+// Models users brought (the models directory, engines/model-dir) in the public catalog: each STT model under its
+// manifest id, and the public ids it claims (`stt-async-v4`, ...) taken over from the built-in models.
+import { ConfigError } from '../../config/settings.js';
+import { type InstalledModel, ModelManifestError } from '../../engines/model-dir/manifest.js';
+import { scanModelsDir } from '../../engines/model-dir/scan.js';
+import { type CatalogModel, defaultCatalog } from './catalog.js';
+
+export class ModelClaimError extends Error {}
+
+/** The models in `modelsDir`; a broken manifest or a missing file is a configuration error (exit 2, one line). */
+export function installedModels(settings: { modelsDir: string }): InstalledModel[] {
+  try {
+    return scanModelsDir(settings.modelsDir);
+  } catch (err) {
+    if (err instanceof ModelManifestError) throw new ConfigError(`model folder: ${err.message}`);
+    throw err;
+  }
+}
+
+/** The public catalog and alias table with `installed` in (a claim that cannot hold is a configuration error). */
+export function catalogOf(installed: readonly InstalledModel[], settings: { sttModelAliases: readonly string[] }): { catalog: CatalogModel[]; aliases: string[] } {
+  try {
+    return withInstalledModels(installed, defaultCatalog, settings.sttModelAliases);
+  } catch (err) {
+    if (err instanceof ModelClaimError) throw new ConfigError(err.message);
+    throw err;
+  }
+}
+
+/** The catalog entries and alias table with the installed models in; throws ModelClaimError on a claim that cannot hold. */
+export function withInstalledModels(
+  installed: readonly InstalledModel[],
+  catalog: readonly CatalogModel[],
+  aliasPairs: readonly string[],
+): { catalog: CatalogModel[]; aliases: string[] } {
+  const models = [...catalog];
+  const aliases = new Map(aliasPairs.map((p) => [p.split('=')[0]!.trim(), p] as const));
+  for (const m of installed) {
+    if (m.family !== 'stt-offline') continue;
+    if (models.some((c) => c.id === m.id)) throw new ModelClaimError(`model ${m.id} (${m.dir}) has the id of a built-in model: give it another id`);
+    const entry: CatalogModel = { id: m.id, name: m.name ?? m.id, mode: 'async', engineModelId: m.id };
+    models.push(entry);
+    for (const alias of m.aliases ?? []) {
+      const previous = aliases.get(alias);
+      const previousTarget = previous?.split('=')[1]?.trim();
+      const previousMode = models.find((c) => c.id === previousTarget)?.mode;
+      if (previousMode && previousMode !== entry.mode) {
+        throw new ModelClaimError(`model ${m.id} (${m.dir}) transcribes files only and cannot take over the real-time model id ${alias}`);
+      }
+      if (models.some((c) => c.id === alias)) throw new ModelClaimError(`model ${m.id} (${m.dir}) claims ${alias}, the id of a model: claim aliases only`);
+      aliases.set(alias, `${alias}=${m.id}`);
+    }
+  }
+  return { catalog: models, aliases: [...aliases.values()] };
+}
