@@ -6,8 +6,8 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeEnergyCtcModel, writeOnnxModel } from '../fixtures/sherpa-models.js';
-import { makeSpeech, type Parlance, runCli, startParlance, tempDir, type TranscriptBody, uploadFile, waitFor } from '../harness.js';
+import { toneBursts, writeEnergyCtcModel, writeEnergyStreamingModel, writeOnnxModel } from '../fixtures/sherpa-models.js';
+import { makeSpeech, type Parlance, runCli, startParlance, streamRealtime, tempDir, type TranscriptBody, uploadFile, waitFor } from '../harness.js';
 
 const root = tempDir('parlance-models-');
 const dataDir = path.join(root, 'data');
@@ -47,6 +47,12 @@ beforeAll(async () => {
   const models = path.join(dataDir, 'models');
   modelFolder(models, 'yes', { id: 'energy-yes-v1', name: 'Energy test model', aliases: ['stt-async-v4'] }, (d) => writeEnergyCtcModel(d));
   modelFolder(models, 'broken', { id: 'broken-ctc-v1' }, writeModelWithoutMetadata);
+  modelFolder(
+    models,
+    'live',
+    { id: 'energy-live-v1', family: 'stt-streaming', type: 'transducer', files: { encoder: 'encoder.onnx', decoder: 'decoder.onnx', joiner: 'joiner.onnx', tokens: 'tokens.txt' }, aliases: ['stt-rt-v4'] },
+    (d) => writeEnergyStreamingModel(d),
+  );
   // Two sentences, 1.5 s of silence after the speech.
   speech = await makeSpeech(path.join(root, 'two.wav'), 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.', { padSeconds: 1.5 });
   s = await startParlance({ dataDir, keepDataDir: true, env: { PARLANCE_LOG_LEVEL: 'info' } });
@@ -74,6 +80,8 @@ describe('a model in the models directory', () => {
     const { models } = (await (await s.request('/v1/models')).json()) as { models: { id: string; aliased_model_id: string | null; transcription_mode: string; name: string }[] };
     expect(models.find((m) => m.id === 'energy-yes-v1')).toMatchObject({ transcription_mode: 'async', aliased_model_id: null, name: 'Energy test model' });
     expect(models.find((m) => m.id === 'stt-async-v4')).toMatchObject({ aliased_model_id: 'energy-yes-v1' });
+    expect(models.find((m) => m.id === 'energy-live-v1')).toMatchObject({ transcription_mode: 'real_time' });
+    expect(models.find((m) => m.id === 'stt-rt-v4')).toMatchObject({ aliased_model_id: 'energy-live-v1' });
     // The other aliases stay with the built-in model.
     expect(models.find((m) => m.id === 'stt-async-v3')?.aliased_model_id).toBe('parlance-async-en-v1');
     const cli = await runCli(['models', 'list', '--data-dir', dataDir, '--json']);
@@ -108,6 +116,20 @@ describe('a model in the models directory', () => {
     const builtIn = await transcribe('parlance-async-en-v1', fileId);
     expect(builtIn.status).toBe('completed');
   }, 120_000);
+});
+
+describe('a streaming model in the models directory', () => {
+  it('serves /transcribe-websocket through the alias it claimed: a final word and an endpoint per pause', async () => {
+    const t = toneBursts(3, { gapMs: 1200 });
+    const frames = await streamRealtime(s, Buffer.from(t.pcm16.buffer), { model: 'stt-rt-v4', enable_text_formatting: false, enable_endpoint_detection: true });
+    expect(frames.find((f) => f.error_type)).toBeUndefined();
+    expect(frames.at(-1)?.finished).toBe(true);
+    const finals = frames.flatMap((f) => f.tokens).filter((tk) => tk.is_final);
+    expect(finals.filter((tk) => !tk.text.startsWith('<')).map((tk) => tk.text.trim())).toEqual(['yes', 'yes', 'yes']);
+    expect(finals.filter((tk) => tk.text === '<end>').length).toBeGreaterThanOrEqual(2);
+    // Each word at the end of its burst, on the stream's clock.
+    finals.filter((tk) => !tk.text.startsWith('<')).forEach((tk, i) => expect(Math.abs(tk.start_ms - t.bursts[i]!.endMs)).toBeLessThanOrEqual(120));
+  }, 60_000);
 });
 
 describe('a broken model folder', () => {

@@ -4,7 +4,7 @@ import type { InstalledModel } from '../model-dir/manifest.js';
 import { PocketsphinxEngine, POCKETSPHINX_FEATURES } from './pocketsphinx/engine.js';
 import type { PocketsphinxOptions } from './pocketsphinx/options.js';
 import { SttRegistry, type SttModelDescriptor } from './registry.js';
-import { SHERPA_ENGINE_ID, SHERPA_OFFLINE_FEATURES, SherpaOfflineEngine, type SherpaOfflineOptions } from './sherpa/engine.js';
+import { SHERPA_ENGINE_ID, SHERPA_OFFLINE_FEATURES, SHERPA_STREAMING_FEATURES, SherpaEngine, type SherpaOptions } from './sherpa/engine.js';
 
 export type { Recognizer, StreamingSession, SttEngine, SttFeatures, Token } from './interface.js';
 export { EngineUnavailableError, STT_SAMPLE_RATE } from './interface.js';
@@ -26,21 +26,21 @@ export interface SttRegistryOptions {
   pocketsphinx?: PocketsphinxOptions;
   /** Models users brought (the models directory); the STT ones are registered under their manifest ids. */
   installed?: readonly InstalledModel[];
-  sherpa?: SherpaOfflineOptions;
+  sherpa?: SherpaOptions;
 }
 
 export function createSttRegistry(options: SttRegistryOptions = {}): SttRegistry {
   const registry = new SttRegistry().registerEngine(new PocketsphinxEngine(options.pocketsphinx)).registerModel(POCKETSPHINX_EN_MODEL);
-  const offline = (options.installed ?? []).filter((m) => m.family === 'stt-offline');
-  if (offline.length === 0) return registry;
-  registry.registerEngine(new SherpaOfflineEngine(offline, options.sherpa));
-  for (const m of offline) {
+  const stt = (options.installed ?? []).filter((m) => m.family === 'stt-offline' || m.family === 'stt-streaming');
+  if (stt.length === 0) return registry;
+  registry.registerEngine(new SherpaEngine(stt, options.sherpa));
+  for (const m of stt) {
     registry.registerModel({
       id: m.id,
       engineId: SHERPA_ENGINE_ID,
       engineModel: m.id,
       languages: m.languages,
-      features: SHERPA_OFFLINE_FEATURES,
+      features: m.family === 'stt-streaming' ? SHERPA_STREAMING_FEATURES : SHERPA_OFFLINE_FEATURES,
       description: m.name ?? `${m.type} model from ${m.dir}`,
     });
   }

@@ -36,16 +36,17 @@ export function withInstalledModels(
   const models = [...catalog];
   const aliases = new Map(aliasPairs.map((p) => [p.split('=')[0]!.trim(), p] as const));
   for (const m of installed) {
-    if (m.family !== 'stt-offline') continue;
+    if (m.family !== 'stt-offline' && m.family !== 'stt-streaming') continue;
     if (models.some((c) => c.id === m.id)) throw new ModelClaimError(`model ${m.id} (${m.dir}) has the id of a built-in model: give it another id`);
-    const entry: CatalogModel = { id: m.id, name: m.name ?? m.id, mode: 'async', engineModelId: m.id };
+    const entry: CatalogModel = { id: m.id, name: m.name ?? m.id, mode: m.family === 'stt-streaming' ? 'real_time' : 'async', engineModelId: m.id };
     models.push(entry);
     for (const alias of m.aliases ?? []) {
       const previous = aliases.get(alias);
       const previousTarget = previous?.split('=')[1]?.trim();
       const previousMode = models.find((c) => c.id === previousTarget)?.mode;
       if (previousMode && previousMode !== entry.mode) {
-        throw new ModelClaimError(`model ${m.id} (${m.dir}) transcribes files only and cannot take over the real-time model id ${alias}`);
+        const what = entry.mode === 'async' ? 'transcribes files only and cannot take over the real-time' : 'is a real-time model and cannot take over the async';
+        throw new ModelClaimError(`model ${m.id} (${m.dir}) ${what} model id ${alias}`);
       }
       if (models.some((c) => c.id === alias)) throw new ModelClaimError(`model ${m.id} (${m.dir}) claims ${alias}, the id of a model: claim aliases only`);
       aliases.set(alias, `${alias}=${m.id}`);

@@ -1,9 +1,19 @@
 // Run as a child process before a model is loaded into the server: sherpa-onnx ends the whole process (exit 255, or
 // a segmentation fault) on a model file it cannot use, so a model is first loaded and tried here, where that only
-// ends this child. Usage: node check-model.js '<OfflineRecognizerConfig JSON>'. Prints "ok" and exits 0 when usable.
-import { decodeSegment, sherpa } from './load-sherpa.js';
+// ends this child. Usage: node check-model.js offline|online '<recognizer config JSON>'. Prints "ok" when usable.
+import { decodeSegment, pcmToFloat32, sherpa } from './load-sherpa.js';
 
-const config = JSON.parse(process.argv[2] ?? '{}');
-const recognizer = new (sherpa().OfflineRecognizer)(config);
-decodeSegment(recognizer, new Int16Array(16_000));
+const [kind, json] = process.argv.slice(2);
+const config = JSON.parse(json ?? '{}');
+const silence = new Int16Array(16_000);
+if (kind === 'online') {
+  const recognizer = new (sherpa().OnlineRecognizer)(config);
+  const stream = recognizer.createStream();
+  stream.acceptWaveform({ samples: pcmToFloat32(silence), sampleRate: 16_000 });
+  stream.inputFinished();
+  while (recognizer.isReady(stream)) recognizer.decode(stream);
+  recognizer.getResult(stream);
+} else {
+  decodeSegment(new (sherpa().OfflineRecognizer)(config), silence);
+}
 process.stdout.write('ok\n');

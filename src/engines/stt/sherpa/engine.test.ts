@@ -8,7 +8,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from '../../../../test/harness.js';
-import { toneBursts, writeEnergyCtcModel, writeOnnxModel } from '../../../../test/fixtures/sherpa-models.js';
+import { toneBursts, writeEnergyCtcModel, writeEnergyStreamingModel, writeOnnxModel } from '../../../../test/fixtures/sherpa-models.js';
 import { readManifest, MANIFEST_FILE } from '../../model-dir/manifest.js';
 import type { Token } from '../interface.js';
 import * as source from './engine.js';
@@ -24,16 +24,18 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function modelFolder(name: string, write: (dir: string) => void): string {
+function modelFolder(name: string, write: (dir: string) => void, manifest: Record<string, unknown> = {}): string {
   const dir = path.join(root, name);
   mkdirSync(dir, { recursive: true });
   write(dir);
   writeFileSync(
     path.join(dir, MANIFEST_FILE),
-    JSON.stringify({ id: `${name}-v1`, family: 'stt-offline', type: 'nemo-ctc', files: { model: 'model.onnx', tokens: 'tokens.txt' }, languages: ['en'] }),
+    JSON.stringify({ id: `${name}-v1`, family: 'stt-offline', type: 'nemo-ctc', files: { model: 'model.onnx', tokens: 'tokens.txt' }, languages: ['en'], ...manifest }),
   );
   return dir;
 }
+
+const streamingManifest = { family: 'stt-streaming', type: 'transducer', files: { encoder: 'encoder.onnx', decoder: 'decoder.onnx', joiner: 'joiner.onnx', tokens: 'tokens.txt' } };
 
 async function* pieces(pcm: Int16Array, bytes = 3201): AsyncIterable<Uint8Array> {
   const buf = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
@@ -46,7 +48,7 @@ describe.each([
 ])('a sherpa-onnx CTC model %s', (_how, impl) => {
   it('transcribes each burst as one word timed at the burst, with progress in time order', async () => {
     const model = readManifest(modelFolder('yes', (d) => writeEnergyCtcModel(d)));
-    const engine = new (impl().SherpaOfflineEngine)([model], { vad: { backend: 'energy' }, concurrency: 2 });
+    const engine = new (impl().SherpaEngine)([model], { vad: { backend: 'energy' }, concurrency: 2 });
     try {
       expect(engine.languages).toEqual(['en']);
       const recognizer = await engine.load('yes-v1');
@@ -62,6 +64,49 @@ describe.each([
       });
       expect(progress.flat()).toEqual(words);
       await expect(recognizer.stream()).rejects.toThrow(/transcribes files only/);
+    } finally {
+      await engine.close();
+    }
+  }, 60_000);
+});
+
+describe.each([
+  ['from sources (in-process)', () => source],
+  ['compiled (worker threads)', () => compiled],
+])('a sherpa-onnx streaming model %s', (_how, impl) => {
+  it('gives partial words as audio arrives, final ones at each pause, at finalize and at the end', async () => {
+    const files = (d: string) => writeEnergyStreamingModel(d);
+    const model = readManifest(modelFolder(`live-${impl === source ? 'src' : 'dist'}`, files, streamingManifest));
+    const engine = new (impl().SherpaEngine)([model], { streamingRecognizers: 2 });
+    try {
+      const recognizer = await engine.load(model.id);
+      const session = await recognizer.stream({ endpointSilenceMs: 400 });
+      const events: { kind: 'p' | 'f'; words: string[]; endpoint?: boolean; ms: number[] }[] = [];
+      session.on('partial', (t) => events.push({ kind: 'p', words: t.map((w) => w.text), ms: t.map((w) => w.start_ms) }));
+      session.on('final', (t, info) => events.push({ kind: 'f', words: t.map((w) => w.text), endpoint: info.endpoint, ms: t.map((w) => w.start_ms) }));
+      // Three bursts 1 s apart (each a pause), then one more and finalize before its pause ends, then the end.
+      const t = toneBursts(3, { gapMs: 1000, tailMs: 60 });
+      for await (const c of pieces(t.pcm16, 640)) await session.write(c);
+      const paused = events.filter((e) => e.kind === 'f');
+      expect(paused.map((e) => e.words)).toEqual([['yes'], ['yes']]);
+      expect(paused.every((e) => e.endpoint)).toBe(true);
+      // Each word is timed at the end of its burst (this model names a burst once it has heard all of it).
+      paused.forEach((e, i) => expect(Math.abs(e.ms[0]! - t.bursts[i]!.endMs)).toBeLessThanOrEqual(100));
+      expect(events.some((e) => e.kind === 'p')).toBe(true);
+      await session.finalize();
+      expect(events.filter((e) => e.kind === 'f').map((e) => [e.words, e.endpoint])).toEqual([[['yes'], true], [['yes'], true], [['yes'], false]]);
+      expect(session.audioMs).toBe(t.durationMs);
+      // After a finalize the session goes on, on the same clock.
+      const more = toneBursts(1, { leadMs: 300, tailMs: 300 });
+      for await (const c of pieces(more.pcm16, 640)) await session.write(c);
+      await session.end();
+      const last = events.filter((e) => e.kind === 'f').at(-1)!;
+      expect(last.words).toEqual(['yes']);
+      expect(Math.abs(last.ms[0]! - (t.durationMs + more.bursts[0]!.endMs))).toBeLessThanOrEqual(100);
+      expect(session.closed).toBe(true);
+      // A file through the streaming model: its final words.
+      const words = await recognizer.transcribe(pieces(toneBursts(4, { gapMs: 800 }).pcm16));
+      expect(words.map((w) => w.text)).toEqual(['yes', 'yes', 'yes', 'yes']);
     } finally {
       await engine.close();
     }
@@ -88,7 +133,7 @@ it('a model sherpa-onnx cannot use is refused with its reason, and the process g
     });
     writeFileSync(path.join(d, 'tokens.txt'), '<blk> 0\n');
   });
-  const engine = new compiled.SherpaOfflineEngine([readManifest(dir)], { vad: { backend: 'energy' } });
+  const engine = new compiled.SherpaEngine([readManifest(dir)], { vad: { backend: 'energy' } });
   await expect(engine.load('broken-v1')).rejects.toThrow(/broken-v1 .* could not be loaded by sherpa-onnx \(exit 255\).*vocab_size/);
   await engine.close();
 }, 60_000);

@@ -1,8 +1,9 @@
-// Offline speech recognition with models users bring (sherpa-onnx: Whisper, Moonshine, NeMo CTC/transducer such as
-// Parakeet, SenseVoice, Paraformer, Zipformer CTC). Files are cut into speech segments at pauses by the same Silero
-// VAD segmenter as pocketsphinx (segmenter.ts), and each segment is decoded by one of the model's recognizers, each
-// on a worker thread of its own at batch priority. Before a model is loaded into the server it is tried in a child
-// process (check-model.ts): sherpa-onnx ends its process on a model it cannot use, and that must not be the server.
+// Speech recognition with models users bring (sherpa-onnx). Offline models (Whisper, Moonshine, NeMo CTC/transducer
+// such as Parakeet, SenseVoice, Paraformer, Zipformer CTC) transcribe files: the audio is cut into speech segments at
+// pauses by the same Silero VAD segmenter as pocketsphinx (segmenter.ts), and each segment is decoded by one of the
+// model's recognizers, each on a worker thread of its own at batch priority. Streaming models serve real-time
+// sessions (streaming.ts). Before a model is loaded into the server it is tried in a child process (check-model.ts):
+// sherpa-onnx ends its process on a model it cannot use, and that must not be the server.
 import { availableParallelism } from 'node:os';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -18,37 +19,47 @@ import { type SegmenterOptions, VadSegmenter } from '../segmenter.js';
 import { type OfflineRecognizer, pcmToFloat32, sherpa } from './load-sherpa.js';
 import { offlineRecognizerConfig } from './offline-config.js';
 import type { OfflineReply, OfflineRequest } from './offline-worker-messages.js';
+import { onlineRecognizerConfig } from './online-config.js';
+import { type OnlineCall, onlineHandler } from './online-sessions.js';
+import type { OnlineReply } from './online-worker-messages.js';
+import { type OnlineLane, SherpaStreamingRecognizer } from './streaming.js';
 import { resultWords } from './words.js';
 
 export const SHERPA_ENGINE_ID = 'sherpa-onnx';
 const WORKER_FILE = fileURLToPath(new URL('./offline-worker.js', import.meta.url));
+const ONLINE_WORKER_FILE = fileURLToPath(new URL('./online-worker.js', import.meta.url));
+/** Pause that ends an utterance of a live session that does not ask for another, ms. */
+const DEFAULT_ENDPOINT_MS = 600;
 const CHECK_FILE = fileURLToPath(new URL('./check-model.js', import.meta.url));
 const CHECK_TIMEOUT_MS = 120_000;
 
 export const SHERPA_OFFLINE_FEATURES: SttFeatures = { timestamps: true, confidence: false, streaming: false, diarization: true, translation: true };
+export const SHERPA_STREAMING_FEATURES: SttFeatures = { ...SHERPA_OFFLINE_FEATURES, streaming: true };
 
 type Request = OfflineRequest extends infer R ? (R extends OfflineRequest ? Omit<R, 'id'> : never) : never;
 
-export interface SherpaOfflineOptions {
-  /** Recognizers per model (each a worker thread holding the model); default: half the cores, at least 1. */
+export interface SherpaOptions {
+  /** Recognizers per offline model (each a worker thread holding the model); default: half the cores, at least 1. */
   concurrency?: number;
+  /** Recognizers per streaming model, each serving several live sessions; default: one per core. */
+  streamingRecognizers?: number;
   segmentation?: SegmenterOptions;
   /** Voice activity detector of the segmenter: Silero (default, falls back to energy) or energy. */
   vad?: { backend?: VadBackend; modelPath?: string };
   log?: VadLog;
 }
 
-export class SherpaOfflineEngine implements SttEngine {
+export class SherpaEngine implements SttEngine {
   readonly id = SHERPA_ENGINE_ID;
   readonly features = SHERPA_OFFLINE_FEATURES;
   private readonly models = new Map<string, InstalledModel>();
-  private readonly loaded = new Map<string, Promise<SherpaOfflineRecognizer>>();
+  private readonly loaded = new Map<string, Promise<SherpaOfflineRecognizer | SherpaStreamingRecognizer>>();
 
   constructor(
     models: readonly InstalledModel[],
-    private readonly options: SherpaOfflineOptions = {},
+    private readonly options: SherpaOptions = {},
   ) {
-    for (const m of models) if (m.family === 'stt-offline') this.models.set(m.id, m);
+    for (const m of models) if (m.family === 'stt-offline' || m.family === 'stt-streaming') this.models.set(m.id, m);
   }
 
   get languages(): readonly string[] {
@@ -66,11 +77,12 @@ export class SherpaOfflineEngine implements SttEngine {
     return p;
   }
 
-  private async open(engineModel: string): Promise<SherpaOfflineRecognizer> {
+  private async open(engineModel: string): Promise<SherpaOfflineRecognizer | SherpaStreamingRecognizer> {
     const model = this.models.get(engineModel);
     if (!model) throw new EngineUnavailableError(`no installed model ${engineModel}`);
+    if (model.family === 'stt-streaming') return this.openStreaming(model);
     const config = offlineRecognizerConfig(model);
-    await checkModel(model, config);
+    await checkModel(model, 'offline', config);
     const vad = await loadVadOffThread({ ...this.options.vad, lane: 'batch', log: this.options.log });
     const concurrency = this.options.concurrency ?? Math.max(1, Math.floor(availableParallelism() / 2));
     if (!existsSync(WORKER_FILE)) {
@@ -87,6 +99,24 @@ export class SherpaOfflineEngine implements SttEngine {
     return new SherpaOfflineRecognizer(model, vad, decoders, this.options.segmentation);
   }
 
+  private async openStreaming(model: InstalledModel): Promise<SherpaStreamingRecognizer> {
+    const config = onlineRecognizerConfig(model);
+    await checkModel(model, 'online', config);
+    let lanes: OnlineLane[];
+    if (!existsSync(ONLINE_WORKER_FILE)) {
+      // Running from sources: one recognizer on this thread.
+      const handler = onlineHandler();
+      lanes = [{ call: async (req) => handler(req), stop: async () => {}, sessions: 0 }];
+    } else {
+      lanes = Array.from({ length: this.options.streamingRecognizers ?? availableParallelism() }, () => {
+        const lane = new WorkerLane<OnlineCall, OnlineReply>(ONLINE_WORKER_FILE);
+        return { call: (req: OnlineCall) => lane.call(req), stop: () => lane.stop(), sessions: 0 };
+      });
+    }
+    await Promise.all(lanes.map((l) => l.call({ op: 'load', config })));
+    return new SherpaStreamingRecognizer(SHERPA_ENGINE_ID, model, lanes, DEFAULT_ENDPOINT_MS);
+  }
+
   async close(): Promise<void> {
     const all = [...this.loaded.values()];
     this.loaded.clear();
@@ -101,9 +131,9 @@ function streamOf(recognizer: OfflineRecognizer, samples: Float32Array) {
 }
 
 /** Load and try the model in a child process; a model sherpa-onnx cannot use fails here with the reason in words. */
-async function checkModel(model: InstalledModel, config: ReturnType<typeof offlineRecognizerConfig>): Promise<void> {
+export async function checkModel(model: InstalledModel, kind: 'offline' | 'online', config: object): Promise<void> {
   if (!existsSync(CHECK_FILE)) return; // sources only (tests): no compiled checker
-  const r = await runChild(process.execPath, [CHECK_FILE, JSON.stringify(config)], { timeoutMs: CHECK_TIMEOUT_MS, nice: BATCH_NICE });
+  const r = await runChild(process.execPath, [CHECK_FILE, kind, JSON.stringify(config)], { timeoutMs: CHECK_TIMEOUT_MS, nice: BATCH_NICE });
   if (r.code === 0 && r.stdout.includes('ok')) return;
   // sherpa-onnx prints its reason on stderr; keep the last meaningful line (no stack, no addresses).
   const reason = r.stderr.split('\n').map((l) => l.trim()).filter((l) => l && !/^\s*at /.test(l)).at(-1)?.replace(/0x[0-9a-f]+/gi, '') ?? '';
