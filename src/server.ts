@@ -123,6 +123,7 @@ function webhookSender(settings: Settings): WebhookSender {
       messageId: d.messageId,
       allowPrivateHosts: settings.allowPrivateHosts,
       timeoutMs: settings.webhookTimeoutMs,
+      signal: d.signal,
     });
 }
 

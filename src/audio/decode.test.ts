@@ -116,6 +116,17 @@ describe('decodeToPcm', () => {
     );
   });
 
+  it('marks ffmpeg killed from outside as interrupted (the audio is not at fault); undecodable input is not', async () => {
+    const err = await (async () => {
+      for await (const _chunk of decodeToPcm(join(dir, 'long.wav'))) for (const pid of ffmpegChildren()) process.kill(pid, 'SIGKILL');
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AudioDecodeError);
+    expect((err as AudioDecodeError).message).toBe('audio could not be decoded: ffmpeg was killed by SIGKILL');
+    expect((err as AudioDecodeError).interrupted).toBe(true);
+    const garbage = await decodeToBuffer(Readable.from([Buffer.alloc(5000, 7)])).catch((e: unknown) => e);
+    expect((garbage as AudioDecodeError).interrupted).toBe(false);
+  });
+
   it('kills ffmpeg when the consumer stops early and leaves no zombie', async () => {
     const long = join(dir, 'long.wav');
     let received = 0;

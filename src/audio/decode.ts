@@ -6,7 +6,8 @@
 //   that need seeking, e.g. MP4 with its index at the end, fail from a pipe: pass a path for those).
 // - Backpressure: ffmpeg's stdout is read only as fast as the consumer pulls, so ffmpeg blocks instead of buffering.
 // - Failure: when ffmpeg exits non-zero (undecodable input, no audio stream) the iteration rejects with an
-//   AudioDecodeError carrying ffmpeg's first error line.
+//   AudioDecodeError carrying ffmpeg's first error line; when it was killed from outside (or its start was lost with
+//   the spawner process), with one marked `interrupted`: the audio may be fine, another run may succeed.
 // - Early stop (break, return, throw in the consumer, or the abort signal): ffmpeg is killed and reaped before the
 //   iteration settles, so no child outlives it and none is left a zombie.
 import { spawnChild } from '../lib/spawner/spawn-child.js';
@@ -22,6 +23,11 @@ export class AudioDecodeError extends Error {
     message: string,
     /** ffmpeg's stderr (truncated), for logs; not for clients, it may name server paths. */
     readonly detail = '',
+    /**
+     * Not the audio's fault: ffmpeg was killed from outside (OOM killer, an operator, the spawner process dying) or
+     * could not be started for a reason other than a missing executable. Another run may well succeed.
+     */
+    readonly interrupted = false,
   ) {
     super(message);
     this.name = 'AudioDecodeError';
@@ -91,12 +97,14 @@ export async function* decodeToPcm(input: DecodeInput, options: DecodeOptions = 
     const { code, signal: sig } = await exited;
     signal?.throwIfAborted();
     if (spawnError) {
-      const missing = (spawnError as NodeJS.ErrnoException).code === 'ENOENT';
-      throw new AudioDecodeError(missing ? 'ffmpeg is not installed' : `could not start ffmpeg: ${spawnError.message}`);
+      const errno = (spawnError as NodeJS.ErrnoException).code;
+      // Without an errno the spawner process went away before ffmpeg started: a fault of ours, not of the system.
+      throw new AudioDecodeError(errno === 'ENOENT' ? 'ffmpeg is not installed' : `could not start ffmpeg: ${spawnError.message}`, '', errno === undefined);
     }
     if (code !== 0) {
+      // A signal we did not send (ours come only after an abort, handled above).
       const reason = sig ? `ffmpeg was killed by ${sig}` : firstErrorLine(stderr);
-      throw new AudioDecodeError(`audio could not be decoded: ${reason}`, stderr);
+      throw new AudioDecodeError(`audio could not be decoded: ${reason}`, stderr, sig !== null);
     }
   } finally {
     signal?.removeEventListener('abort', kill);

@@ -136,6 +136,43 @@ describe.each(targets)('openDatabase (%s)', (dialect, make) => {
     });
   });
 
+  it.runIf(dialect === 'postgres')('fails the transaction, not the process, when its connection dies while the transaction is open', async () => {
+    await withDb(async (db) => {
+      let proceed!: () => void;
+      const held = new Promise<void>((r) => (proceed = r));
+      const tx = db.kysely.transaction().execute(async (trx) => {
+        await sql`SELECT 1`.execute(trx);
+        await held; // the connection stays checked out, idle in the transaction
+        await sql`SELECT 1`.execute(trx);
+      });
+      tx.catch(() => undefined);
+      const dbName = new URL(target.options.databaseUrl!).pathname.slice(1);
+      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await admin.connect();
+      try {
+        // What a database crash or restart does to a connection checked out for a transaction under way.
+        let terminated = false;
+        for (let i = 0; i < 100 && !terminated; i++) {
+          const { rows } = await admin.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND state = 'idle in transaction' AND pid <> pg_backend_pid()`,
+            [dbName],
+          );
+          if (rows.length) terminated = (await admin.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid])).rowCount === 1;
+          else await new Promise((r) => setTimeout(r, 20));
+        }
+        expect(terminated).toBe(true);
+      } finally {
+        await admin.end();
+      }
+      // Without an 'error' listener on checked-out clients, the dead connection's 'error' event crashes the process
+      // (an unhandled error) here.
+      await new Promise((r) => setTimeout(r, 200));
+      proceed();
+      await expect(tx).rejects.toThrow();
+      expect(await db.kysely.selectFrom('organizations').selectAll().execute()).toEqual([]);
+    });
+  });
+
   it('backfills the file counters of files stored before migration 0002', async () => {
     const fresh = await make();
     try {

@@ -62,6 +62,11 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Db> {
     // 'error' on the pool; unheard, that would crash the process. pg drops the client by itself and the
     // next query opens a fresh connection, so listening is all that is needed.
     pool.on('error', () => undefined);
+    // A client checked out by Kysely (a query or a transaction under way) has no listener of its own: when its
+    // connection dies (the database crashed or restarted, the backend was terminated), pg rejects the query and
+    // also emits 'error' on the client, which unheard would crash the process. The query's caller gets the error;
+    // the dead client is dropped from the pool when it is released.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     db = { kysely: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres', close: () => db.kysely.destroy() };
   } else {
     mkdirSync(opts.dataDir, { recursive: true });

@@ -1,7 +1,7 @@
 // The spawner against real processes: run from the compiled dist/ (the spawner process is a compiled file), with
 // this process grown to 1 GB so that starting a child directly would block the event loop for tens of ms.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -74,6 +74,39 @@ describe('spawnChild through the spawner process', () => {
     const err = await new Promise<NodeJS.ErrnoException>((resolve) => child.once('error', resolve));
     expect(err.code).toBe('ENOENT');
     await closed(child);
+  });
+
+  it('outlives its spawner process: children are killed with it (a detached one with its group), a new one takes over', async () => {
+    const live = (pick: (fields: string[], args: string) => boolean) =>
+      readdirSync('/proc')
+        .filter((d) => /^\d+$/.test(d))
+        .flatMap((d) => {
+          try {
+            const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+            const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // state, ppid, pgrp, ...
+            return fields[0] !== 'Z' && pick(fields, readFileSync(`/proc/${d}/cmdline`, 'utf8')) ? [Number(d)] : [];
+          } catch {
+            return [];
+          }
+        });
+    const spawners = () => live((f, args) => Number(f[1]) === process.pid && args.includes('spawner-process.js'));
+    const plain = mod.spawnChild('sleep', ['30']);
+    const group = mod.spawnChild('sh', ['-c', 'sleep 30 & wait'], { detached: true });
+    await Promise.all([plain, group].map((c) => new Promise((r) => c.once('spawn', r))));
+    const [old] = spawners();
+    expect(old).toBeGreaterThan(0);
+    const ends = Promise.all([closed(plain), closed(group)]);
+    process.kill(old!, 'SIGKILL');
+    expect(await ends).toEqual([
+      [null, 'SIGKILL'],
+      [null, 'SIGKILL'],
+    ]);
+    // The group's backgrounded sleep died too.
+    expect(live((f) => Number(f[2]) === group.pid)).toEqual([]);
+    const next = mod.spawnChild('echo', ['back']);
+    expect(await collect(next.stdout)).toBe('back\n');
+    expect(spawners()).toHaveLength(1);
+    expect(spawners()[0]).not.toBe(old);
   });
 
   it('does not block the event loop while a 1 GB process starts children', async () => {

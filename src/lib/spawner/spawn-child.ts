@@ -50,10 +50,16 @@ class RemoteChild extends EventEmitter implements Child {
   private exited = false;
   private openOutputs: number;
   private readonly sockets: Socket[] = [];
+  /** The piped streams whose handle has arrived (or was reported lost). */
+  private readonly attached = new Set<0 | 1 | 2>();
   /** Whether this child keeps the process alive. */
   refed = true;
 
-  constructor(private readonly stdio: [StdioMode, StdioMode, StdioMode]) {
+  constructor(
+    private readonly stdio: [StdioMode, StdioMode, StdioMode],
+    /** Started in a process group of its own (killed as a group when its spawner dies). */
+    private readonly detached = false,
+  ) {
     super();
     this.openOutputs = 0;
     for (const fd of [1, 2] as const) {
@@ -91,6 +97,11 @@ class RemoteChild extends EventEmitter implements Child {
   }
 
   attach(fd: 0 | 1 | 2, socket: Socket | undefined): void {
+    if (this.attached.has(fd)) {
+      socket?.destroy();
+      return;
+    }
+    this.attached.add(fd);
     if (!socket) {
       // The spawner lost the pipe before handing it over (it reports nothing else then): an empty stream.
       if (fd === 0) this.stdin.resume();
@@ -120,6 +131,23 @@ class RemoteChild extends EventEmitter implements Child {
     this.signalCode = signal;
     this.emit('exit', code, signal);
     this.maybeClose();
+  }
+
+  /**
+   * The spawner died: this child lost its reporter. It is killed (with its group when detached, so no pipeline
+   * member outlives it), streams never handed over end empty, and it is reported ended by SIGKILL. Callers see what
+   * they see of any child killed from outside; one not known to have started fails with an error instead.
+   */
+  orphaned(): void {
+    if (this.exited) return;
+    if (this.pid === undefined) return this.fail(new Error('the spawner process exited before the child started'));
+    try {
+      process.kill(this.detached ? -this.pid : this.pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+    for (const fd of [0, 1, 2] as const) if (this.stdio[fd] === 'pipe' && !this.attached.has(fd)) this.attach(fd, undefined);
+    this.exit(null, 'SIGKILL');
   }
 
   fail(err: Error): void {
@@ -192,15 +220,14 @@ function getSpawner(): ChildProcess | undefined {
   sp.on('message', onMessage);
   sp.on('error', () => undefined);
   sp.once('exit', () => {
+    // The next spawnChild forks a new spawner (from this process as it is now: one slow fork, once).
     if (spawner === sp) spawner = undefined;
     // Children it started lost their reporter: end them, and report them ended.
     for (const [id, child] of children) {
       children.delete(id);
-      if (child.pid !== undefined) {
-        child.kill('SIGKILL');
-        child.exit(null, 'SIGKILL');
-      } else child.fail(new Error('the spawner process exited'));
+      child.orphaned();
     }
+    updateChannelRef();
   });
   sp.unref();
   sp.channel?.unref();
@@ -222,7 +249,7 @@ export function spawnChild(command: string, args: readonly string[], options: Sp
   const sp = getSpawner();
   if (!sp?.connected) return spawnDirect(command, args, stdio, options);
   const id = nextId++;
-  const child = new RemoteChild(stdio);
+  const child = new RemoteChild(stdio, options.detached);
   children.set(id, child);
   updateChannelRef();
   const req: ToSpawner = { op: 'spawn', id, command, args: [...args], stdio, env: options.env, cwd: options.cwd, detached: options.detached, nice: options.nice };

@@ -35,11 +35,12 @@ const scopeKey = (kind: StreamKind, scope: LimitScope, id: string) => `${kind}:$
 class MemoryCounts {
   private readonly sets = new Map<string, Set<string>>();
 
-  tryAcquire(lease: LeaseInfo, caps: Caps): LimitScope | null {
+  /** `held`: this node's streams counted elsewhere (its Redis leases while Redis is unreachable), which count too. */
+  tryAcquire(lease: LeaseInfo, caps: Caps, held: Record<LimitScope, number> = { project: 0, organization: 0 }): LimitScope | null {
     const p = this.sets.get(scopeKey(lease.kind, 'project', lease.projectId));
-    if (caps.project !== null && (p?.size ?? 0) >= caps.project) return 'project';
+    if (caps.project !== null && (p?.size ?? 0) + held.project >= caps.project) return 'project';
     const o = this.sets.get(scopeKey(lease.kind, 'organization', lease.organizationId));
-    if (caps.organization !== null && (o?.size ?? 0) >= caps.organization) return 'organization';
+    if (caps.organization !== null && (o?.size ?? 0) + held.organization >= caps.organization) return 'organization';
     this.add(scopeKey(lease.kind, 'project', lease.projectId), lease.id);
     this.add(scopeKey(lease.kind, 'organization', lease.organizationId), lease.id);
     return null;
@@ -163,6 +164,8 @@ export class ConcurrencyLimits {
         };
         redis.once('ready', done).once('error', done).once('end', done);
       });
+      // Back after an outage: the leases taken meanwhile (and those a restarted Redis lost) are counted there at once.
+      redis.on('ready', () => void this.refresh());
       this.refreshTimer = setInterval(() => void this.refresh(), Math.max(100, this.leaseMs / 3));
       this.refreshTimer.unref();
     }
@@ -210,10 +213,10 @@ export class ConcurrencyLimits {
       } catch (err) {
         this.redisDown(err);
         lease.backend = 'memory';
-        full = this.memory.tryAcquire(lease, caps);
+        full = this.memory.tryAcquire(lease, caps, this.heldInRedis(lease));
       }
     } else {
-      full = this.memory.tryAcquire(lease, caps);
+      full = this.memory.tryAcquire(lease, caps, this.heldInRedis(lease));
     }
     if (full)
       throw new ApiError('limit_exceeded', `Concurrent ${LABEL[kind]} limit exceeded for the ${full} (${caps[full]}).`, {
@@ -230,12 +233,29 @@ export class ConcurrencyLimits {
       this.leases.delete(lease.id);
       l.current--;
       if (lease.backend === 'memory') this.memory.release(lease);
-      else
-        void this.redis!
-          .zrem(this.key(kind, 'project', lease.projectId), lease.id)
-          .then(() => this.redis!.zrem(this.key(kind, 'organization', lease.organizationId), lease.id))
-          .catch((err: unknown) => this.redisDown(err)); // the lease lapses after its TTL
+      else void this.removeFromRedis(lease);
     };
+  }
+
+  /** Drop a lease from Redis; if Redis cannot be reached, the lease lapses after its TTL. */
+  private async removeFromRedis(lease: LeaseInfo): Promise<void> {
+    try {
+      await this.redis!.zrem(this.key(lease.kind, 'project', lease.projectId), lease.id);
+      await this.redis!.zrem(this.key(lease.kind, 'organization', lease.organizationId), lease.id);
+    } catch (err) {
+      this.redisDown(err);
+    }
+  }
+
+  /** This node's live Redis leases of the lease's kind in its project and organization. */
+  private heldInRedis(lease: LeaseInfo): Record<LimitScope, number> {
+    const held = { project: 0, organization: 0 };
+    for (const l of this.leases.values()) {
+      if (l.backend !== 'redis' || l.kind !== lease.kind) continue;
+      if (l.projectId === lease.projectId) held.project++;
+      if (l.organizationId === lease.organizationId) held.organization++;
+    }
+    return held;
   }
 
   /** Live streams of each kind for an organization and a project (every node with Redis, this node without). */
@@ -285,10 +305,14 @@ export class ConcurrencyLimits {
     return out;
   }
 
-  /** Renew this node's Redis leases (live sessions keep their slots; a dead node's lapse). */
+  /**
+   * Renew this node's Redis leases (live sessions keep their slots; a dead node's lapse; a Redis that restarted
+   * empty gets them back), and move the leases taken in memory while Redis was unreachable into Redis, so that
+   * every node counts them again. Runs every third of the lease and whenever the Redis connection is (re)made.
+   */
   async refresh(): Promise<void> {
     if (!this.redis) return;
-    const live = [...this.leases.values()].filter((l) => l.backend === 'redis');
+    const live = [...this.leases.values()];
     if (!live.length) return;
     const keys: string[] = [];
     const members: string[] = [];
@@ -300,6 +324,14 @@ export class ConcurrencyLimits {
       await this.redis.ccRefresh(keys.length, ...keys, this.leaseMs, ...members);
     } catch (err) {
       this.redisDown(err);
+      return;
+    }
+    for (const l of live) {
+      if (l.backend !== 'memory') continue;
+      if (this.leases.has(l.id)) {
+        this.memory.release(l);
+        l.backend = 'redis';
+      } else void this.removeFromRedis(l); // it ended while it was being moved
     }
   }
 

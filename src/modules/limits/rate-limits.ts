@@ -6,6 +6,8 @@ import { rateCategories, rateLimitOf, type RateCategory, type Settings } from '.
 import { ApiError } from '../../wire/api-error.js';
 
 const WINDOW_SECONDS = 60;
+/** Longest wait for one Redis answer; a request counted against both scopes waits at most twice this. */
+const REDIS_COMMAND_TIMEOUT_MS = 500;
 
 export type RateLimitHeaders = Record<'ratelimit-limit' | 'ratelimit-remaining' | 'ratelimit-reset', string>;
 
@@ -25,7 +27,9 @@ export class RateLimits {
     const prefix = opts.keyPrefix ?? 'parlance:rl';
     if (settings.redisUrl) {
       // rate-limiter-flexible asks for no offline queue, so a Redis outage fails fast to the insurance limiter.
-      this.redis = new Redis(settings.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+      // A Redis that stops answering on an open connection (hung, or a network partition) fails over too:
+      // without a command timeout every counted request would wait for it forever.
+      this.redis = new Redis(settings.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, commandTimeout: REDIS_COMMAND_TIMEOUT_MS });
       this.redis.on('error', () => undefined);
       // Without the offline queue, a command sent while still connecting fails at once and is counted by the
       // per-process insurance limiter instead: the first requests after start would escape the shared count.

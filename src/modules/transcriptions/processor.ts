@@ -1,7 +1,7 @@
 // The worker side of async transcription: queued → downloading → transcribing → completed | failed, and
 // webhook delivery. Each step is idempotent and resumes from the last durable state, so a job re-run after
 // a crash (kill -9 mid-download or mid-decode) finishes or fails cleanly instead of sticking.
-import { decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
+import { AudioDecodeError, decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
 import { AudioProbeError, probeAudioFile } from '../../audio/probe.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
 import type { Token } from '../../engines/stt/interface.js';
@@ -45,6 +45,8 @@ export interface WebhookDelivery {
   authHeaderValue: string | null;
   /** Stable per delivery (not per attempt), for receivers that deduplicate. */
   messageId: string;
+  /** Aborted when the job queue stops: a receiver that hangs must not hold the shutdown for the attempt's timeout. */
+  signal?: AbortSignal;
 }
 export type WebhookSender = (delivery: WebhookDelivery) => Promise<{ statusCode: number | null; retryable: boolean; error?: string }>;
 
@@ -62,6 +64,9 @@ export interface ProcessorOptions {
   meter?: UsageMeter;
   log?: (level: 'info' | 'warn' | 'error', msg: string, detail?: Record<string, unknown>) => void;
 }
+
+/** Webhook deliveries in flight at once per node. */
+const WEBHOOK_CONCURRENCY = 16;
 
 /** An error meant for the job's record (error_type + message), as opposed to a bug. */
 class JobFailure extends Error {
@@ -91,11 +96,13 @@ export class TranscriptionProcessor {
   }
 
   register(queue: JobQueue): void {
-    // Crash re-runs are the only re-runs: a failed transcription is terminal (spec), so handlers record
-    // failures on the row instead of throwing for retry.
+    // A failed transcription is terminal (spec), so handlers record failures on the row instead of throwing for
+    // retry. Re-runs are for faults of ours: a crash, or a decoder process killed from outside (process()).
     queue.work<ProcessJobPayload>(PROCESS_JOB, (job) => this.process(job), { concurrency: this.opts.concurrency, maxAttempts: 3 });
+    // Deliveries wait on the network, not on this machine: enough of them at once that a few receivers holding
+    // their requests until the timeout do not hold every other job's webhook behind them.
     queue.work<WebhookJobPayload>(WEBHOOK_JOB, (job) => this.deliver(job), {
-      concurrency: 4,
+      concurrency: WEBHOOK_CONCURRENCY,
       maxAttempts: this.opts.webhookMaxAttempts,
       backoffMs: this.opts.webhookBackoffMs,
     });
@@ -131,6 +138,17 @@ export class TranscriptionProcessor {
       if (job.signal.aborted) throw err; // stopping: leave the state for the re-run to resume
       if (err instanceof JobFailure) {
         await this.service.fail(id, active, err.type, err.message);
+        return;
+      }
+      if (err instanceof AudioDecodeError && err.interrupted) {
+        // ffmpeg was killed from outside (or lost with the spawner process): the audio is not at fault. The queue
+        // runs the job again, resuming from its state (the audio stays next to it); the last attempt records it.
+        if (job.attempt < job.maxAttempts) {
+          this.log('warn', 'transcription interrupted: the audio decoder stopped; it runs again', { id, attempt: job.attempt, err: err.message });
+          throw err;
+        }
+        this.log('error', 'transcription interrupted: the audio decoder stopped on its last attempt', { id, attempt: job.attempt, err: err.message });
+        await this.service.fail(id, active, 'internal_error', 'Internal error: the audio decoder stopped unexpectedly. Please try again.');
         return;
       }
       this.log('error', 'transcription failed unexpectedly', { id, err: String((err as Error)?.stack ?? err) });
@@ -211,7 +229,7 @@ export class TranscriptionProcessor {
       });
     } catch (err) {
       if (err instanceof JobFailure || signal.aborted) throw err;
-      if ((err as Error)?.name === 'AudioDecodeError') throw new JobFailure('invalid_audio_file', 'Invalid audio file: the audio does not decode.');
+      if (err instanceof AudioDecodeError && !err.interrupted) throw new JobFailure('invalid_audio_file', 'Invalid audio file: the audio does not decode.');
       throw err;
     } finally {
       signal.removeEventListener('abort', onAbort);
@@ -282,7 +300,10 @@ export class TranscriptionProcessor {
       authHeaderName: row.webhook_auth_header_name,
       authHeaderValue: row.webhook_auth_header_value,
       messageId: `msg_${job.id}`,
+      signal: job.signal,
     });
+    // Stopping: no verdict on this attempt, the job is given back and delivered after the restart.
+    job.signal.throwIfAborted();
     await this.repo.update(row.id, { webhook_status_code: result.statusCode });
     if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) return;
     const why = result.error ?? `receiver answered ${result.statusCode}`;

@@ -105,7 +105,8 @@ export class VoiceProcessor {
       // One second past the limit is enough to tell a clip whose container did not state its duration.
       pcm = await decodeToBuffer(file, { maxSeconds: MAX_CLIP_MS / 1000 + 1, signal, nice: BATCH_NICE });
     } catch (err) {
-      if (err instanceof AudioDecodeError) throw new ClipRejected('voice_invalid_audio', `The reference clip could not be decoded: ${err.message}.`);
+      // A decoder killed from outside is not the clip's fault: the error goes to the queue, which runs the job again.
+      if (err instanceof AudioDecodeError && !err.interrupted) throw new ClipRejected('voice_invalid_audio', `The reference clip could not be decoded: ${err.message}.`);
       throw err;
     }
     if (pcm.length > (MAX_CLIP_MS / 1000) * PCM_BYTES_PER_SECOND) throw new ClipRejected('voice_audio_too_long', `The reference clip is longer than ${MAX_CLIP_MS / 1000} s.`);

@@ -139,6 +139,16 @@ describe('deliverWebhook', () => {
     expect(Date.now() - t0).toBeLessThan(2_000);
   });
 
+  it('ends an attempt at once when its signal aborts (the server stopping): no status, not retryable', async () => {
+    const ctl = new AbortController();
+    const r = await receiver(() => ctl.abort(new Error('stopping'))); // and never answers
+    const t0 = Date.now();
+    const result = await deliverWebhook(opts(r.url, { timeoutMs: 30_000, signal: ctl.signal }));
+    expect(result).toEqual({ statusCode: null, error: 'The request was cancelled.', retryable: false });
+    expect(r.received).toHaveLength(1);
+    expect(Date.now() - t0).toBeLessThan(2_000);
+  });
+
   it('reports a refused connection as retryable', async () => {
     const r = await receiver((_r, res) => res.end());
     const url = r.url;

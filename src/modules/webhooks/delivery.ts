@@ -43,6 +43,8 @@ export interface WebhookDeliveryOptions {
   allowPrivateHosts: readonly string[];
   /** Deadline for the whole attempt (DNS, connect, request, response headers). */
   timeoutMs: number;
+  /** Ends the attempt early (the server is stopping): the result is a non-retryable "cancelled". */
+  signal?: AbortSignal;
   /** DNS lookup (node dns.lookup signature), for tests. */
   lookup?: LookupFunction;
   /** Clock for webhook-timestamp (tests). */
@@ -132,7 +134,7 @@ export async function deliverWebhook(opts: WebhookDeliveryOptions): Promise<Webh
     headers[name] = opts.authHeaderValue;
   }
 
-  const ctl = attemptController(opts.timeoutMs);
+  const ctl = attemptController(opts.timeoutMs, opts.signal);
   let open: GuardedResponse | undefined;
   try {
     open = await guardedRequest(url, {
