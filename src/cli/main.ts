@@ -4,6 +4,8 @@ import { Command, Option } from 'commander';
 import { ConfigError, loadSettings, type SettingKey, type Settings } from '../config/settings.js';
 import { createSttRegistry } from '../engines/stt/index.js';
 import { createTranslationRegistry, translationOptionsFrom } from '../engines/translate/registry.js';
+import { MODEL_TYPES, type ModelFamily, ModelManifestError } from '../engines/model-dir/manifest.js';
+import { PullError, pullModel } from '../engines/model-dir/pull.js';
 import { ModelCatalog } from '../modules/models/catalog.js';
 import { catalogOf, installedModels } from '../modules/models/installed.js';
 import { openTenancy } from '../modules/tenancy/open.js';
@@ -406,6 +408,24 @@ withCommon(modelsCmd.command('list').description('list speech-to-text models and
   await translation.close();
 });
 
+withCommon(
+  modelsCmd
+    .command('pull')
+    .description('download a model archive (sherpa-onnx .tar.bz2, by URL or path) into the models directory, with its parlance-model.json; restart the server to offer it')
+    .argument('<source>', 'URL or local path of the archive')
+    .requiredOption('--family <family>', 'stt-offline, stt-streaming, tts or speaker-embedding')
+    .requiredOption('--type <type>', 'model type within the family, e.g. whisper, nemo-transducer, transducer, vits')
+    .option('--id <id>', 'public model id ending in a version (default: the archive name with -v1)')
+    .option('--name <name>', 'display name')
+    .option('--language <code...>', 'languages (ISO 639-1; default en)')
+    .option('--alias <id...>', 'public ids to take over, e.g. stt-async-v4'),
+).action(async (source: string, opts: CommonOpts & { family: string; type: string; id?: string; name?: string; language?: string[]; alias?: string[] }) => {
+  const settings = settingsFrom(opts);
+  if (!(opts.family in MODEL_TYPES)) throw new PullError(`--family must be one of: ${Object.keys(MODEL_TYPES).join(', ')}`);
+  const m = await pullModel({ source, modelsDir: settings.modelsDir, family: opts.family as ModelFamily, type: opts.type, id: opts.id, name: opts.name, languages: opts.language, aliases: opts.alias });
+  print(opts, { model: { id: m.id, dir: m.dir, family: m.family, type: m.type, files: m.files, aliases: m.aliases ?? [] } }, `${m.id}: ${m.family} ${m.type} model in ${m.dir} (restart the server to offer it)`);
+});
+
 withCommon(modelsCmd.command('translations').description('list the installed translation directions (apertium pairs found at start-up)')).action(
   async (opts: CommonOpts) => {
     const settings = settingsFrom(opts);
@@ -417,6 +437,10 @@ withCommon(modelsCmd.command('translations').description('list the installed tra
 );
 
 program.parseAsync(process.argv).catch((err: unknown) => {
+  if (err instanceof PullError || err instanceof ModelManifestError) {
+    process.stderr.write(`parlance: ${err.message}\n`);
+    process.exit(1);
+  }
   if (err instanceof ConfigError || err instanceof TenancyError) {
     process.stderr.write(`parlance: ${err.message}\n`);
     process.exit(2);

@@ -76,7 +76,7 @@ describe.each([
 ])('a sherpa-onnx streaming model %s', (_how, impl) => {
   it('gives partial words as audio arrives, final ones at each pause, at finalize and at the end', async () => {
     const files = (d: string) => writeEnergyStreamingModel(d);
-    const model = readManifest(modelFolder(`live-${impl === source ? 'src' : 'dist'}`, files, streamingManifest));
+    const model = readManifest(modelFolder(`live-${impl() === source ? 'src' : 'dist'}`, files, streamingManifest));
     const engine = new (impl().SherpaEngine)([model], { streamingRecognizers: 2 });
     try {
       const recognizer = await engine.load(model.id);
