@@ -1,7 +1,7 @@
 // The TTS engine contract. An engine turns text (a whole string, or a stream of text chunks as the
 // WebSocket receives them) into mono s16le PCM, segment by segment (a sentence or a clause), as it
 // synthesizes: the first sentence's audio is out while later text is still arriving or being spoken.
-// Engines run their synthesizer in child processes; nothing here blocks the event loop.
+// Engines run their synthesizer in child processes or worker threads; nothing here blocks the event loop.
 
 export interface TtsLanguage {
   /** Two-letter language code (the API's `language`). */
@@ -42,7 +42,7 @@ export interface SynthesisChunk {
 }
 
 export interface TtsEngine {
-  /** Engine name: `espeak-ng`, `flite`, `festival`. */
+  /** Engine name: `espeak-ng`, `flite`, `festival`, `sherpa-onnx`. */
   readonly name: string;
   readonly languages: readonly TtsLanguage[];
   readonly voices: readonly EngineVoice[];
@@ -56,4 +56,6 @@ export interface TtsEngine {
   speaks?(text: string, voice: string): boolean;
   /** Check that the engine's program is present (startup). */
   available(): Promise<boolean>;
+  /** Release what the engine holds between requests (worker threads with a model loaded). */
+  close?(): Promise<void>;
 }

@@ -1,9 +1,13 @@
 // TTS models: public, version-suffixed ids, each served by one engine, with human-named voices mapped onto
 // the engine's voices, plus an operator-editable alias table (PARLANCE_TTS_MODEL_ALIASES) so client code
-// that pins the public ids (`tts-rt-v2`, ...) runs unchanged.
+// that pins the public ids (`tts-rt-v2`, ...) runs unchanged. Models users bring (the models directory) join the
+// built-in ones under their manifest ids, and the public ids they claim in `aliases` are theirs.
+import { ConfigError } from '../../config/settings.js';
+import type { InstalledModel } from '../model-dir/manifest.js';
 import { EspeakEngine } from './espeak.js';
 import { FestivalEngine } from './festival.js';
 import { FliteEngine } from './flite.js';
+import { installedTtsModels, type InstalledTtsOptions } from './installed.js';
 import { LanguageRoutedEngine } from './routed.js';
 import type { Gender, TtsEngine } from './interface.js';
 
@@ -147,11 +151,20 @@ export class TtsRegistry {
   readonly aliases = new Map<string, string>();
   private readonly engines: TtsEngine[] = [];
 
-  /** `enabled`: the model ids to offer (PARLANCE_TTS_MODELS); empty = every model whose engine is installed. */
-  static async create(aliasPairs: readonly string[], enabled: readonly string[] = []): Promise<TtsRegistry> {
+  /**
+   * `enabled`: the model ids to offer (PARLANCE_TTS_MODELS); empty = every model whose engine is installed.
+   * `options.installed`: the models directory's models (its `tts` ones are offered once sherpa-onnx could use them;
+   * their `aliases` take those public ids over from `aliasPairs`); a claim that cannot hold is a ConfigError.
+   */
+  static async create(aliasPairs: readonly string[], enabled: readonly string[] = [], options: InstalledTtsOptions & { installed?: readonly InstalledModel[] } = {}): Promise<TtsRegistry> {
     const reg = new TtsRegistry();
-    for (const id of enabled) if (!KNOWN_TTS_MODELS.includes(id)) throw new Error(`unknown TTS model "${id}" in PARLANCE_TTS_MODELS; known: ${KNOWN_TTS_MODELS.join(', ')}`);
+    const installed = (options.installed ?? []).filter((m) => m.family === 'tts');
+    checkClaims(installed, aliasPairs);
+    const known = [...KNOWN_TTS_MODELS, ...installed.map((m) => m.id)];
+    for (const id of enabled) if (!known.includes(id)) throw new Error(`unknown TTS model "${id}" in PARLANCE_TTS_MODELS; known: ${known.join(', ')}`);
     const wanted = (id: string) => enabled.length === 0 || enabled.includes(id);
+    // Checked in child processes while the built-in engines start.
+    const brought = installedTtsModels(installed.filter((m) => wanted(m.id)), options);
     const espeak = new EspeakEngine();
     if (wanted(DEFAULT_TTS_MODEL) && (await espeak.available())) {
       await espeak.init();
@@ -185,6 +198,11 @@ export class TtsRegistry {
       const name = `Parlance TTS v1 (festival: ${festival.languages.map((l) => l.name).join(', ')})`;
       if (voices.length) reg.add({ id: 'parlance-tts-festival-v1', name, engine: festival, voices, supportsSilenceReduction: false });
     }
+    for (const model of await brought) {
+      reg.add(model);
+      // Claimed aliases come first: the pairs below skip an alias that is taken.
+      for (const alias of installed.find((m) => m.id === model.id)?.aliases ?? []) reg.aliases.set(alias, model.id);
+    }
     for (const pair of aliasPairs) {
       const [alias, target, extra] = pair.split('=').map((s) => s.trim());
       if (!alias || !target || extra !== undefined) throw new Error(`TTS model alias "${pair}" must look like alias=model`);
@@ -211,6 +229,20 @@ export class TtsRegistry {
   }
 
   async close(): Promise<void> {
-    // Synthesis processes live only as long as their request; nothing pools them.
+    // Synthesis processes live only as long as their request; models users bring keep worker threads.
+    await Promise.all([...new Set(this.engines)].map((e) => e.close?.()));
+  }
+}
+
+/** The ids and aliases of brought TTS models must not hide a built-in model, nor an alias be a model's id. */
+function checkClaims(installed: readonly InstalledModel[], aliasPairs: readonly string[]): void {
+  const modelIds = new Set([...KNOWN_TTS_MODELS, ...installed.map((m) => m.id)]);
+  const configured = new Set(aliasPairs.map((p) => p.split('=')[0]!.trim()));
+  for (const m of installed) {
+    if (KNOWN_TTS_MODELS.includes(m.id)) throw new ConfigError(`model ${m.id} (${m.dir}) has the id of a built-in TTS model: give it another id`);
+    if (configured.has(m.id)) throw new ConfigError(`model ${m.id} (${m.dir}) has the id of a public alias (PARLANCE_TTS_MODEL_ALIASES): give it its own id and claim ${m.id} in "aliases"`);
+    for (const alias of m.aliases ?? []) {
+      if (modelIds.has(alias)) throw new ConfigError(`model ${m.id} (${m.dir}) claims ${alias}, the id of a TTS model: claim aliases only`);
+    }
   }
 }

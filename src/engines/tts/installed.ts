@@ -1,0 +1,54 @@
+// TTS models users bring (the models directory, family `tts`): each is checked by sherpa-onnx in a child process
+// (sherpa/engine.ts) and offered under its manifest id, one voice per entry of its `voices` (name → speaker id). A
+// model that cannot be used is left out with the reason logged: the server and the other models go on.
+import type { InstalledModel } from '../model-dir/manifest.js';
+import type { TtsModel, TtsVoice } from './registry.js';
+import { SherpaTtsEngine, type SherpaTtsOptions } from './sherpa/engine.js';
+
+export type TtsLog = (level: 'info' | 'warn' | 'error', msg: string, detail?: Record<string, unknown>) => void;
+
+export interface InstalledTtsOptions {
+  log?: TtsLog;
+  sherpa?: SherpaTtsOptions;
+}
+
+/**
+ * The voices of a checked model. A manifest names speaker ids only, so what the API describes (gender, age, accent)
+ * is neutral: the accent is the model's language when it has one.
+ */
+export function sherpaVoices(engine: SherpaTtsEngine): TtsVoice[] {
+  const m = engine.model;
+  const accent = engine.languages.length === 1 ? engine.languages[0]!.name.toLowerCase() : 'neutral';
+  return engine.speakers.map((s) => ({
+    id: s.name,
+    engineVoice: String(s.sid),
+    description: `${m.name ?? m.id}: speaker ${s.sid} (${m.type} model)`,
+    gender: 'neutral',
+    age: 'middle_aged',
+    accent,
+    use_case: ['general'],
+    style: ['neural'],
+    sampleRate: engine.sampleRate,
+  }));
+}
+
+/** Check the models (in parallel) and make the usable ones TTS models; the others are logged and left out. */
+export async function installedTtsModels(models: readonly InstalledModel[], options: InstalledTtsOptions = {}): Promise<TtsModel[]> {
+  const log: TtsLog = options.log ?? ((level, msg) => level !== 'info' && console.error(msg));
+  const checked = await Promise.all(
+    models.map(async (m): Promise<TtsModel | undefined> => {
+      const engine = new SherpaTtsEngine(m, options.sherpa);
+      try {
+        await engine.init();
+      } catch (err) {
+        log('error', `${(err as Error).message}; the model is not offered`, { model: m.id, dir: m.dir });
+        return undefined;
+      }
+      if (m.sample_rate !== undefined && m.sample_rate !== engine.sampleRate)
+        log('warn', `TTS model ${m.id}: the manifest says sample_rate ${m.sample_rate}, the model speaks at ${engine.sampleRate} Hz (used)`, { model: m.id });
+      log('info', 'TTS model ready', { model: m.id, sample_rate: engine.sampleRate, speakers: engine.numSpeakers, voices: engine.speakers.map((s) => s.name) });
+      return { id: m.id, name: m.name ?? m.id, engine, voices: sherpaVoices(engine), supportsSilenceReduction: true };
+    }),
+  );
+  return checked.filter((m): m is TtsModel => m !== undefined);
+}

@@ -1,0 +1,149 @@
+// TTS voices from a model users bring (sherpa-onnx), end to end: a tiny Piper VITS model built at test time (every
+// phoneme id is 40 ms of tone, speaker 1 pitched higher: test/fixtures/sherpa-models.ts) in the models directory is
+// listed in GET /v1/tts-models with its voices, takes over the public id tts-rt-v2, and speaks over POST /tts and
+// /tts-websocket; a model sherpa-onnx cannot use is left out with its reason logged while the server goes on.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findEspeakNgData, TONE_VITS, writeToneVitsModel, writeVitsModelWithoutMetadata } from '../fixtures/sherpa-models.js';
+import { type Parlance, startParlance, tempDir } from '../harness.js';
+import { openTts, probeAudio, startMsg, streamAudio } from './tts-helpers.js';
+
+const MODEL = 'tone-vits-v1';
+/** The model speaks at 16 kHz: audio asked at 16 kHz comes out sample for sample, so lengths are exact. */
+const RATE = 16000;
+const SLOT = (RATE * TONE_VITS.idMs) / 1000;
+
+const root = tempDir('parlance-tts-sherpa-');
+const dataDir = path.join(root, 'data');
+let s: Parlance;
+
+function modelFolder(name: string, manifest: Record<string, unknown>, write: (dir: string) => void): void {
+  const dir = path.join(dataDir, 'models', name);
+  mkdirSync(dir, { recursive: true });
+  write(dir);
+  writeFileSync(
+    path.join(dir, 'parlance-model.json'),
+    JSON.stringify({ family: 'tts', type: 'vits', files: { model: 'model.onnx', tokens: 'tokens.txt', data_dir: 'espeak-ng-data' }, languages: ['en'], ...manifest }),
+  );
+}
+
+beforeAll(async () => {
+  if (!findEspeakNgData()) return;
+  modelFolder('tone', { id: MODEL, name: 'Tone test voices', voices: { Low: 0, High: 1 }, aliases: ['tts-rt-v2'], sample_rate: RATE }, (d) =>
+    writeToneVitsModel(d, { sampleRate: RATE, numSpeakers: 2 }),
+  );
+  modelFolder('broken', { id: 'broken-tts-v1', aliases: ['tts-rt-v1'] }, (d) => writeVitsModelWithoutMetadata(d));
+  s = await startParlance({ dataDir, keepDataDir: true, env: { PARLANCE_LOG_LEVEL: 'info' } });
+}, 60_000);
+
+afterAll(async () => {
+  await s?.stop();
+  rmSync(root, { recursive: true, force: true });
+});
+
+function tts(body: Record<string, unknown>): Promise<Response> {
+  return s.request('/tts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+const base = { model: MODEL, language: 'en', voice: 'Low', audio_format: 'pcm_s16le', sample_rate: RATE };
+
+/** The whole body of a POST /tts that must succeed. */
+async function speak(body: Record<string, unknown>): Promise<Buffer> {
+  const res = await tts({ ...base, ...body });
+  expect(res.status, await res.clone().text().catch(() => '')).toBe(200);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+function zeroCrossings(pcm: Buffer): number {
+  let n = 0;
+  for (let i = 2; i < pcm.length; i += 2) if (pcm.readInt16LE(i - 2) < 0 !== pcm.readInt16LE(i) < 0) n++;
+  return n;
+}
+
+describe.skipIf(!findEspeakNgData())('a TTS model in the models directory', () => {
+  it('is listed with its voices and the alias it claimed; the broken model is not, and says why in the log', async () => {
+    const { models } = (await (await s.request('/v1/tts-models')).json()) as { models: Record<string, unknown>[] };
+    const mine = models.find((m) => m.id === MODEL);
+    expect(mine).toEqual({
+      id: MODEL,
+      aliased_model_id: null,
+      name: 'Tone test voices',
+      languages: [{ code: 'en', name: 'English' }],
+      voices: [
+        { id: 'Low', description: 'Tone test voices: speaker 0 (vits model)', gender: 'neutral' },
+        { id: 'High', description: 'Tone test voices: speaker 1 (vits model)', gender: 'neutral' },
+      ],
+      supports_timestamps: true,
+      supports_speed_adjustment: true,
+      speed_min: 0.7,
+      speed_max: 1.3,
+      supports_silence_reduction: true,
+    });
+    expect(models.find((m) => m.id === 'tts-rt-v2')).toMatchObject({ aliased_model_id: MODEL, voices: mine!.voices });
+    // tts-rt-v1 was claimed by the broken model only: it stays with the built-in model.
+    expect(models.find((m) => m.id === 'tts-rt-v1')?.aliased_model_id).toBe('parlance-tts-v1');
+    expect(models.some((m) => m.id === 'broken-tts-v1')).toBe(false);
+    expect(s.stderr()).toMatch(/broken-tts-v1 .*could not be loaded by sherpa-onnx \(exit 255\): 'sample_rate' does not exist in the metadata/);
+
+    const voices = (await (await s.request('/v1/tts-voices?model=tts-rt-v2&gender=neutral')).json()) as { voices: Record<string, unknown>[] };
+    expect(voices.voices).toEqual([
+      { id: 'High', description: 'Tone test voices: speaker 1 (vits model)', gender: 'neutral', age: 'middle_aged', accent: 'english', use_case: ['general'], style: ['neural'] },
+      { id: 'Low', description: 'Tone test voices: speaker 0 (vits model)', gender: 'neutral', age: 'middle_aged', accent: 'english', use_case: ['general'], style: ['neural'] },
+    ]);
+  });
+
+  it('speaks over POST /tts by its id and through tts-rt-v2: longer text is longer audio, each voice its own pitch', async () => {
+    const short = await speak({ text: 'Hi.' });
+    const long = await speak({ text: 'Hi. Hello world, this is a longer sentence. Goodbye for now.' });
+    for (const pcm of [short, long]) expect((pcm.length / 2) % SLOT).toBe(0);
+    expect(long.length).toBeGreaterThan(5 * short.length);
+    // Sentence by sentence, in order: the long text starts with the short one's audio.
+    expect(long.subarray(0, short.length).equals(short)).toBe(true);
+    // The alias is the same model; voice names are matched regardless of case.
+    expect((await speak({ model: 'tts-rt-v2', voice: 'low', text: 'Hi.' })).equals(short)).toBe(true);
+    const high = await speak({ model: 'tts-rt-v2', voice: 'High', text: 'Hi.' });
+    expect(high.length).toBe(short.length);
+    expect(zeroCrossings(high)).toBeGreaterThan(zeroCrossings(short) * 1.1);
+
+    // speed is the model's length scale: 0.7 is 1.3/0.7 times as long as 1.3.
+    const slow = await speak({ text: 'Hello world, this is a longer sentence.', speed: 0.7 });
+    const fast = await speak({ text: 'Hello world, this is a longer sentence.', speed: 1.3 });
+    expect(slow.length / fast.length).toBeCloseTo(1.3 / 0.7, 1);
+
+    // Other formats and rates are converted from the model's 16 kHz.
+    const wav = await speak({ audio_format: 'wav', sample_rate: 24000, text: 'Hi.' });
+    expect(wav.toString('ascii', 0, 4)).toBe('RIFF');
+    const probed = await probeAudio(wav, 'wav', 0);
+    expect(probed.sampleRate).toBe(24000);
+    expect(probed.seconds).toBeCloseTo(short.length / 2 / RATE, 1);
+  }, 60_000);
+
+  it('validates the voice and language against the model before any audio', async () => {
+    const unknownVoice = await tts({ ...base, voice: 'Adrian', text: 'Hi.' });
+    expect(unknownVoice.status).toBe(404);
+    expect(((await unknownVoice.json()) as { error_type: string }).error_type).toBe('voice_not_found');
+    const otherLanguage = await tts({ ...base, model: 'tts-rt-v2', language: 'fr', text: 'Bonjour.' });
+    expect(otherLanguage.status).toBe(400);
+    expect(((await otherLanguage.json()) as { error_message: string }).error_message).toMatch(/language "fr" is not supported by model tts-rt-v2/);
+  });
+
+  it('speaks over /tts-websocket: streamed text, audio frames with timestamps, audio_end, terminated', async () => {
+    const c = await openTts(s.url);
+    try {
+      c.send(startMsg(s.apiKey, 'a', { model: 'tts-rt-v2', voice: 'High', sample_rate: RATE, return_timestamps: true }));
+      c.send({ text: 'Hi. Hello world, this', text_end: false, stream_id: 'a' });
+      c.send({ text: ' is a longer sentence.', text_end: true, stream_id: 'a' });
+      await c.next((f) => f.stream_id === 'a' && f.terminated === true, 30_000);
+      const frames = c.frames.filter((f) => f.stream_id === 'a');
+      expect(frames.find((f) => f.error_type !== undefined)).toBeUndefined();
+      expect(frames.at(-2)).toMatchObject({ audio_end: true });
+      const chars = frames.flatMap((f) => (f.timestamps as { characters: string[] } | undefined)?.characters ?? []);
+      expect(chars.join('')).toBe('Hi. Hello world, this is a longer sentence.');
+      const audio = streamAudio(c.frames, 'a');
+      expect(audio.equals(await speak({ voice: 'High', text: 'Hi. Hello world, this is a longer sentence.' }))).toBe(true);
+    } finally {
+      c.close();
+    }
+  }, 60_000);
+});
