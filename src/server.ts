@@ -176,7 +176,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   }
   const usage = new UsageService(usageRepo, prices, tenancyRepo, cursors, { event: (detail, msg) => log.warn(detail, msg) });
   const billing = new BudgetGuard(tenancyRepo, usageRepo);
-  const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases, settings.ttsModels);
+  const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases, settings.ttsModels, { installed, log: jobLog });
   const transcriptionsRepo = new TranscriptionsRepository(db.kysely);
   const transcriptions = new TranscriptionsService(transcriptionsRepo, files, models, queue, billing, cursors, blobs, {
     profile: settings.compat as 'spec' | 'soniox-sdk',
@@ -336,6 +336,19 @@ export interface RunningServer {
   close(opts?: { drainMs?: number; hurry?: AbortSignal }): Promise<void>;
 }
 
+/** `listen()`, with a port in use or not permitted reported as a configuration error (one line, exit 2). */
+async function listenOrExplain<T>(listen: () => Promise<T>, host: string, port: number, setting: string): Promise<T> {
+  try {
+    return await listen();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new ConfigError(`port ${port} on ${host} is in use: stop what holds it, or choose another port (${setting})`);
+    if (code === 'EACCES') throw new ConfigError(`port ${port} on ${host} may not be used by this user: choose a port above 1023 (${setting})`);
+    if (code === 'EADDRNOTAVAIL') throw new ConfigError(`address ${host} is not on this machine (--host / PARLANCE_HOST)`);
+    throw err;
+  }
+}
+
 /** Closing handshakes and last frames after the drain: how long sockets get before they are cut. */
 const SOCKET_CLOSE_GRACE_MS = 1000;
 
@@ -344,16 +357,11 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   startSpawner();
   const handle = await createContext(settings);
   const { ctx, setPublicUrl, startHousekeeping } = handle;
-  let bootstrap: RunningServer['bootstrap'];
-  if (!(await ctx.tenancy.isBootstrapped())) {
-    const b = await ctx.tenancy.bootstrap();
-    bootstrap = { organization_id: b.organization_id, project_id: b.project_id, api_key: b.api_key };
-  }
   const app = await buildApp(ctx);
   // The speech model and a first warm streaming decoder load before the server listens: once it answers (/health
   // included), the first session is served as fast as later ones. A model that fails here loads on first use.
   if (settings.sttPreload) await handle.preloadSpeech();
-  await app.listen({ host: settings.host, port: settings.port });
+  await listenOrExplain(() => app.listen({ host: settings.host, port: settings.port }), settings.host, settings.port, '--port / PARLANCE_PORT');
   const sockets = attachWebSockets(app.server, ctx.wsRoutes, {
     maxPayload: settings.wsMaxMessageBytes,
     pingIntervalMs: settings.wsPingIntervalSeconds * 1000,
@@ -362,7 +370,13 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   const urlOf = (server: Server) => `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;
   const url = urlOf(app.server);
-  const tts = settings.ttsPort >= 0 ? await listenTts(app, ctx, settings) : undefined;
+  const tts = settings.ttsPort >= 0 ? await listenOrExplain(() => listenTts(app, ctx, settings), settings.host, settings.ttsPort, '--tts-port / PARLANCE_TTS_PORT') : undefined;
+  // The first key is made once the server could listen: a start that fails (a port in use) creates nothing.
+  let bootstrap: RunningServer['bootstrap'];
+  if (!(await ctx.tenancy.isBootstrapped())) {
+    const b = await ctx.tenancy.bootstrap();
+    bootstrap = { organization_id: b.organization_id, project_id: b.project_id, api_key: b.api_key };
+  }
   setPublicUrl(settings.publicUrl || url);
   // Jobs start after the API listens: a crashed predecessor's jobs resume now.
   await handle.queue.start();
@@ -412,7 +426,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
 }
 
 /** Paths the separate TTS interface answers; everything else there is 404. */
-const TTS_HTTP_PATHS = new Set(['/tts', '/v1/tts-models', '/health']);
+const TTS_HTTP_PATHS = new Set(['/tts', '/v1/tts-models', '/health', '/ready']);
 
 /**
  * The TTS interface on its own port (the SDKs keep a separate TTS base URL): a plain HTTP server handing the TTS

@@ -1,5 +1,6 @@
 // `parlance serve` and `parlance admin ...`. Admin commands open the same database as the server (SQLite
 // in WAL mode waits for locks), so they are safe to run while it serves.
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { ConfigError, loadSettings, type SettingKey, type Settings } from '../config/settings.js';
 import { createSttRegistry } from '../engines/stt/index.js';
@@ -54,7 +55,11 @@ async function admin(opts: CommonOpts, action: (t: TenancyService, db: Db, setti
   }
 }
 
-const program = new Command('parlance').description('Self-hosted speech-to-text and text-to-speech API server').showHelpAfterError();
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const program = new Command('parlance')
+  .description('Self-hosted speech-to-text and text-to-speech API server')
+  .version(version, '-V, --version', 'print the version')
+  .showHelpAfterError();
 
 withCommon(program.command('serve').description('run the API server and workers'))
   .option('--port <port>', 'port (PARLANCE_PORT)')

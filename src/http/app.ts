@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { RateCategory } from '../config/settings.js';
+import { sql } from 'kysely';
 import { newRequestId } from '../lib/ids.js';
 import type { PermissionLevel, PermissionScope } from '../modules/auth/permissions.js';
 import { requirePermission } from '../modules/auth/permissions.js';
@@ -41,6 +42,9 @@ export type App = FastifyInstance<
   import('fastify').FastifyBaseLogger,
   TypeBoxTypeProvider
 >;
+
+/** Longest wait for the database's answer to a readiness check. */
+const READY_TIMEOUT_MS = 1000;
 
 export async function buildApp(ctx: AppContext): Promise<App> {
   const { settings } = ctx;
@@ -159,6 +163,18 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   });
 
   app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  // Readiness for load balancers and orchestrators: the database answers (within a second). /health stays a
+  // liveness check that looks at nothing else.
+  app.get('/ready', { schema: { hide: true } }, async (_req, reply) => {
+    let timer: NodeJS.Timeout | undefined;
+    const database = await Promise.race([
+      sql`select 1`.execute(ctx.db.kysely).then(() => 'ok' as const, () => 'unreachable' as const),
+      new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), READY_TIMEOUT_MS))),
+    ]);
+    clearTimeout(timer);
+    const ok = database === 'ok';
+    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not_ready', checks: { database } });
+  });
   app.get('/metrics', { schema: { hide: true } }, async (req, reply) => {
     if (!metricsAuthorized(settings.metricsToken, req.headers.authorization))
       throw new ApiError('unauthenticated', 'GET /metrics needs Authorization: Bearer <PARLANCE_METRICS_TOKEN>.');

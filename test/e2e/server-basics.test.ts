@@ -1,5 +1,7 @@
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorBody, startParlance, type Parlance } from '../harness.js';
+import { errorBody, ROOT, runCli, startParlance, tempDir, type Parlance } from '../harness.js';
 
 let s: Parlance;
 beforeAll(async () => {
@@ -29,4 +31,35 @@ describe('server basics', () => {
     expect(ea.request_id).not.toBe(eb.request_id);
     expect(ea.more_info).toBe(`${s.url}/docs/errors#unauthenticated`);
   });
+
+  it('answers /ready with 200 and the database check, without a key', async () => {
+    const res = await s.request('/ready', { key: null });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ready', checks: { database: 'ok' } });
+  });
+
+  it('prints its version', async () => {
+    const { version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const r = await runCli([flag]);
+      expect(r.code).toBe(0);
+      expect(r.stdout.trim()).toBe(version);
+    }
+  });
+
+  it('a first start on a port in use stops with one line (exit 2) and creates no key', async () => {
+    const dataDir = tempDir();
+    try {
+      const r = await runCli(['serve', '--port', new URL(s.url).port, '--host', '127.0.0.1', '--data-dir', dataDir], { PARLANCE_STT_PRELOAD: '0', PARLANCE_LOG_LEVEL: 'warn' });
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n')).toEqual([`parlance: port ${new URL(s.url).port} on 127.0.0.1 is in use: stop what holds it, or choose another port (--port / PARLANCE_PORT)`]);
+      expect(r.stdout).not.toMatch(/api_key/);
+      // Nothing was bootstrapped: the data dir has no organization yet.
+      const keys = await runCli(['admin', 'list-keys', '--data-dir', dataDir, '--json']);
+      expect(keys.code).toBe(0);
+      expect(JSON.parse(keys.stdout)).toEqual({ api_keys: [] });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
