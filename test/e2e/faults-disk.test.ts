@@ -2,47 +2,12 @@
 // own (mounted by the test; CI runs as root), filled to the last byte with a filler file, so every write the server
 // makes (blobs, SQLite) meets a real ENOSPC. Uploads, voice creation and speech then fail with 500 internal_error
 // and the cause in the log; nothing partial stays; no audio goes out unbilled; once space is back, all works again.
-import { execFile } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTts } from './tts-helpers.js';
 import { errorBody, makeAudio, type Parlance, startParlance, tempDir } from '../harness.js';
-
-const execFileP = promisify(execFile);
-
-/** Mount a tmpfs of `mb` MiB at `dir`; false where this process may not mount (not root, no CAP_SYS_ADMIN). */
-async function mountTmpfs(dir: string, mb: number): Promise<boolean> {
-  try {
-    await execFileP('mount', ['-t', 'tmpfs', '-o', `size=${mb}m`, 'tmpfs', dir]);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Write zeros into `file` until the filesystem refuses (ENOSPC): the disk is then full to the last block. */
-function fillDisk(file: string): void {
-  const fd = openSync(file, 'w');
-  const block = Buffer.alloc(64 * 1024);
-  try {
-    for (;;) writeSync(fd, block);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-  // The last partial block, byte by byte.
-  const fd2 = openSync(file, 'a');
-  try {
-    for (;;) writeSync(fd2, Buffer.alloc(1));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd2);
-  }
-}
+import { fillDisk, mountTmpfs, unmount } from '../disk-full.js';
 
 const root = tempDir('parlance-fault-disk-');
 const dataDir = path.join(root, 'data');
@@ -63,7 +28,7 @@ describe.skipIf(!mounted)('a full disk under a running server', () => {
 
   afterAll(async () => {
     await s?.stop();
-    await execFileP('umount', ['-l', dataDir]).catch(() => undefined);
+    await unmount(dataDir);
     rmSync(root, { recursive: true, force: true });
   });
 

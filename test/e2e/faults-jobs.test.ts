@@ -21,16 +21,14 @@
 //
 // Processes are found as descendants of the server: /proc/<pid>/stat ppid links (the spawner is the server's
 // child, every ffmpeg and synthesizer the spawner's).
-import { execFile } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAudio, makeSpeech, startParlance, tempDir, uploadFile, waitFor, type Parlance } from '../harness.js';
+import { canMountTmpfs, fillDisk, mountTmpfs, unmount } from '../disk-full.js';
 
-const execFileP = promisify(execFile);
 const SENTENCE = 'the quick brown fox jumps over the lazy dog';
 let work: string;
 /** Two sentences, then a minute of silence: recognition is cheap, each ffmpeg decode of it lives a while. */
@@ -450,34 +448,6 @@ describe('webhook receivers that hang or answer late', () => {
 
 // ---- a full disk -------------------------------------------------------------------------------------------------
 
-/** Whether this process may mount a tmpfs (root with CAP_SYS_ADMIN): tried once on a scratch directory. */
-async function canMountTmpfs(): Promise<boolean> {
-  const dir = tempDir('parlance-fault-jobs-probe-');
-  try {
-    await execFileP('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir]);
-    await execFileP('umount', [dir]);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** Write zeros into `file` until the filesystem refuses (ENOSPC), down to the last byte. */
-function fillDisk(file: string): void {
-  for (const block of [Buffer.alloc(64 * 1024), Buffer.alloc(1)]) {
-    const fd = openSync(file, 'a');
-    try {
-      for (;;) writeSync(fd, block);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-    } finally {
-      closeSync(fd);
-    }
-  }
-}
-
 const mountable = await canMountTmpfs();
 if (!mountable) console.warn('faults-jobs: the full-disk scenario is skipped, this process cannot mount a tmpfs (needs root)');
 
@@ -492,14 +462,14 @@ describe.skipIf(!mountable)('the disk filling while a transcription runs', () =>
     filler = path.join(diskData, 'filler');
     mkdirSync(diskData);
     // A data dir of its own, 48 MiB.
-    await execFileP('mount', ['-t', 'tmpfs', '-o', 'size=48m', 'tmpfs', diskData]);
+    if (!(await mountTmpfs(diskData, 48))) throw new Error(`could not mount a tmpfs at ${diskData}`);
     // A lease longer than the recognition, so the job reaches its first write (the usage record) while full; short
     // enough that the run lost with the disk is taken over soon after space is back.
     s = await startParlance({ dataDir: diskData, env: { PARLANCE_STT_WORKERS: '1', PARLANCE_JOB_LEASE_SECONDS: '6' } });
   });
   afterAll(async () => {
     await s?.stop();
-    if (diskData) await execFileP('umount', ['-l', diskData]).catch(() => undefined);
+    if (diskData) await unmount(diskData);
     if (diskRoot) rmSync(diskRoot, { recursive: true, force: true });
   });
 

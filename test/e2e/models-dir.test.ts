@@ -6,7 +6,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toneBursts, writeEnergyCtcModel, writeEnergyStreamingModel, writeOnnxModel } from '../fixtures/sherpa-models.js';
+import { toneBursts, writeCtcModelWithoutMetadata, writeEnergyCtcModel, writeEnergyStreamingModel } from '../fixtures/sherpa-models.js';
 import { makeSpeech, type Parlance, runCli, startParlance, streamRealtime, tempDir, type TranscriptBody, uploadFile, waitFor } from '../harness.js';
 
 const root = tempDir('parlance-models-');
@@ -20,33 +20,13 @@ function modelFolder(modelsDir: string, name: string, manifest: Record<string, u
   return dir;
 }
 
-/** A model sherpa-onnx loads and then exits on (no NeMo metadata). */
-function writeModelWithoutMetadata(dir: string): void {
-  writeOnnxModel(path.join(dir, 'model.onnx'), {
-    name: 'no_metadata',
-    inputs: [
-      { name: 'audio_signal', type: 'float', dims: ['N', 80, 'T'] },
-      { name: 'length', type: 'int64', dims: ['N'] },
-    ],
-    outputs: [
-      { name: 'logprobs', type: 'float', dims: ['N', 80, 'T'] },
-      { name: 'encoded_lengths', type: 'int64', dims: ['N'] },
-    ],
-    nodes: [
-      { op: 'Identity', inputs: ['audio_signal'], outputs: ['logprobs'] },
-      { op: 'Identity', inputs: ['length'], outputs: ['encoded_lengths'] },
-    ],
-  });
-  writeFileSync(path.join(dir, 'tokens.txt'), '<blk> 0\n');
-}
-
 let s: Parlance;
 let speech: string;
 
 beforeAll(async () => {
   const models = path.join(dataDir, 'models');
   modelFolder(models, 'yes', { id: 'energy-yes-v1', name: 'Energy test model', aliases: ['stt-async-v4'] }, (d) => writeEnergyCtcModel(d));
-  modelFolder(models, 'broken', { id: 'broken-ctc-v1' }, writeModelWithoutMetadata);
+  modelFolder(models, 'broken', { id: 'broken-ctc-v1' }, (d) => writeCtcModelWithoutMetadata(d));
   modelFolder(
     models,
     'live',

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from '../../../../test/harness.js';
-import { toneBursts, writeEnergyCtcModel, writeEnergyStreamingModel, writeOnnxModel } from '../../../../test/fixtures/sherpa-models.js';
+import { toneBursts, writeCtcModelWithoutMetadata, writeEnergyCtcModel, writeEnergyStreamingModel } from '../../../../test/fixtures/sherpa-models.js';
 import { readManifest, MANIFEST_FILE } from '../../model-dir/manifest.js';
 import type { Token } from '../interface.js';
 import * as source from './engine.js';
@@ -116,22 +116,7 @@ describe.each([
 it('a model sherpa-onnx cannot use is refused with its reason, and the process goes on', async () => {
   // Valid ONNX without the metadata a NeMo CTC model needs: loaded in this process, sherpa-onnx would exit(255).
   const dir = modelFolder('broken', (d) => {
-    writeOnnxModel(path.join(d, 'model.onnx'), {
-      name: 'no_metadata',
-      inputs: [
-        { name: 'audio_signal', type: 'float', dims: ['N', 80, 'T'] },
-        { name: 'length', type: 'int64', dims: ['N'] },
-      ],
-      outputs: [
-        { name: 'logprobs', type: 'float', dims: ['N', 80, 'T'] },
-        { name: 'encoded_lengths', type: 'int64', dims: ['N'] },
-      ],
-      nodes: [
-        { op: 'Identity', inputs: ['audio_signal'], outputs: ['logprobs'] },
-        { op: 'Identity', inputs: ['length'], outputs: ['encoded_lengths'] },
-      ],
-    });
-    writeFileSync(path.join(d, 'tokens.txt'), '<blk> 0\n');
+    writeCtcModelWithoutMetadata(d);
   });
   const engine = new compiled.SherpaEngine([readManifest(dir)], { vad: { backend: 'energy' } });
   await expect(engine.load('broken-v1')).rejects.toThrow(/broken-v1 .* could not be loaded by sherpa-onnx \(exit 255\).*vocab_size/);
