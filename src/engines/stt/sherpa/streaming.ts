@@ -2,6 +2,7 @@
 // streaming Paraformer, Zipformer2 CTC). Each of the model's recognizers lives on a worker thread at the priority of
 // live audio and serves several sessions (online-sessions.ts); a session goes to the recognizer with the fewest.
 // Audio written to a session resolves once decoded (backpressure), with its partial and final results emitted.
+import { S16leReader } from '../../../audio/s16le.js';
 import type { InstalledModel } from '../../model-dir/manifest.js';
 import type { FinalInfo, Recognizer, StreamEvents, StreamingSession, StreamOptions, Token, TranscribeOptions } from '../interface.js';
 import type { OnlineCall } from './online-sessions.js';
@@ -71,7 +72,7 @@ type Listeners = { [E in keyof StreamEvents]: Set<StreamEvents[E]> };
 class SherpaStream implements StreamingSession {
   private readonly listeners: Listeners = { partial: new Set(), final: new Set(), error: new Set() };
   private queue: Promise<unknown> = Promise.resolve();
-  private carry: number | undefined;
+  private readonly reader = new S16leReader();
   private samples = 0;
   private isClosed = false;
   private released = false;
@@ -102,18 +103,8 @@ class SherpaStream implements StreamingSession {
 
   write(pcm: Uint8Array): Promise<void> {
     if (this.isClosed) return Promise.reject(this.failure ?? new Error('streaming session is closed'));
-    let bytes = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-    if (this.carry !== undefined) {
-      bytes = Buffer.concat([Buffer.from([this.carry]), bytes]);
-      this.carry = undefined;
-    }
-    if (bytes.length % 2) {
-      this.carry = bytes[bytes.length - 1];
-      bytes = bytes.subarray(0, bytes.length - 1);
-    }
-    // A copy: the samples travel to the worker, and an odd offset cannot be viewed as Int16Array.
-    const samples = new Int16Array(bytes.length / 2);
-    Buffer.from(samples.buffer).set(bytes);
+    // A copy with its own buffer: the samples travel to the worker.
+    const samples = this.reader.read(pcm);
     this.samples += samples.length;
     return this.serial(() => this.lane.call({ op: 'audio', session: this.id, samples }));
   }
