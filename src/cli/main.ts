@@ -6,7 +6,7 @@ import { ConfigError, loadSettings, type SettingKey, type Settings } from '../co
 import { createSttRegistry } from '../engines/stt/index.js';
 import { createTranslationRegistry, translationOptionsFrom } from '../engines/translate/registry.js';
 import { MODEL_TYPES, type ModelFamily, ModelManifestError } from '../engines/model-dir/manifest.js';
-import { PullError, pullModel } from '../engines/model-dir/pull.js';
+import { PullError, pullModel, removeModel } from '../engines/model-dir/pull.js';
 import { ModelCatalog } from '../modules/models/catalog.js';
 import { catalogOf, installedModels } from '../modules/models/installed.js';
 import { openTenancy } from '../modules/tenancy/open.js';
@@ -423,13 +423,22 @@ withCommon(
     .option('--id <id>', 'public model id ending in a version (default: the archive name with -v1)')
     .option('--name <name>', 'display name')
     .option('--language <code...>', 'languages (ISO 639-1; default en)')
-    .option('--alias <id...>', 'public ids to take over, e.g. stt-async-v4'),
-).action(async (source: string, opts: CommonOpts & { family: string; type: string; id?: string; name?: string; language?: string[]; alias?: string[] }) => {
+    .option('--alias <id...>', 'public ids to take over, e.g. stt-async-v4')
+    .option('--sha256 <hex>', 'expected SHA-256 of the archive'),
+).action(async (source: string, opts: CommonOpts & { family: string; type: string; id?: string; name?: string; language?: string[]; alias?: string[]; sha256?: string }) => {
   const settings = settingsFrom(opts);
   if (!(opts.family in MODEL_TYPES)) throw new PullError(`--family must be one of: ${Object.keys(MODEL_TYPES).join(', ')}`);
-  const m = await pullModel({ source, modelsDir: settings.modelsDir, family: opts.family as ModelFamily, type: opts.type, id: opts.id, name: opts.name, languages: opts.language, aliases: opts.alias });
+  const m = await pullModel({ source, modelsDir: settings.modelsDir, family: opts.family as ModelFamily, type: opts.type, id: opts.id, name: opts.name, languages: opts.language, aliases: opts.alias, sha256: opts.sha256 });
   print(opts, { model: { id: m.id, dir: m.dir, family: m.family, type: m.type, files: m.files, aliases: m.aliases ?? [] } }, `${m.id}: ${m.family} ${m.type} model in ${m.dir} (restart the server to offer it)`);
 });
+
+withCommon(modelsCmd.command('remove').description('remove a model you brought (its folder in the models directory); restart the server').argument('<id>', 'the model id')).action(
+  async (id: string, opts: CommonOpts) => {
+    const dir = removeModel(settingsFrom(opts).modelsDir, id);
+    if (!dir) throw new PullError(`no model ${id} in the models directory`);
+    print(opts, { removed: { id, dir } }, `removed ${id} (${dir})`);
+  },
+);
 
 withCommon(modelsCmd.command('translations').description('list the installed translation directions (apertium pairs found at start-up)')).action(
   async (opts: CommonOpts) => {
@@ -442,11 +451,7 @@ withCommon(modelsCmd.command('translations').description('list the installed tra
 );
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  if (err instanceof PullError || err instanceof ModelManifestError) {
-    process.stderr.write(`parlance: ${err.message}\n`);
-    process.exit(1);
-  }
-  if (err instanceof ConfigError || err instanceof TenancyError) {
+  if (err instanceof ConfigError || err instanceof TenancyError || err instanceof PullError || err instanceof ModelManifestError) {
     process.stderr.write(`parlance: ${err.message}\n`);
     process.exit(2);
   }

@@ -30,9 +30,12 @@ describe('loadSettings defaults', () => {
   it('gives every setting its default when nothing is set', () => {
     const s = loadSettings({ env: {} });
     for (const [key, def] of Object.entries(settingDefs)) {
-      if (key === 'dataDir') continue;
+      if (key === 'dataDir' || key === 'modelsDir') continue;
       expect(s[key as keyof typeof s], key).toEqual(def.default);
     }
+    // Paths are resolved: the models directory defaults to the data directory's models/ folder.
+    expect(s.modelsDir).toBe(path.join(s.dataDir, 'models'));
+    expect(loadSettings({ env: { PARLANCE_MODELS_DIR: 'm' } }).modelsDir).toBe(path.resolve('m'));
   });
 
   it('has the documented embedded defaults', () => {

@@ -1,8 +1,10 @@
 // `parlance models pull`: an archive in the shape of sherpa-onnx's releases (one top folder, int8 and float files
 // side by side) served over HTTP is unpacked into the models directory with a manifest whose files are found by
-// name; the server then offers the model. A missing URL, a non-archive and an archive without the type's files fail
-// with one line and leave nothing behind.
+// name (checked against --sha256); the server then offers it, and `models remove` takes it away. A missing URL, an
+// unreachable host, a cut-off download, a wrong checksum, a non-archive and an archive without the type's files fail
+// with one line (exit 2) and leave nothing behind.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +31,13 @@ beforeAll(async () => {
   execFileSync('tar', ['-czf', path.join(root, 'tokens-only.tar.gz'), '-C', path.join(root, 'pack2'), 'tokens-only']);
   writeFileSync(path.join(root, 'not-an-archive.tar.bz2'), 'hello');
   server = createServer((req, res) => {
+    if (req.url === '/cut.tar.bz2') {
+      // Half the archive, then the connection drops.
+      const whole = readFileSync(path.join(root, 'sherpa-onnx-energy-yes-en.tar.bz2'));
+      res.writeHead(200, { 'content-length': String(whole.length) });
+      res.write(whole.subarray(0, whole.length >> 1), () => res.destroy());
+      return;
+    }
     const file = path.join(root, path.basename(req.url ?? ''));
     if (!existsSync(file)) return res.writeHead(404).end();
     res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(readFileSync(file));
@@ -36,6 +45,15 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
+
+/** A port nothing listens on (taken, then given back). */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((r) => probe.close(r));
+  return port;
+}
 
 afterAll(async () => {
   await new Promise((r) => server.close(r));
@@ -45,7 +63,8 @@ afterAll(async () => {
 describe('parlance models pull', () => {
   it('unpacks a release archive into the models directory with a manifest, and the server offers the model', async () => {
     const dataDir = path.join(root, 'data');
-    const r = await runCli(['models', 'pull', `${base}/sherpa-onnx-energy-yes-en.tar.bz2`, '--family', 'stt-offline', '--type', 'nemo-ctc', '--alias', 'stt-async-v3', '--data-dir', dataDir, '--json']);
+    const sha256 = createHash('sha256').update(readFileSync(path.join(root, 'sherpa-onnx-energy-yes-en.tar.bz2'))).digest('hex');
+    const r = await runCli(['models', 'pull', `${base}/sherpa-onnx-energy-yes-en.tar.bz2`, '--family', 'stt-offline', '--type', 'nemo-ctc', '--alias', 'stt-async-v3', '--sha256', sha256, '--data-dir', dataDir, '--json']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const { model } = JSON.parse(r.stdout) as { model: { id: string; dir: string; files: Record<string, string> } };
@@ -57,7 +76,7 @@ describe('parlance models pull', () => {
     expect(readdirSync(path.join(dataDir, 'models'))).toEqual(['sherpa-onnx-energy-yes-en-v1']);
     // Pulling it again does not overwrite it.
     const again = await runCli(['models', 'pull', `${base}/sherpa-onnx-energy-yes-en.tar.bz2`, '--family', 'stt-offline', '--type', 'nemo-ctc', '--data-dir', dataDir]);
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/exists already/);
     const s = await startParlance({ dataDir, keepDataDir: true });
     try {
@@ -66,17 +85,28 @@ describe('parlance models pull', () => {
     } finally {
       await s.stop();
     }
+    // Removed: its folder is gone; an unknown id is an error.
+    const removed = await runCli(['models', 'remove', 'sherpa-onnx-energy-yes-en-v1', '--data-dir', dataDir]);
+    expect(removed.code).toBe(0);
+    expect(readdirSync(path.join(dataDir, 'models'))).toEqual([]);
+    const unknown = await runCli(['models', 'remove', 'sherpa-onnx-energy-yes-en-v1', '--data-dir', dataDir]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/no model sherpa-onnx-energy-yes-en-v1/);
   }, 60_000);
 
-  it.each([
-    ['a URL that answers 404', 'missing.tar.bz2', 'nemo-ctc', /could not download .*HTTP 404/],
-    ['a file that is not an archive', 'not-an-archive.tar.bz2', 'nemo-ctc', /could not unpack/],
-    ['an archive without the files of its type', 'tokens-only.tar.gz', 'nemo-ctc', /no file for model/],
-    ['a type the family lacks', 'sherpa-onnx-energy-yes-en.tar.bz2', 'wav2vec', /not a stt-offline model type/],
-  ])('fails with one line and leaves nothing behind: %s', async (_what, file, type, message) => {
-    const dataDir = path.join(root, `bad-${file}-${type}`);
-    const r = await runCli(['models', 'pull', `${base}/${file}`, '--family', 'stt-offline', '--type', type, '--data-dir', dataDir]);
-    expect(r.code).toBe(1);
+  it.each<[string, string, string, RegExp, string[]]>([
+    ['a URL that answers 404', 'missing.tar.bz2', 'nemo-ctc', /could not download .*HTTP 404/, []],
+    ['a file that is not an archive', 'not-an-archive.tar.bz2', 'nemo-ctc', /could not unpack/, []],
+    ['an archive without the files of its type', 'tokens-only.tar.gz', 'nemo-ctc', /no file for model/, []],
+    ['a type the family lacks', 'sherpa-onnx-energy-yes-en.tar.bz2', 'wav2vec', /not a stt-offline model type/, []],
+    ['a checksum that does not match', 'sherpa-onnx-energy-yes-en.tar.bz2', 'nemo-ctc', /checksum mismatch/, ['--sha256', '0'.repeat(64)]],
+    ['a download cut off', 'cut.tar.bz2', 'nemo-ctc', /cut off|could not download|could not unpack/, []],
+    ['an unreachable host', 'closed-port', 'nemo-ctc', /could not download .*ECONNREFUSED/, []],
+  ])('fails with one line (exit 2) and leaves nothing behind: %s', async (_what, file, type, message, extra) => {
+    const dataDir = path.join(root, `bad-${path.basename(file)}-${type}-${extra.length}`);
+    const url = file === 'closed-port' ? `http://127.0.0.1:${await closedPort()}/x.tar.bz2` : `${base}/${file}`;
+    const r = await runCli(['models', 'pull', url, '--family', 'stt-offline', '--type', type, ...extra, '--data-dir', dataDir]);
+    expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(message);
     expect(existsSync(path.join(dataDir, 'models')) ? readdirSync(path.join(dataDir, 'models')) : []).toEqual([]);

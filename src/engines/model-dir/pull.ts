@@ -5,12 +5,14 @@
 // as they decode faster on a CPU). The folder is checked as the server checks it at start; on any failure nothing is
 // left behind.
 import { execFile } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { type InstalledModel, MANIFEST_FILE, MODEL_TYPES, type ModelFamily, readManifest } from './manifest.js';
+import { scanModelsDir } from './scan.js';
 
 const execFileP = promisify(execFile);
 
@@ -25,6 +27,8 @@ export interface PullOptions {
   name?: string;
   languages?: string[];
   aliases?: string[];
+  /** Expected SHA-256 of the archive (hex); a mismatch fails the pull. */
+  sha256?: string;
 }
 
 export class PullError extends Error {}
@@ -57,7 +61,8 @@ export async function pullModel(opts: PullOptions): Promise<InstalledModel> {
   mkdirSync(work);
   try {
     const archive = path.join(work, 'archive');
-    await fetchTo(opts.source, archive);
+    const digest = await fetchTo(opts.source, archive);
+    if (opts.sha256 && digest !== opts.sha256.toLowerCase()) throw new PullError(`checksum mismatch for ${opts.source}: expected ${opts.sha256.toLowerCase()}, got ${digest}`);
     await execFileP('tar', ['-xf', archive, '-C', work]).catch((err: { stderr?: string }) => {
       throw new PullError(`could not unpack ${opts.source}: ${(err.stderr ?? '').trim().split('\n').at(-1) ?? 'not an archive'}`);
     });
@@ -106,18 +111,40 @@ function pickRoles(files: string[], needed: readonly string[]): Record<string, s
   return roles;
 }
 
-async function fetchTo(source: string, file: string): Promise<void> {
+/** Copy or download `source` to `file`; the SHA-256 of its bytes (hex). */
+async function fetchTo(source: string, file: string): Promise<string> {
+  const hash = createHash('sha256');
+  const hashing = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
   if (!/^https?:\/\//.test(source)) {
-    if (!existsSync(source)) throw new PullError(`${source} does not exist`);
-    await pipeline((await import('node:fs')).createReadStream(source), createWriteStream(file));
-    return;
+    if (!existsSync(source) || !statSync(source).isFile()) throw new PullError(`${source} is not a file`);
+    await pipeline(createReadStream(source), hashing, createWriteStream(file));
+    return hash.digest('hex');
   }
   let res: Response;
   try {
     res = await fetch(source, { redirect: 'follow' });
   } catch (err) {
-    throw new PullError(`could not download ${source}: ${(err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message}`);
+    const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
+    throw new PullError(`could not download ${source}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
   }
   if (!res.ok || !res.body) throw new PullError(`could not download ${source}: HTTP ${res.status}`);
-  await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), createWriteStream(file));
+  try {
+    await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), hashing, createWriteStream(file));
+  } catch (err) {
+    throw new PullError(`the download of ${source} was cut off (${(err as Error).message})`);
+  }
+  return hash.digest('hex');
+}
+
+/** Remove the model whose manifest id is `id` from `modelsDir`; its folder, or undefined when there is none. */
+export function removeModel(modelsDir: string, id: string): string | undefined {
+  const model = scanModelsDir(modelsDir).find((m) => m.id === id);
+  if (!model) return undefined;
+  rmSync(model.dir, { recursive: true, force: true });
+  return model.dir;
 }
