@@ -28,6 +28,7 @@ import {
   type ResolvedPocketsphinxOptions,
 } from './options.js';
 import { VadSegmenter } from '../segmenter.js';
+import { StreamListeners } from '../stream-listeners.js';
 import { SpeechGate, type GateEvent } from '../speech-gate.js';
 import { BatchPool, type BatchPoolStats } from './batch-pool.js';
 import { StreamPool, type SessionChannel, type StreamPoolStats, type UtteranceSpan } from './stream-pool.js';
@@ -257,11 +258,9 @@ export class PocketsphinxRecognizer implements Recognizer {
   }
 }
 
-type Listeners = { [E in keyof StreamEvents]: Set<StreamEvents[E]> };
-
 export class PocketsphinxStream implements StreamingSession {
   private channel!: SessionChannel;
-  private readonly listeners: Listeners = { partial: new Set(), final: new Set(), error: new Set() };
+  private readonly listeners = new StreamListeners();
   private isClosed = false;
   private failure: Error | undefined;
   /** Writes, finalize and end run one after another: the gate's state is what each of them acts on. */
@@ -333,12 +332,12 @@ export class PocketsphinxStream implements StreamingSession {
   }
 
   on<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this {
-    (this.listeners[event] as Set<StreamEvents[E]>).add(listener);
+    this.listeners.on(event, listener);
     return this;
   }
 
   off<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this {
-    (this.listeners[event] as Set<StreamEvents[E]>).delete(listener);
+    this.listeners.off(event, listener);
     return this;
   }
 
@@ -348,7 +347,7 @@ export class PocketsphinxStream implements StreamingSession {
       this.isClosed = true;
       this.failure = args[0] as Error;
     } else if (this.bias) args[0] = this.bias.casing.apply(args[0] as Token[]) as Parameters<StreamEvents[E]>[0];
-    for (const listener of this.listeners[event]) (listener as (...a: typeof args) => void)(...args);
+    this.listeners.emit(event, ...args);
   }
 
   write(pcm: Uint8Array): Promise<void> {

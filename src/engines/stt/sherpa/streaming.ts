@@ -2,9 +2,10 @@
 // streaming Paraformer, Zipformer2 CTC). Each of the model's recognizers lives on a worker thread at the priority of
 // live audio and serves several sessions (online-sessions.ts); a session goes to the recognizer with the fewest.
 // Audio written to a session resolves once decoded (backpressure), with its partial and final results emitted.
+import { StreamListeners } from '../stream-listeners.js';
 import { S16leReader } from '../../../audio/s16le.js';
 import type { InstalledModel } from '../../model-dir/manifest.js';
-import type { FinalInfo, Recognizer, StreamEvents, StreamingSession, StreamOptions, Token, TranscribeOptions } from '../interface.js';
+import type { Recognizer, StreamEvents, StreamingSession, StreamOptions, Token, TranscribeOptions } from '../interface.js';
 import type { OnlineCall } from './online-sessions.js';
 import type { OnlineEvent, OnlineReply } from './online-worker-messages.js';
 
@@ -67,10 +68,8 @@ export class SherpaStreamingRecognizer implements Recognizer {
   }
 }
 
-type Listeners = { [E in keyof StreamEvents]: Set<StreamEvents[E]> };
-
 class SherpaStream implements StreamingSession {
-  private readonly listeners: Listeners = { partial: new Set(), final: new Set(), error: new Set() };
+  private readonly listeners = new StreamListeners();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly reader = new S16leReader();
   private samples = 0;
@@ -92,12 +91,12 @@ class SherpaStream implements StreamingSession {
   }
 
   on<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this {
-    (this.listeners[event] as Set<StreamEvents[E]>).add(listener);
+    this.listeners.on(event, listener);
     return this;
   }
 
   off<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this {
-    (this.listeners[event] as Set<StreamEvents[E]>).delete(listener);
+    this.listeners.off(event, listener);
     return this;
   }
 
@@ -148,18 +147,15 @@ class SherpaStream implements StreamingSession {
   }
 
   private emitEvent(e: OnlineEvent): void {
-    if (e.type === 'partial') for (const l of this.listeners.partial) l(e.tokens);
-    else {
-      const info: FinalInfo = { endpoint: e.endpoint };
-      for (const l of this.listeners.final) l(e.tokens, info);
-    }
+    if (e.type === 'partial') this.listeners.emit('partial', e.tokens);
+    else this.listeners.emit('final', e.tokens, { endpoint: e.endpoint });
   }
 
   private fail(err: unknown): void {
     if (this.failure) return;
     this.failure = err instanceof Error ? err : new Error(String(err));
     this.isClosed = true;
-    for (const l of this.listeners.error) l(this.failure);
+    this.listeners.emit('error', this.failure);
     this.release();
   }
 }
