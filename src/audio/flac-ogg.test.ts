@@ -52,7 +52,7 @@ describe('FlacToOgg', () => {
     }
   });
 
-  it('passes a frame on as soon as the first two bytes of the next one arrive', async () => {
+  it('passes a frame on as soon as its last byte arrives, fed byte by byte', async () => {
     const original = await flac(16_000, 1, ['-frame_size', '1000']);
     // Where the first frame starts: after "fLaC" and the metadata blocks.
     let first = 4;
@@ -63,8 +63,14 @@ describe('FlacToOgg', () => {
     while (pages.length < 3) pages.push(...r.push(original.subarray(n, ++n)));
     const page = pages[2]!;
     const frameLength = [...page.subarray(27, 27 + page[26]!)].reduce((a, b) => a + b, 0);
-    expect(page.subarray(27 + page[26]!, 27 + page[26]! + 2)).toEqual(Buffer.from([0xff, 0xf8]));
-    expect(n).toBe(first + frameLength + 2);
+    // The page holds exactly the first frame, and it came out with the frame's last byte.
+    expect(page.subarray(27 + page[26]!).equals(original.subarray(first, first + frameLength))).toBe(true);
+    expect(original.subarray(first + frameLength, first + frameLength + 2)).toEqual(Buffer.from([0xff, 0xf8]));
+    expect(n).toBe(first + frameLength);
+    // Every later frame too: the whole stream fed byte by byte decodes as the original.
+    while (n < original.length) pages.push(...r.push(original.subarray(n, ++n)));
+    pages.push(...r.end());
+    expect((await pcm(Buffer.concat(pages), 'ogg')).equals(await pcm(original, 'flac'))).toBe(true);
   });
 
   it('refuses a stream that is not FLAC', () => {

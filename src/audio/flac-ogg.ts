@@ -2,8 +2,10 @@
 // parser, which holds ten frames back before it hands one on (about a second of audio); from Ogg it takes each frame
 // as a complete packet. Frames are found in-process: a frame ends where the next sync code (0xFFF8/0xFFF9) starts and
 // the CRC-16 over the frame so far is zero (the frame's own footer closes it), so a frame is passed on as soon as the
-// first two bytes of the next one arrive, and the last one at the end of the stream.
+// bytes received end with its footer, or else when the first two bytes of the next one arrive, and the last one at
+// the end of the stream.
 // The stream header (fLaC, metadata blocks) becomes the Ogg FLAC header packets: STREAMINFO, then an empty comment.
+import { BOS, EOS, OggPageWriter } from './ogg-pages.js';
 import { AudioDecodeError } from './pcm-source.js';
 
 const notFlac = () => new AudioDecodeError('Audio could not be decoded as flac.');
@@ -11,16 +13,10 @@ const notFlac = () => new AudioDecodeError('Audio could not be decoded as flac.'
 const MAX_FRAME = 1 << 20;
 
 const CRC16 = new Uint16Array(256);
-const CRC32 = new Uint32Array(256);
 for (let i = 0; i < 256; i++) {
-  let r16 = i << 8;
-  let r32 = i << 24;
-  for (let b = 0; b < 8; b++) {
-    r16 = r16 & 0x8000 ? (r16 << 1) ^ 0x8005 : r16 << 1;
-    r32 = r32 & 0x80000000 ? (r32 << 1) ^ 0x04c11db7 : r32 << 1;
-  }
-  CRC16[i] = r16 & 0xffff;
-  CRC32[i] = r32 >>> 0;
+  let r = i << 8;
+  for (let b = 0; b < 8; b++) r = r & 0x8000 ? (r << 1) ^ 0x8005 : r << 1;
+  CRC16[i] = r & 0xffff;
 }
 
 const isSync = (b: Buffer, at: number) => b[at] === 0xff && (b[at + 1]! & 0xfe) === 0xf8;
@@ -48,9 +44,8 @@ export class FlacToOgg {
   /** Frames: the bytes of buf[0, scan) are checked, `crc` is their CRC-16. */
   private scan = 0;
   private crc = 0;
-  private seq = 0;
   private granule = 0;
-  private readonly serial = 0x666c6163;
+  private readonly ogg = new OggPageWriter(0x666c6163);
 
   /** Ogg pages for the bytes so far. Throws AudioDecodeError when the stream is not FLAC. */
   push(bytes: Uint8Array): Buffer[] {
@@ -73,7 +68,7 @@ export class FlacToOgg {
         if (!last) continue;
         if (!this.streaminfo) throw notFlac();
         const head = Buffer.concat([Buffer.from([0x7f]), Buffer.from('FLAC\x01\x00\x00\x01fLaC\x00\x00\x00\x22', 'latin1'), this.streaminfo]);
-        pages.push(this.page(head, 0x02, 0), this.page(Buffer.from([0x84, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0]), 0, 0));
+        pages.push(this.ogg.page(head, BOS, 0), this.ogg.page(Buffer.from([0x84, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0]), 0, 0));
         this.state = 'frames';
       } else {
         const frame = this.nextFrame();
@@ -117,6 +112,15 @@ export class FlacToOgg {
       }
       crc = ((crc << 8) & 0xffff) ^ CRC16[(crc >> 8) ^ buf[p]!]!;
     }
+    // The bytes so far close a frame (a live encoder writes whole frames): pass it on now rather than wait for the
+    // next one. A chunk cut inside a frame ends on a zero CRC once in 65,536 times; that frame is lost to the
+    // decoder, and the stream goes on from the next sync code.
+    if (p === buf.length - 1 && p >= 7 && (((crc << 8) & 0xffff) ^ CRC16[(crc >> 8) ^ buf[p]!]!) === 0) {
+      this.buf = Buffer.alloc(0);
+      this.scan = 0;
+      this.crc = 0;
+      return buf;
+    }
     this.scan = p;
     this.crc = crc;
     if (p > MAX_FRAME) throw notFlac();
@@ -125,33 +129,6 @@ export class FlacToOgg {
 
   private frame(frame: Buffer, last: boolean): Buffer {
     this.granule += blockSize(frame, 0);
-    return this.page(Buffer.from(frame), last ? 0x04 : 0, this.granule);
-  }
-
-  /** The Ogg page(s) of one packet: a packet over 255 lacing segments continues on further pages. */
-  private page(packet: Buffer, flags: number, granule: number): Buffer {
-    const segments = Array<number>(Math.floor(packet.length / 255)).fill(255);
-    segments.push(packet.length % 255);
-    const pages: Buffer[] = [];
-    for (let i = 0, off = 0; i < segments.length; i += 255) {
-      const lacing = segments.slice(i, i + 255);
-      const size = lacing.reduce((a, b) => a + b, 0);
-      const ends = i + 255 >= segments.length;
-      const h = Buffer.alloc(27 + lacing.length);
-      h.write('OggS', 0, 'latin1');
-      h[5] = (i > 0 ? 0x01 : flags & 0x02) | (ends ? flags & 0x04 : 0);
-      h.writeBigInt64LE(ends ? BigInt(granule) : -1n, 6);
-      h.writeUInt32LE(this.serial, 14);
-      h.writeUInt32LE(this.seq++, 18);
-      h[26] = lacing.length;
-      Buffer.from(lacing).copy(h, 27);
-      const page = Buffer.concat([h, packet.subarray(off, off + size)]);
-      let crc = 0;
-      for (let j = 0; j < page.length; j++) crc = ((crc << 8) ^ CRC32[((crc >>> 24) ^ page[j]!) & 0xff]!) >>> 0;
-      page.writeUInt32LE(crc, 22);
-      pages.push(page);
-      off += size;
-    }
-    return Buffer.concat(pages);
+    return this.ogg.page(Buffer.from(frame), last ? EOS : 0, this.granule);
   }
 }

@@ -5,7 +5,8 @@
 //   held the first PCM back by 1–5 s); an unknown `auto` stream is probed from at most 32 KiB;
 // - `-flags low_delay`, output flushed after every packet (`-flush_packets 1`), bytes written to stdin as they arrive.
 //   (`-fflags nobuffer` is not used: it drops the packets read while opening the stream and gains nothing here.)
-// - FLAC is rewrapped as Ogg FLAC on the way in (flac-ogg.ts): ffmpeg's raw FLAC parser holds ten frames back.
+// - FLAC and MPEG audio are rewrapped as Ogg on the way in (flac-ogg.ts, mp3-ogg.ts): ffmpeg's raw FLAC parser holds
+//   ten frames back, and its mp3 demuxer waits for 1,024 bytes.
 // Undecodable input ends the output with AudioDecodeError naming the format in words; ffmpeg's own stderr (heap
 // addresses, pipe names) is kept apart on `detail` for logs.
 // mark() waits until ffmpeg has taken all input and been quiet for 150 ms (at most 1 s): a container's output cannot
@@ -17,11 +18,13 @@ const OUTPUT_RATE = 16_000;
 /** Converted PCM held before ffmpeg's stdout is paused. */
 const MAX_QUEUED = 1 << 20;
 
-/** Rewrites the client's bytes before ffmpeg reads them (FLAC into Ogg FLAC, flac-ogg.ts). */
+/** Rewrites the client's bytes before ffmpeg reads them (FLAC into Ogg FLAC, MPEG audio into Ogg: *-ogg.ts). */
 export interface InputRewrite {
   /** Throws AudioDecodeError when the bytes are not what they should be. */
   push(bytes: Uint8Array): Buffer[];
   end(): Buffer[];
+  /** Seconds of codec delay at the start of the decoded audio, to drop (read when the first output arrives). */
+  readonly leadSeconds?: number;
 }
 
 export interface FfmpegInput {
@@ -40,6 +43,8 @@ export class FfmpegSource implements PcmSource {
   private stdinBacklog = 0;
   private queuedOut = 0;
   private done = false;
+  /** Output bytes still to drop at the start (the rewrite's lead), once known. */
+  private lead: number | undefined;
 
   constructor(
     private readonly input: FfmpegInput,
@@ -58,7 +63,11 @@ export class FfmpegSource implements PcmSource {
     this.child.stderr.setEncoding('utf8').on('data', (d: string) => {
       if (this.stderr.length < 8192) this.stderr += d;
     });
-    this.child.stdout.on('data', (chunk: Buffer) => {
+    this.child.stdout.on('data', (data: Buffer) => {
+      this.lead ??= 2 * Math.round((this.input.rewrite?.leadSeconds ?? 0) * OUTPUT_RATE);
+      const chunk = this.lead ? data.subarray(Math.min(this.lead, data.length)) : data;
+      this.lead -= data.length - chunk.length;
+      if (!chunk.length) return;
       this.queuedOut += chunk.length;
       this.lastOutputAt = Date.now();
       this.queue.push(chunk);
