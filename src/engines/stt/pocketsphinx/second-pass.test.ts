@@ -7,7 +7,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Recognizer, StreamingSession, Token } from '../interface.js';
 import { wordErrorRate } from '../wer.js';
+import { findAddon } from './addon.js';
+import { BatchPool } from './batch-pool.js';
 import { PocketsphinxEngine } from './engine.js';
+import { BASE_DECODER_ARGS, defaultModelPaths } from './options.js';
+import { SecondPassPool } from './second-pass.js';
 import { testdataClips, werOf } from '../../../../test/real-speech.js';
 
 const execFileP = promisify(execFile);
@@ -162,5 +166,33 @@ describe('two-pass live finals', () => {
     expect(words(hurried.finals.at(-1)!)).toBe(words(onePass.finals.at(-1)!));
     expect(waited.report).toMatchObject({ late: 0, skipped: 0, failed: 0 });
     expect(waited.report!.decoded).toBe(waited.finals.length);
+  }, 120_000);
+
+  it('an utterance that could not be decoded in time behind the queued audio is skipped at once', async () => {
+    const batch = new BatchPool({ addonPath: findAddon(), model: defaultModelPaths(), decoderArgs: { ...BASE_DECODER_ARGS } }, { size: 1 });
+    await batch.start();
+    try {
+      const pcm = (c: Clip) => new Int16Array(c.pcm.buffer.slice(c.pcm.byteOffset, c.pcm.byteOffset + c.pcm.length));
+      // A 100 ms wait: nothing queued behind a few seconds of audio can make it (twice that, as a margin).
+      const hurried = new SecondPassPool(batch, { budgetMs: 1e9, waitMs: 100 });
+      // Nothing queued: decoded whatever the pace (and the pace is learnt).
+      expect(await hurried.decode(0, pcm(clips[0]!))!.tokens).not.toHaveLength(0);
+      const first = hurried.decode(0, pcm(clips[1]!));
+      expect(first).toBeDefined();
+      expect(hurried.decode(0, pcm(clips[2]!))).toBeUndefined();
+      await first!.tokens;
+      // Nothing queued again: decoded.
+      const again = hurried.decode(0, pcm(clips[2]!));
+      expect(again).toBeDefined();
+      await again!.tokens;
+      // With time to wait, the same queue is accepted.
+      const patient = new SecondPassPool(batch, { budgetMs: 1e9, waitMs: 60_000 });
+      await patient.decode(0, pcm(clips[0]!))!.tokens;
+      const jobs = [patient.decode(0, pcm(clips[1]!)), patient.decode(0, pcm(clips[2]!))];
+      expect(jobs.every((j) => j !== undefined)).toBe(true);
+      await Promise.all(jobs.map((j) => j!.tokens));
+    } finally {
+      await batch.close();
+    }
   }, 120_000);
 });

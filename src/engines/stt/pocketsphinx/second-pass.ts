@@ -6,10 +6,13 @@
 // - At a pause the second pass starts as soon as the speech gate begins holding audio back ('hold', 300 ms into the
 //   pause), so it is usually done when the endpoint is decided (600 ms); if speech resumes, that decoding is dropped.
 //   Finalize, the maximum utterance length and the end of the stream start it when the streaming final arrives.
-// - Budget: at most `budgetMs` of live audio waits for or is in a second pass at once (all sessions of the model);
-//   an utterance that would exceed it keeps the streaming decoder's words (counted as skipped), so a saturated
-//   machine degrades to one-pass finals instead of delaying them. A second pass not done `waitMs` after the streaming final
-//   is abandoned the same way (counted as late).
+// - Budget: at most `budgetMs` of live audio waits for or is in a second pass at once (all sessions of the model),
+//   and an utterance is decoded again only if, at the pace of recent second passes, it would be done within twice
+//   `waitMs` behind the audio already queued (its wait starts at the streaming final, later than now, so the
+//   margin). Otherwise it keeps the streaming decoder's words at once (counted as
+//   skipped), so a saturated machine degrades to one-pass finals instead of delaying them. A second pass not done
+//   `waitMs` after the streaming final is abandoned the same way (counted as late).
+import { performance } from 'node:perf_hooks';
 import type { SecondPassReport, Token } from '../interface.js';
 import type { BatchPool } from './batch-pool.js';
 import type { UtteranceSpan } from './stream-pool.js';
@@ -31,6 +34,8 @@ const emptyStats = (): SecondPassReport => ({ decoded: 0, early: 0, skipped: 0, 
 /** What every live session of one model shares: the budget and the totals. */
 export class SecondPassPool {
   private pendingMs = 0;
+  /** Wall ms per audio ms of recent second passes, the audio queued ahead of each counted (EWMA); 0 until one ends. */
+  private pace = 0;
   readonly totals = emptyStats();
 
   constructor(
@@ -49,8 +54,12 @@ export class SecondPassPool {
     // Read before submitting: a free batch worker takes the samples at once (their buffer is transferred, and empty here).
     const end = startSample + samples.length;
     if (this.pendingMs + ms > this.options.budgetMs) return undefined;
+    // Audio ahead of it is shared by the workers; with none ahead it always runs (and keeps the pace current).
+    const work = this.pendingMs / this.batch.size + ms;
+    if (this.pendingMs > 0 && this.pace * work > 2 * this.options.waitMs) return undefined;
     this.pendingMs += ms;
     const request = this.batch.open({ priority: LIVE_PRIORITY, bias });
+    const started = performance.now();
     let settled = false;
     const settle = () => {
       if (settled) return;
@@ -60,7 +69,10 @@ export class SecondPassPool {
     const tokens = (async () => {
       try {
         await request.submit({ startSample, samples, speechMs: ms });
-        return await request.finish();
+        const out = await request.finish();
+        const pace = (performance.now() - started) / work;
+        this.pace = this.pace ? 0.7 * this.pace + 0.3 * pace : pace;
+        return out;
       } finally {
         settle();
       }
