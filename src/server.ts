@@ -24,7 +24,7 @@ import { transcriptionsRoutes } from './modules/transcriptions/routes.js';
 import { TranscriptionsService } from './modules/transcriptions/service.js';
 import { TtsRegistry } from './engines/tts/registry.js';
 import { synthesisGate } from './engines/tts/process.js';
-import { Metrics } from './http/metrics.js';
+import { countedMeter, Metrics, observeJobs, observeWebhooks } from './http/metrics.js';
 import { startSpawner } from './lib/spawner/spawn-child.js';
 import { ttsRoutes } from './modules/tts/routes.js';
 import { TtsService } from './modules/tts/service.js';
@@ -127,10 +127,20 @@ function webhookSender(settings: Settings): WebhookSender {
     });
 }
 
+/**
+ * What a node runs (PARLANCE_ROLE, `serve --role`): the API (HTTP and both WebSockets; jobs are only enqueued), the
+ * job processors (async transcription, webhook delivery, voice preparation), or both. The same modules either way.
+ */
+export function nodeRole(settings: Settings): { servesApi: boolean; runsJobs: boolean } {
+  return { servesApi: settings.role !== 'worker', runsJobs: settings.role !== 'api' };
+}
+
 export async function createContext(settings: Settings): Promise<ContextHandle> {
+  const { servesApi, runsJobs } = nodeRole(settings);
   const { db, tenancy } = await openTenancy(settings);
   // Logs go to stderr: stdout carries the first-start key and the listening address.
   const log = pino({ level: settings.logLevel }, process.stderr);
+  const metrics = new Metrics();
   const jobLog: JobLog = (level, msg, detail) => log[level]({ ...detail }, msg);
   const keys = new KeyRepository(db.kysely);
   const cursors = new CursorCodec(await instanceSecret(db, 'cursor_secret'));
@@ -145,7 +155,8 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     pocketsphinx: {
       ...(settings.sttWorkers ? { poolSize: settings.sttWorkers } : {}),
       ...(settings.realtimeMaxStreams > 0 ? { maxStreams: settings.realtimeMaxStreams } : {}),
-      ...(settings.realtimeWarmDecoders >= 0 ? { warmStreams: settings.realtimeWarmDecoders } : {}),
+      // A worker node opens no real-time session: no decoder waits idle for one.
+      ...(!servesApi ? { warmStreams: 0 } : settings.realtimeWarmDecoders >= 0 ? { warmStreams: settings.realtimeWarmDecoders } : {}),
       secondPass: settings.realtimeSecondPass ? { waitMs: settings.realtimeSecondPassWaitMs } : false,
       log: jobLog,
     },
@@ -158,14 +169,15 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const models = new ModelCatalog(stt, offered.catalog, offered.aliases, translation);
   // One diarizer for both surfaces: it runs after (async) or beside (real-time) any STT model.
   const diarizer = new BicDiarizer({ log: jobLog });
-  const queue = createJobQueue({
+  const queue = observeJobs(createJobQueue({
     db,
     databaseUrl: settings.databaseUrl || undefined,
     mode: settings.jobQueue as 'local' | 'pg-boss',
     leaseMs: settings.jobLeaseSeconds * 1000,
     heartbeatMs: (settings.jobLeaseSeconds * 1000) / 3,
     log: jobLog,
-  });
+  }), metrics, db.kysely);
+  metrics.queueDepth(queue);
   const tenancyRepo = new TenancyRepository(db.kysely);
   const usageRepo = new UsageRepository(db.kysely, db.dialect);
   let prices: PriceTable;
@@ -175,6 +187,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     throw new ConfigError(`PARLANCE_USAGE_PRICES (usagePrices): ${(err as Error).message}`);
   }
   const usage = new UsageService(usageRepo, prices, tenancyRepo, cursors, { event: (detail, msg) => log.warn(detail, msg) });
+  const meter = countedMeter(usage, metrics);
   const billing = new BudgetGuard(tenancyRepo, usageRepo);
   const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases, settings.ttsModels, { installed, log: jobLog });
   const transcriptionsRepo = new TranscriptionsRepository(db.kysely);
@@ -182,19 +195,23 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     profile: settings.compat as 'spec' | 'soniox-sdk',
     pendingCap: settings.transcribeAsyncPendingNumFiles,
     formatText: settings.textFormatting,
+    allowPrivateHosts: settings.allowPrivateHosts,
   });
-  new TranscriptionProcessor(transcriptions, transcriptionsRepo, files, blobs, models, billing, audioFetcher(settings), webhookSender(settings), {
-    profile: settings.compat as 'spec' | 'soniox-sdk',
-    maxAudioMs: settings.asyncMaxAudioSeconds * 1000,
-    maxTokens: settings.transcriptMaxTokens,
-    concurrency: settings.transcriptionConcurrency,
-    webhookMaxAttempts: settings.webhookMaxAttempts,
-    // webhookBackoffMs's schedule starts at 5 s; the setting scales the whole schedule.
-    webhookBackoffMs: (attempt) => (webhookBackoffMs(attempt) * settings.webhookRetryBaseSeconds) / 5,
-    diarizer,
-    log: jobLog,
-    meter: usage,
-  }).register(queue);
+  // An API node registers no handlers: the jobs it enqueues stay queued for the worker nodes.
+  if (runsJobs) {
+    new TranscriptionProcessor(transcriptions, transcriptionsRepo, files, blobs, models, billing, audioFetcher(settings), observeWebhooks(webhookSender(settings), metrics), {
+      profile: settings.compat as 'spec' | 'soniox-sdk',
+      maxAudioMs: settings.asyncMaxAudioSeconds * 1000,
+      maxTokens: settings.transcriptMaxTokens,
+      concurrency: settings.transcriptionConcurrency,
+      webhookMaxAttempts: settings.webhookMaxAttempts,
+      // webhookBackoffMs's schedule starts at 5 s; the setting scales the whole schedule.
+      webhookBackoffMs: (attempt) => (webhookBackoffMs(attempt) * settings.webhookRetryBaseSeconds) / 5,
+      diarizer,
+      log: jobLog,
+      meter,
+    }).register(queue);
+  }
   const rateLimits = new RateLimits(settings);
   const limitsRepo = new LimitsRepository(db.kysely);
   const concurrency = new ConcurrencyLimits(limitsRepo, {
@@ -208,13 +225,13 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   });
   const sampler = new StreamSampler(concurrency, limitsRepo, { intervalMs: settings.concurrencySampleSeconds * 1000, nodeId: randomToken(9), log });
   const auth = new AuthService(keys, { environment: settings.environment });
-  const metrics = new Metrics();
   const synthesisProcesses = settings.ttsProcesses || availableParallelism();
   synthesisGate.resize(synthesisProcesses);
+  metrics.engineSlots(stt, { gate: synthesisGate, slots: synthesisProcesses });
   const tts = new TtsService(ttsRegistry, auth, rateLimits, billing, cursors, concurrency, {
     maxTextChars: settings.ttsMaxTextChars,
     maxAudioSeconds: settings.ttsMaxAudioSeconds,
-    meter: usage,
+    meter,
     synthesis: { gate: synthesisGate, maxActive: settings.ttsMaxActive || 8 * synthesisProcesses, onRefused: () => metrics.refusals.inc({ kind: 'tts' }) },
   });
   metrics.gauge('parlance_tts_active', 'TTS HTTP requests and WebSocket streams in progress on this node.', () => tts.activeCount);
@@ -222,8 +239,10 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   metrics.gauge('parlance_tts_synthesis_waiting', 'Synthesis segments waiting for a synthesizer process.', () => synthesisGate.waiting);
   const voicesRepo = new VoicesRepository(db.kysely);
   const voices = new VoicesService(voicesRepo, blobs, cursors, ttsRegistry, queue, { maxFileSizeBytes: settings.voiceMaxFileSizeBytes });
-  const cloner = new VoiceCloner(settings.voiceProfileCacheDir || path.join(settings.dataDir, 'voice-profiles'));
-  new VoiceProcessor(voicesRepo, blobs, ttsRegistry, cloner, { concurrency: settings.voiceConcurrency, log: jobLog }).register(queue);
+  if (runsJobs) {
+    const cloner = new VoiceCloner(settings.voiceProfileCacheDir || path.join(settings.dataDir, 'voice-profiles'));
+    new VoiceProcessor(voicesRepo, blobs, ttsRegistry, cloner, { concurrency: settings.voiceConcurrency, log: jobLog }).register(queue);
+  }
   tts.setClonedVoiceResolver((projectId, voiceId, model) => voices.resolveForSpeech(projectId, voiceId, model));
   const ctx: AppContext = {
     settings,
@@ -244,7 +263,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     cursors,
     metrics,
     errorReferenceUrl: () => referenceUrl,
-    routeModules: [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes, organizationRoutes, limitsRoutes, usageRoutes],
+    routeModules: servesApi ? [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes, organizationRoutes, limitsRoutes, usageRoutes] : [],
     wsRoutes: {},
   };
   const realtime = new RealtimeService(
@@ -254,7 +273,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       rateLimits: ctx.rateLimits,
       billing,
       concurrency,
-      meter: usage,
+      meter,
       log,
       observe: {
         finalTokenLag: (seconds) => metrics.finalTokenLag.observe(seconds),
@@ -274,9 +293,11 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     },
   );
   metrics.gauge('parlance_realtime_sessions', 'Real-time transcription sessions open on this node.', () => realtime.openSessions);
-  ctx.wsRoutes['/transcribe-websocket'] = realtimeWsHandler(realtime);
   const ttsSockets = ttsWebSocketSurface(ctx);
-  ctx.wsRoutes['/tts-websocket'] = ttsSockets.handler;
+  if (servesApi) {
+    ctx.wsRoutes['/transcribe-websocket'] = realtimeWsHandler(realtime);
+    ctx.wsRoutes['/tts-websocket'] = ttsSockets.handler;
+  }
   return {
     ctx,
     queue,
@@ -355,9 +376,11 @@ const SOCKET_CLOSE_GRACE_MS = 1000;
 export async function startServer(settings: Settings): Promise<RunningServer> {
   // Forked while this process is small; every child process after it is started through it (lib/spawner).
   startSpawner();
+  const { servesApi, runsJobs } = nodeRole(settings);
   const handle = await createContext(settings);
   const { ctx, setPublicUrl, startHousekeeping } = handle;
   const app = await buildApp(ctx);
+  if (!servesApi) answerProbesOnly(app);
   // The speech model and a first warm streaming decoder load before the server listens: once it answers (/health
   // included), the first session is served as fast as later ones. A model that fails here loads on first use.
   if (settings.sttPreload) await handle.preloadSpeech();
@@ -370,16 +393,18 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   const urlOf = (server: Server) => `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;
   const url = urlOf(app.server);
-  const tts = settings.ttsPort >= 0 ? await listenOrExplain(() => listenTts(app, ctx, settings), settings.host, settings.ttsPort, '--tts-port / PARLANCE_TTS_PORT') : undefined;
-  // The first key is made once the server could listen: a start that fails (a port in use) creates nothing.
+  if (!servesApi && settings.ttsPort >= 0) ctx.log.warn({ tts_port: settings.ttsPort }, 'a worker node serves no text-to-speech: PARLANCE_TTS_PORT is ignored');
+  const tts = servesApi && settings.ttsPort >= 0 ? await listenOrExplain(() => listenTts(app, ctx, settings), settings.host, settings.ttsPort, '--tts-port / PARLANCE_TTS_PORT') : undefined;
+  // The first key is made once the server could listen: a start that fails (a port in use) creates nothing. A worker
+  // node leaves it to the nodes that serve the API the key is for.
   let bootstrap: RunningServer['bootstrap'];
-  if (!(await ctx.tenancy.isBootstrapped())) {
+  if (servesApi && !(await ctx.tenancy.isBootstrapped())) {
     const b = await ctx.tenancy.bootstrap();
     bootstrap = { organization_id: b.organization_id, project_id: b.project_id, api_key: b.api_key };
   }
   setPublicUrl(settings.publicUrl || url);
   // Jobs start after the API listens: a crashed predecessor's jobs resume now.
-  await handle.queue.start();
+  if (runsJobs) await handle.queue.start();
   const stopHousekeeping = startHousekeeping();
   let closing: Promise<void> | undefined;
   // A keep-alive connection whose response finishes during the drain is closed then, not after Fastify's 72 s idle
@@ -423,6 +448,17 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
       return closing;
     },
   };
+}
+
+/** Paths a worker node's port answers (probes and metrics); everything else there is 404. */
+const WORKER_HTTP_PATHS = new Set(['/health', '/ready', '/metrics']);
+
+/** A worker node registers no API routes; this also turns away the documentation pages every app serves. */
+function answerProbesOnly(app: App): void {
+  app.addHook('onRequest', async (req) => {
+    const path = req.url.split('?')[0] ?? '/';
+    if (!WORKER_HTTP_PATHS.has(path)) throw new ApiError('invalid_request', `This is a worker node: ${path} is served by the API nodes.`, { status: 404 });
+  });
 }
 
 /** Paths the separate TTS interface answers; everything else there is 404. */

@@ -50,10 +50,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   const { settings } = ctx;
   const app = Fastify({
     loggerInstance: ctx.log,
-    logController: new LogController({
-      requestIdLogLabel: 'request_id',
-      disableRequestLogging: settings.logLevel !== 'debug' && settings.logLevel !== 'trace',
-    }),
+    // Fastify's own request lines (with the URL, query string included) are off at every level: the access line
+    // in onResponse below is the one line per request.
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     genReqId: () => newRequestId(),
     // During a graceful shutdown requests already on open connections are still served (with Connection: close, so
     // clients move on), not refused with Fastify's own 503 body.
@@ -65,6 +64,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     clientErrorHandler: (err: NodeJS.ErrnoException, socket: import('node:net').Socket) => {
       if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
       const requestId = newRequestId();
+      ctx.log.info({ request_id: requestId, status: 400, err: err.code }, 'malformed HTTP request refused');
       const body = JSON.stringify(restErrorBody(new ApiError('invalid_request', 'Malformed HTTP request.'), requestId, ctx.errorReferenceUrl()));
       socket.end(
         `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
@@ -158,8 +158,21 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     reply.code(err.status).headers(err.headers).send(restErrorBody(err, req.id, ctx.errorReferenceUrl()));
   });
 
+  // The access log: one line per request at info (request_id comes with the request's logger). Never the query
+  // string, headers or keys: the route pattern, or the bare path when no route matched (404, 405).
   app.addHook('onResponse', async (req, reply) => {
-    ctx.metrics.httpDuration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    const route = req.routeOptions.url;
+    ctx.metrics.httpDuration.observe({ method: req.method, route: route ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    req.log.info(
+      {
+        method: req.method,
+        ...(route ? { route } : { path: req.url.split('?')[0] }),
+        status: reply.statusCode,
+        duration_ms: Math.round(reply.elapsedTime * 10) / 10,
+        ...(req.auth ? { project_id: req.auth.projectId } : {}),
+      },
+      'request completed',
+    );
   });
 
   app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));

@@ -1,8 +1,35 @@
 // Prometheus metrics of one node (prom-client): the process's defaults (CPU, memory, event-loop delay), HTTP
-// requests by route and status with latency histograms, and gauges the services report through read callbacks.
+// requests by route and status with latency histograms, job durations and queue depth by kind, webhook outcomes,
+// usage recorded, engine slots, and gauges the services report through read callbacks.
 // Served at GET /metrics; with PARLANCE_METRICS_TOKEN set, only to `Authorization: Bearer <token>`.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { timingSafeEqual } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { PocketsphinxEngine } from '../engines/stt/pocketsphinx/engine.js';
+import type { SttRegistry } from '../engines/stt/registry.js';
+import { type EnqueueOptions, type Job, type JobHandler, type JobQueue, type JsonValue, PermanentJobError, type QueueStats, type WorkOptions } from '../jobs/queue.js';
+import type { WorkGate } from '../lib/work-gate.js';
+import type { WebhookSender } from '../modules/transcriptions/processor.js';
+import { TranscriptionsRepository } from '../modules/transcriptions/repository.js';
+import { PROCESS_JOB, WEBHOOK_JOB } from '../modules/transcriptions/service.js';
+import type { UsageKind, UsageMeter } from '../modules/usage/service.js';
+import { VoicesRepository } from '../modules/voices/repository.js';
+import { PREPARE_JOB } from '../modules/voices/service.js';
+import { webhookOutcome, type WebhookOutcome } from '../modules/webhooks/delivery.js';
+import type { Database } from '../storage/schema.js';
+
+/** Job kinds as metric labels. */
+const JOB_KINDS: Record<string, string> = { [PROCESS_JOB]: 'transcription', [PREPARE_JOB]: 'voice_preparation', [WEBHOOK_JOB]: 'webhook' };
+const jobLabel = (kind: string) => JOB_KINDS[kind] ?? kind;
+
+/** How a job's run ended: `failed` includes a job that ran to its end and recorded a failure (bad audio, a bad clip). */
+export type JobOutcome = 'completed' | 'failed' | 'retried' | 'interrupted';
+
+const WEBHOOK_OUTCOMES: WebhookOutcome[] = ['delivered', 'failed', 'retried', 'refused'];
+const USAGE_KINDS: UsageKind[] = ['stt_async', 'stt_rt', 'tts'];
+
+type Sample<L extends string> = [labels: Partial<Record<L, string>>, value: number];
 
 export class Metrics {
   readonly registry = new Registry();
@@ -10,6 +37,9 @@ export class Metrics {
   readonly refusals: Counter<'kind'>;
   readonly finalTokenLag: Histogram;
   readonly secondPass: Counter<'outcome'>;
+  readonly jobDuration: Histogram<'kind' | 'outcome'>;
+  readonly webhookDeliveries: Counter<'outcome'>;
+  readonly usageAudio: Counter<'kind'>;
 
   constructor() {
     // Event-loop delay sampled every 10 ms (nodejs_eventloop_lag_p99_seconds and the others).
@@ -39,6 +69,28 @@ export class Metrics {
       labelNames: ['outcome'],
       registers: [this.registry],
     });
+    this.jobDuration = new Histogram({
+      name: 'parlance_job_duration_seconds',
+      help: 'Async job runs on this node by kind (transcription, voice_preparation, webhook) and outcome: completed, failed (including a job that recorded a failure such as undecodable audio), retried (an error; it runs again), interrupted (the node stopped or lost the job).',
+      labelNames: ['kind', 'outcome'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
+      registers: [this.registry],
+    });
+    this.webhookDeliveries = new Counter({
+      name: 'parlance_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome: delivered (2xx), retried (network error, timeout or 5xx; tried again later), failed (any other answer, or the last attempt), refused (the address is private or reserved; PARLANCE_ALLOW_PRIVATE_HOSTS).',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    this.usageAudio = new Counter({
+      name: 'parlance_usage_audio_seconds_total',
+      help: 'Audio seconds recorded as usage on this node, by kind: stt_async (transcribed files), stt_rt (real-time sessions), tts (speech made).',
+      labelNames: ['kind'],
+      registers: [this.registry],
+    });
+    // Every series from the start, so rates work before the first event.
+    for (const outcome of WEBHOOK_OUTCOMES) this.webhookDeliveries.inc({ outcome }, 0);
+    for (const kind of USAGE_KINDS) this.usageAudio.inc({ kind }, 0);
   }
 
   /** A gauge whose value is read when scraped. */
@@ -53,6 +105,63 @@ export class Metrics {
     });
   }
 
+  /** A gauge with labels whose samples are read when scraped; a read that fails leaves it empty for that scrape. */
+  labelledGauge<L extends string>(name: string, help: string, labelNames: readonly L[], read: () => Sample<L>[] | Promise<Sample<L>[]>): void {
+    new Gauge<L>({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const samples = await Promise.resolve()
+          .then(read)
+          .catch(() => []);
+        for (const [labels, value] of samples) this.set(labels, value);
+      },
+    });
+  }
+
+  /**
+   * Queued jobs by kind, counted in the database when scraped (one grouped count). The queue is shared, so every
+   * node reports the same numbers: aggregate with max, not sum.
+   */
+  queueDepth(queue: Pick<JobQueue, 'stats'>): void {
+    this.labelledGauge(
+      'parlance_jobs_queued',
+      'Async jobs waiting to run, by kind (transcription, voice_preparation, webhook), including retries waiting out their backoff. Read from the shared queue: the same on every node.',
+      ['kind'],
+      async () => queuedByKind(await withinMs(queue.stats(), QUEUE_READ_MS)),
+    );
+  }
+
+  /**
+   * Engine slots, busy and in all: pocketsphinx batch decoders and streaming decoders of each loaded model, and the
+   * node's synthesizer process slots. A model not loaded yet has no series.
+   */
+  engineSlots(stt: SttRegistry, synthesis: { gate: WorkGate; slots: number }): void {
+    const read = (): { pool: string; model?: string; busy: number; total: number }[] => {
+      const out: { pool: string; model?: string; busy: number; total: number }[] = [];
+      for (const model of stt.list()) {
+        const engine = stt.resolve(model.id)?.engine;
+        if (!(engine instanceof PocketsphinxEngine)) continue;
+        const s = engine.loadedStats().find((l) => l.engineModel === model.engineModel)?.stats;
+        if (!s) continue;
+        out.push({ pool: 'stt_batch', model: model.id, busy: s.busy, total: s.size });
+        out.push({ pool: 'stt_streaming', model: model.id, busy: s.streams.active, total: s.streams.max });
+      }
+      out.push({ pool: 'tts_synthesis', busy: synthesis.gate.running, total: synthesis.slots });
+      return out;
+    };
+    const labels = ({ pool, model }: { pool: string; model?: string }) => (model ? { pool, model } : { pool });
+    this.labelledGauge('parlance_engine_slots', 'Engine slots on this node by pool (stt_batch: file decoders, stt_streaming: most live decoders, tts_synthesis: synthesizer processes) and STT model.', ['pool', 'model'], () =>
+      read().map((p): Sample<'pool' | 'model'> => [labels(p), p.total]),
+    );
+    this.labelledGauge('parlance_engine_slots_busy', 'Engine slots in use now, by pool and STT model (see parlance_engine_slots).', ['pool', 'model'], () =>
+      read().map((p): Sample<'pool' | 'model'> => [labels(p), p.busy]),
+    );
+  }
+
   render(): Promise<string> {
     return this.registry.metrics();
   }
@@ -60,6 +169,120 @@ export class Metrics {
   get contentType(): string {
     return this.registry.contentType;
   }
+}
+
+/** Longest a scrape waits for the queue's counts (a database that does not answer leaves the gauge empty). */
+const QUEUE_READ_MS = 1000;
+
+function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function queuedByKind(stats: QueueStats): Sample<'kind'>[] {
+  const depth = new Map(Object.values(JOB_KINDS).map((k) => [k, 0]));
+  for (const [kind, states] of Object.entries(stats.counts)) depth.set(jobLabel(kind), (depth.get(jobLabel(kind)) ?? 0) + (states.queued ?? 0));
+  return [...depth].map(([kind, n]) => [{ kind }, n]);
+}
+
+const runningJob = new AsyncLocalStorage<Job>();
+
+/** The job whose handler is running (handlers registered through observeJobs), for code called from it. */
+export function currentJob(): Job | undefined {
+  return runningJob.getStore();
+}
+
+/** How a handler's run ended, as the queue will treat it (queue/runner.ts). */
+function runOutcome(err: unknown, job: Job): JobOutcome {
+  if (err instanceof PermanentJobError) return 'failed';
+  if (job.signal.aborted) return 'interrupted';
+  return job.attempt < job.maxAttempts ? 'retried' : 'failed';
+}
+
+/**
+ * The queue with every handler timed into parlance_job_duration_seconds. Transcriptions and voice preparations
+ * record failures of their input on their rows and end normally, so their rows are read (by key) after the run.
+ */
+export function observeJobs(queue: JobQueue, metrics: Metrics, db: Kysely<Database>): JobQueue {
+  const transcriptions = new TranscriptionsRepository(db);
+  const voices = new VoicesRepository(db);
+  const recordFailed = async (job: Job): Promise<boolean> => {
+    const p = job.payload as Record<string, string>;
+    if (job.kind === PROCESS_JOB) return (await transcriptions.getById(p.id ?? ''))?.status === 'failed';
+    if (job.kind === PREPARE_JOB) return (await voices.model(p.voice_id ?? '', p.model ?? ''))?.status === 'failed';
+    return false;
+  };
+  return new ObservedJobQueue(queue, async (job, run) => {
+    const started = performance.now();
+    const observe = (outcome: JobOutcome, ended = performance.now()) => metrics.jobDuration.observe({ kind: jobLabel(job.kind), outcome }, (ended - started) / 1000);
+    try {
+      await runningJob.run(job, run);
+    } catch (err) {
+      observe(runOutcome(err, job));
+      throw err;
+    }
+    const ended = performance.now();
+    // Not awaited: the metric never holds up the job's completion.
+    void recordFailed(job)
+      .catch(() => false)
+      .then((failed) => observe(failed ? 'failed' : 'completed', ended));
+  });
+}
+
+class ObservedJobQueue implements JobQueue {
+  constructor(
+    private readonly queue: JobQueue,
+    private readonly observe: (job: Job, run: () => Promise<void>) => Promise<void>,
+  ) {}
+
+  enqueue<P extends JsonValue>(kind: string, payload: P, options?: EnqueueOptions): Promise<string> {
+    return this.queue.enqueue(kind, payload, options);
+  }
+
+  work<P extends JsonValue>(kind: string, handler: JobHandler<P>, options: WorkOptions): void {
+    this.queue.work<P>(kind, (job) => this.observe(job as Job, () => handler(job)), options);
+  }
+
+  start(): Promise<void> {
+    return this.queue.start();
+  }
+
+  stop(): Promise<void> {
+    return this.queue.stop();
+  }
+
+  position(jobId: string): Promise<number | null> {
+    return this.queue.position(jobId);
+  }
+
+  stats(): Promise<QueueStats> {
+    return this.queue.stats();
+  }
+}
+
+/** Webhook attempts counted by outcome (parlance_webhook_deliveries_total); an attempt cut by a stop has none. */
+export function observeWebhooks(send: WebhookSender, metrics: Metrics): WebhookSender {
+  return async (delivery) => {
+    const result = await send(delivery);
+    if (!delivery.signal?.aborted) {
+      const job = currentJob();
+      metrics.webhookDeliveries.inc({ outcome: webhookOutcome(result, job !== undefined && job.attempt >= job.maxAttempts) });
+    }
+    return result;
+  };
+}
+
+/** The meter, counting the audio seconds it records (parlance_usage_audio_seconds_total). */
+export function countedMeter(meter: UsageMeter, metrics: Metrics): UsageMeter {
+  return {
+    estimateNano: (model, q) => meter.estimateNano(model, q),
+    meter: async (input) => {
+      const row = await meter.meter(input);
+      metrics.usageAudio.inc({ kind: input.kind }, (row.input_audio_duration_ms + row.output_audio_duration_ms) / 1000);
+      return row;
+    },
+  };
 }
 
 /** Whether `authorization` carries `token` (no token configured: everyone may read). */

@@ -6,7 +6,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findEspeakNgData, TONE_VITS, writeToneVitsModel, writeVitsModelWithoutMetadata } from '../fixtures/sherpa-models.js';
-import { type Parlance, startParlance, tempDir } from '../harness.js';
+import { type Parlance, runCli, startParlance, tempDir } from '../harness.js';
 import { openTts, probeAudio, startMsg, streamAudio } from './tts-helpers.js';
 
 const MODEL = 'tone-vits-v1';
@@ -86,12 +86,20 @@ describe.skipIf(!findEspeakNgData())('a TTS model in the models directory', () =
     expect(models.some((m) => m.id === 'broken-tts-v1')).toBe(false);
     expect(s.stderr()).toMatch(/broken-tts-v1 .*could not be loaded by sherpa-onnx \(exit 255\): 'sample_rate' does not exist in the metadata/);
 
+    // `parlance models list` shows the same TTS models, the broken one left out with its reason.
+    const cli = await runCli(['models', 'list', '--data-dir', dataDir, '--json']);
+    expect(cli.code).toBe(0);
+    const listed = (JSON.parse(cli.stdout) as { tts_models: Record<string, unknown>[] }).tts_models;
+    expect(listed).toEqual(models);
+    expect(cli.stderr).toMatch(/broken-tts-v1/);
+    const text = await runCli(['models', 'list', '--data-dir', dataDir]);
+    expect(text.stdout).toMatch(new RegExp(`^tts-rt-v2 +tts +→ ${MODEL}$`, 'm'));
     const voices = (await (await s.request('/v1/tts-voices?model=tts-rt-v2&gender=neutral')).json()) as { voices: Record<string, unknown>[] };
     expect(voices.voices).toEqual([
       { id: 'High', description: 'Tone test voices: speaker 1 (vits model)', gender: 'neutral', age: 'middle_aged', accent: 'english', use_case: ['general'], style: ['neural'] },
       { id: 'Low', description: 'Tone test voices: speaker 0 (vits model)', gender: 'neutral', age: 'middle_aged', accent: 'english', use_case: ['general'], style: ['neural'] },
     ]);
-  });
+  }, 60_000);
 
   it('speaks over POST /tts by its id and through tts-rt-v2: longer text is longer audio, each voice its own pitch', async () => {
     const short = await speak({ text: 'Hi.' });

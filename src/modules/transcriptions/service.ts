@@ -15,6 +15,7 @@ import type { BillingGuard } from '../billing/guard.js';
 import type { FilesService } from '../files/service.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import { unsupportedHints } from '../translation/plan.js';
+import { privateWebhookTarget } from '../webhooks/private-target.js';
 import type { TranscriptionRow, TranscriptionsRepository } from './repository.js';
 import type { CreateTranscriptionBody, TranscriptionRecord, TranscriptToken } from './schemas.js';
 
@@ -29,6 +30,8 @@ export interface TranscriptionsOptions {
   pendingCap: number;
   /** Format transcripts unless the request says otherwise (PARLANCE_TEXT_FORMATTING). */
   formatText: boolean;
+  /** The SSRF guard's allowlist (PARLANCE_ALLOW_PRIVATE_HOSTS): webhooks it would refuse are refused at creation. */
+  allowPrivateHosts: readonly string[];
   clock?: Clock;
 }
 
@@ -124,7 +127,10 @@ export class TranscriptionsService {
     if (hasUrl === hasFile) issue(hasUrl ? 'file_id' : 'audio_url', 'exactly one of audio_url and file_id is required', hasUrl ? 'conflict' : 'missing');
     const audioUrl = hasUrl ? httpUrl(body.audio_url!) : null;
     if (hasUrl && !audioUrl) issue('audio_url', 'must be an http or https URL', 'invalid_format');
-    if (body.webhook_url !== undefined && !httpUrl(body.webhook_url)) issue('webhook_url', 'must be an http or https URL', 'invalid_format');
+    const webhookUrl = body.webhook_url === undefined ? null : httpUrl(body.webhook_url);
+    if (body.webhook_url !== undefined && !webhookUrl) issue('webhook_url', 'must be an http or https URL', 'invalid_format');
+    const privateTarget = webhookUrl && (await privateWebhookTarget(webhookUrl, this.opts.allowPrivateHosts));
+    if (privateTarget) issue('webhook_url', privateTarget, 'invalid_value');
     if ((body.webhook_auth_header_name === undefined) !== (body.webhook_auth_header_value === undefined))
       issue(body.webhook_auth_header_name === undefined ? 'webhook_auth_header_name' : 'webhook_auth_header_value', 'webhook_auth_header_name and webhook_auth_header_value go together', 'missing');
     if (body.webhook_auth_header_name !== undefined && body.webhook_url === undefined) issue('webhook_url', 'is required with a webhook auth header', 'missing');

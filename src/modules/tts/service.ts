@@ -13,14 +13,13 @@ import type { ConcurrencyLimits } from '../limits/concurrency.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { UsageMeter } from '../usage/service.js';
 import { AUDIO_FORMATS, type AudioFormat, contentTypeOf, encode } from './encoder.js';
+import { SPEED_MAX, SPEED_MIN, ttsModelRecords, type TtsModelRecord } from './model-records.js';
 import { RAW_FORMATS, rawEncode } from './pcm.js';
 import { trimSilenceOffThread } from '../../audio/audio-thread.js';
 import type { WorkGate } from '../../lib/work-gate.js';
 
 export const SAMPLE_RATES = [8000, 16000, 24000, 44100, 48000] as const;
 export const BITRATES = [32000, 64000, 96000, 128000, 192000, 256000, 320000] as const;
-export const SPEED_MIN = 0.7;
-export const SPEED_MAX = 1.3;
 const COMPRESSED: readonly AudioFormat[] = ['mp3', 'aac', 'opus'];
 const DEFAULT_BITRATE: Partial<Record<AudioFormat, number>> = { mp3: 128000, aac: 128000, opus: 64000 };
 const DEFAULT_SAMPLE_RATE = 24000;
@@ -131,19 +130,6 @@ function mergeTimestamps(list: Timestamps[]): Timestamps | undefined {
     character_start_times_seconds: list.flatMap((t) => t.character_start_times_seconds),
     character_end_times_seconds: list.flatMap((t) => t.character_end_times_seconds),
   };
-}
-
-export interface TtsModelRecord {
-  id: string;
-  aliased_model_id: string | null;
-  name: string;
-  languages: { code: string; name: string }[];
-  voices: { id: string; description: string; gender: 'male' | 'female' | 'neutral' }[];
-  supports_timestamps: boolean;
-  supports_speed_adjustment: boolean;
-  speed_min: number;
-  speed_max: number;
-  supports_silence_reduction: boolean;
 }
 
 export interface VoiceQuery {
@@ -404,23 +390,9 @@ export class TtsService {
     };
   }
 
-  /** GET /v1/tts-models: every model, then every alias as its own entry pointing at its model. */
+  /** GET /v1/tts-models. */
   listModels(): { models: TtsModelRecord[] } {
-    const entry = (m: TtsModel, id: string, aliased: string | null): TtsModelRecord => ({
-      id,
-      aliased_model_id: aliased,
-      name: aliased ? `${m.name} (alias ${id})` : m.name,
-      languages: m.engine.languages.map((l) => ({ code: l.code, name: l.name })),
-      voices: m.voices.map((v) => ({ id: v.id, description: v.description, gender: v.gender })),
-      supports_timestamps: m.engine.supportsTimestamps,
-      supports_speed_adjustment: m.engine.supportsSpeed,
-      speed_min: SPEED_MIN,
-      speed_max: SPEED_MAX,
-      supports_silence_reduction: m.supportsSilenceReduction,
-    });
-    const out = this.registry.models().map((m) => entry(m, m.id, null));
-    for (const [alias, target] of this.registry.aliases) out.push(entry(this.registry.resolve(target)!, alias, target));
-    return { models: out };
+    return { models: ttsModelRecords(this.registry) };
   }
 
   /** Shared voices of one model, filtered, paged by voice id. */

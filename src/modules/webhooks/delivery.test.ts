@@ -4,7 +4,7 @@ import { SonioxNodeClient, type WebhookHandlerResult } from '@soniox/node';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LookupFunction } from '../../lib/ssrf-fetch.js';
-import { deliverWebhook, webhookBackoffMs, WEBHOOK_MAX_ATTEMPTS, type WebhookDeliveryOptions } from './delivery.js';
+import { blockedMessage, deliverWebhook, webhookBackoffMs, webhookOutcome, WEBHOOK_MAX_ATTEMPTS, type WebhookDeliveryOptions } from './delivery.js';
 import { generateSigningSecret } from './signing.js';
 
 interface Received {
@@ -117,16 +117,31 @@ describe('deliverWebhook', () => {
     expect(r.received).toHaveLength(1);
   });
 
-  it('refuses a private target without the allowlist: not retryable, no status, nothing contacted', async () => {
+  it('refuses a private target without the allowlist: refused, not retryable, no status, nothing contacted', async () => {
     const r = await receiver((_r, res) => res.end());
     for (const url of [r.url, r.url.replace('127.0.0.1', 'localhost'), 'http://169.254.169.254/latest/meta-data/', `http://[::ffff:127.0.0.1]:${r.port}/`, `http://2130706433:${r.port}/`]) {
       const result = await deliverWebhook(opts(url, { allowPrivateHosts: [] }));
-      expect(result, url).toEqual({ statusCode: null, error: 'The webhook URL points to a private or reserved network address; delivery is blocked.', retryable: false });
+      expect(result, url).toEqual({ statusCode: null, refused: true, error: blockedMessage(new URL(url).hostname), retryable: false });
+      expect(result.error).toMatch(/private or reserved network address; delivery is blocked \(PARLANCE_ALLOW_PRIVATE_HOSTS/);
     }
     const lookup = ((_h: string, o: { all?: boolean }, cb: (...a: unknown[]) => void) =>
       o.all ? cb(null, [{ address: '10.0.0.7', family: 4 }]) : cb(null, '10.0.0.7', 4)) as unknown as LookupFunction;
-    expect((await deliverWebhook(opts('http://hooks.example/', { allowPrivateHosts: [], lookup }))).error).toMatch(/blocked/);
+    const resolved = await deliverWebhook(opts('http://hooks.example/', { allowPrivateHosts: [], lookup }));
+    expect(resolved).toMatchObject({ statusCode: null, refused: true, retryable: false });
+    // The host as given, never the address it resolved to.
+    expect(resolved.error).toContain('hooks.example');
+    expect(resolved.error).not.toContain('10.0.0.7');
     expect(r.connections).toBe(0);
+  });
+
+  it('names each outcome for the metrics: delivered, refused, retried (unless on the last attempt), failed', () => {
+    expect(webhookOutcome({ statusCode: 204, retryable: false }, true)).toBe('delivered');
+    expect(webhookOutcome({ statusCode: null, retryable: false, refused: true }, false)).toBe('refused');
+    expect(webhookOutcome({ statusCode: 503, retryable: true }, false)).toBe('retried');
+    expect(webhookOutcome({ statusCode: null, retryable: true }, false)).toBe('retried');
+    expect(webhookOutcome({ statusCode: 503, retryable: true }, true)).toBe('failed');
+    expect(webhookOutcome({ statusCode: 404, retryable: false }, false)).toBe('failed');
+    expect(webhookOutcome({ statusCode: 307, retryable: false }, false)).toBe('failed');
   });
 
   it('reports a timeout as retryable with no status', async () => {

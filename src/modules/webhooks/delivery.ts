@@ -58,6 +58,17 @@ export interface WebhookDeliveryResult {
   error?: string;
   /** True for 5xx, network errors and timeouts: the queue should try again later. */
   retryable: boolean;
+  /** The SSRF guard refused the address (private or reserved, not in allowPrivateHosts). */
+  refused?: boolean;
+}
+
+export type WebhookOutcome = 'delivered' | 'refused' | 'retried' | 'failed';
+
+/** How one attempt ended, for metrics; `lastAttempt`: the queue will not try again whatever the result. */
+export function webhookOutcome(result: Pick<WebhookDeliveryResult, 'statusCode' | 'retryable' | 'refused'>, lastAttempt: boolean): WebhookOutcome {
+  if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) return 'delivered';
+  if (result.refused) return 'refused';
+  return result.retryable && !lastAttempt ? 'retried' : 'failed';
 }
 
 /**
@@ -68,6 +79,11 @@ export function webhookBackoffMs(attempt: number): number {
   const schedule = [5_000, 30_000, 120_000, 600_000, 1_800_000];
   const i = Math.max(1, Math.floor(attempt)) - 1;
   return schedule[Math.min(i, schedule.length - 1)] ?? 1_800_000;
+}
+
+/** Why a webhook to `host` is not delivered, and how to allow it; never names the address the host resolved to. */
+export function blockedMessage(host: string): string {
+  return `The webhook URL's host ${host} is or resolves to a private or reserved network address; delivery is blocked (PARLANCE_ALLOW_PRIVATE_HOSTS lets named hosts or CIDRs through, e.g. for local development).`;
 }
 
 function fail(error: string, retryable: boolean, statusCode: number | null = null): WebhookDeliveryResult {
@@ -156,7 +172,8 @@ export async function deliverWebhook(opts: WebhookDeliveryOptions): Promise<Webh
   } catch (err) {
     const failure = describeNetworkError(err, { ...ctl.state, timeoutMs: opts.timeoutMs });
     if (failure instanceof DownloadBlockedError) {
-      return fail('The webhook URL points to a private or reserved network address; delivery is blocked.', false);
+      // Checked when the transcription was created too; DNS may have changed since, or the setting.
+      return { statusCode: null, retryable: false, refused: true, error: blockedMessage(url.hostname) };
     }
     return fail(failure.message, failure.retryable);
   } finally {

@@ -81,6 +81,8 @@ export class PocketsphinxEngine implements SttEngine {
   readonly features = POCKETSPHINX_FEATURES;
   private readonly options: ResolvedPocketsphinxOptions;
   private readonly loaded = new Map<string, Promise<PocketsphinxRecognizer>>();
+  /** The models whose load finished, so their pools can be read without loading anything. */
+  private readonly ready = new Map<string, PocketsphinxRecognizer>();
 
   constructor(options: PocketsphinxOptions = {}) {
     this.options = resolvePocketsphinxOptions(options);
@@ -92,7 +94,10 @@ export class PocketsphinxEngine implements SttEngine {
       loading = this.start(engineModel);
       this.loaded.set(engineModel, loading);
       // A failed load is not cached: installing the missing package and retrying must work without a restart.
-      loading.catch(() => this.loaded.delete(engineModel));
+      loading.then(
+        (r) => this.ready.set(engineModel, r),
+        () => this.loaded.delete(engineModel),
+      );
     }
     const signal = options.signal;
     if (!signal) return loading;
@@ -103,9 +108,15 @@ export class PocketsphinxEngine implements SttEngine {
     ]);
   }
 
+  /** Pool state of each model loaded so far (metrics); asking loads nothing. */
+  loadedStats(): { engineModel: string; stats: PocketsphinxStats }[] {
+    return [...this.ready].map(([engineModel, r]) => ({ engineModel, stats: r.stats() }));
+  }
+
   async close(): Promise<void> {
     const all = [...this.loaded.values()];
     this.loaded.clear();
+    this.ready.clear();
     await Promise.all(all.map((p) => p.then((r) => r.close(), () => {})));
   }
 
