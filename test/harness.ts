@@ -34,6 +34,20 @@ export interface Parlance {
   exited: Promise<number | null>;
 }
 
+/** The server's JSON log lines so far (stderr; other lines skipped). */
+export function logLines(s: Pick<Parlance, 'stderr'>): Record<string, unknown>[] {
+  return s
+    .stderr()
+    .split('\n')
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+}
+
 export function tempDir(prefix = 'parlance-test-'): string {
   return mkdtempSync(path.join(tmpdir(), prefix));
 }

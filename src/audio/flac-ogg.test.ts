@@ -1,35 +1,13 @@
 // FLAC rewrapped as Ogg FLAC on real ffmpeg-encoded FLAC: ffmpeg decodes the pages to exactly what it decodes from
 // the original, however the input is split; granule positions count the samples; non-FLAC input is refused.
-import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { ffmpegPipe as ffmpeg, pcmOf as pcm, rewrapAll } from '../../test/fixtures/rewrap.js';
 import { FlacToOgg } from './flac-ogg.js';
 import { AudioDecodeError } from './pcm-source.js';
 
-/** Run ffmpeg on stdin `input`, returning stdout. */
-function ffmpeg(args: string[], input?: Buffer): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const child = execFile('ffmpeg', ['-nostdin', '-v', 'error', ...args], { encoding: 'buffer', maxBuffer: 1 << 26 }, (err, stdout) =>
-      err ? reject(err) : resolve(stdout),
-    );
-    child.stdin!.end(input);
-  });
-}
-
 const flac = (rate: number, channels: number, extra: string[] = []) =>
   ffmpeg(['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=${rate}:duration=0.7`, '-ac', String(channels), ...extra, '-f', 'flac', 'pipe:1']);
-const pcm = (bytes: Buffer, demuxer: string) => ffmpeg(['-f', demuxer, '-i', 'pipe:0', '-f', 's16le', '-ac', '1', 'pipe:1'], bytes);
-
-function rewrap(bytes: Buffer, pieces: number[]): Buffer {
-  const r = new FlacToOgg();
-  const out: Buffer[] = [];
-  for (let at = 0, i = 0; at < bytes.length; i++) {
-    const n = pieces[i % pieces.length]!;
-    out.push(...r.push(bytes.subarray(at, at + n)));
-    at += n;
-  }
-  out.push(...r.end());
-  return Buffer.concat(out);
-}
+const rewrap = (bytes: Buffer, pieces: number[]) => rewrapAll(new FlacToOgg(), bytes, pieces);
 
 /** Granule position of the last Ogg page. */
 function lastGranule(ogg: Buffer): bigint {

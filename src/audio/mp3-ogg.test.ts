@@ -1,38 +1,18 @@
 // MPEG audio rewrapped as OGM-in-Ogg on real ffmpeg-encoded streams: ffmpeg decodes the pages to exactly what it
 // decodes from the original (minus the encoder delay a LAME tag names, which the caller drops), however the input is
 // split; each frame is passed on with its last byte; input with no MPEG audio is refused.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ffmpegPipe as ffmpeg, pcmOf as pcm, rewrapAll } from '../../test/fixtures/rewrap.js';
 import { mpegHeader, Mp3ToOgg } from './mp3-ogg.js';
 import { AudioDecodeError } from './pcm-source.js';
-
-function ffmpeg(args: string[], input?: Buffer): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const child = execFile('ffmpeg', ['-nostdin', '-v', 'error', ...args], { encoding: 'buffer', maxBuffer: 1 << 26 }, (err, stdout) =>
-      err ? reject(err) : resolve(stdout),
-    );
-    child.stdin!.end(input);
-  });
-}
 
 /** 0.7 s of a tone encoded by `codec` options, written to a pipe (as a live encoder does: no Xing frame). */
 const encode = (rate: number, channels: number, codec: string[]) =>
   ffmpeg(['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=${rate}:duration=0.7`, '-ac', String(channels), ...codec, 'pipe:1']);
-const pcm = (bytes: Buffer, demuxer: string) => ffmpeg(['-f', demuxer, '-i', 'pipe:0', '-f', 's16le', '-ac', '1', 'pipe:1'], bytes);
-
-function rewrap(bytes: Buffer, pieces: number[], r = new Mp3ToOgg()): Buffer {
-  const out: Buffer[] = [];
-  for (let at = 0, i = 0; at < bytes.length; i++) {
-    const n = pieces[i % pieces.length]!;
-    out.push(...r.push(bytes.subarray(at, at + n)));
-    at += n;
-  }
-  out.push(...r.end());
-  return Buffer.concat(out);
-}
+const rewrap = (bytes: Buffer, pieces: number[], r = new Mp3ToOgg()) => rewrapAll(r, bytes, pieces);
 
 describe('Mp3ToOgg', () => {
   it.each<[string, number, number, string[]]>([

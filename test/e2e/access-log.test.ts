@@ -3,7 +3,7 @@
 // key, an auth header or the query string.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorBody, startParlance, waitFor, type Parlance } from '../harness.js';
+import { errorBody, logLines, startParlance, waitFor, type Parlance } from '../harness.js';
 
 let s: Parlance;
 beforeAll(async () => {
@@ -11,23 +11,10 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.stop());
 
-function logLines(): Record<string, unknown>[] {
-  return s
-    .stderr()
-    .split('\n')
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as Record<string, unknown>];
-      } catch {
-        return [];
-      }
-    });
-}
-
 /** The log lines of one request, once its access line is out. */
 async function linesOf(requestId: string): Promise<Record<string, unknown>[]> {
   return waitFor(
-    async () => logLines().filter((l) => l.request_id === requestId),
+    async () => logLines(s).filter((l) => l.request_id === requestId),
     (lines) => lines.some((l) => l.msg === 'request completed'),
     5000,
     20,
@@ -80,7 +67,7 @@ describe('access log', () => {
     });
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     const requestId = /x-request-id: (\S+)/i.exec(answer)![1]!;
-    const line = await waitFor(async () => logLines().find((l) => l.request_id === requestId), (l) => l !== undefined, 5000, 20);
+    const line = await waitFor(async () => logLines(s).find((l) => l.request_id === requestId), (l) => l !== undefined, 5000, 20);
     expect(line).toMatchObject({ level: 30, status: 400, msg: 'malformed HTTP request refused' });
   });
 });

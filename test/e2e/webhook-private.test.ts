@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorBody, makeAudio, startParlance, tempDir, uploadFile, waitFor, type Parlance } from '../harness.js';
+import { errorBody, logLines, makeAudio, startParlance, tempDir, uploadFile, waitFor, type Parlance } from '../harness.js';
 
 let work: string;
 let toneWav: string;
@@ -43,19 +43,6 @@ afterAll(async () => {
 
 const create = (s: Parlance, body: Record<string, unknown>, key?: string) =>
   s.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'stt-async-v4', ...body }), key });
-
-function logLines(s: Parlance): Record<string, unknown>[] {
-  return s
-    .stderr()
-    .split('\n')
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as Record<string, unknown>];
-      } catch {
-        return [];
-      }
-    });
-}
 
 describe('webhooks to private addresses', () => {
   let dataDir: string;
