@@ -11,10 +11,31 @@ export interface AudioProbe {
   channels: number | null;
 }
 
+/** The file is not usable audio: the client's to fix. */
 export class AudioProbeError extends Error {}
 
+/**
+ * The check itself did not finish: ffprobe or ffmpeg was killed from outside (an operator, the OOM killer, the
+ * spawner process dying). Nothing is known about the file; the server's failure, not the client's.
+ */
+export class AudioProbeInterrupted extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AudioProbeInterrupted';
+  }
+}
+
 // Below live transcription: the client waits for its upload, but live audio comes first.
-const run = (cmd: string, args: string[], timeoutMs: number) => runChild(cmd, args, { timeoutMs, nice: INTERACTIVE_NICE });
+async function run(cmd: string, args: string[], timeoutMs: number) {
+  const started = Date.now();
+  const result = await runChild(cmd, args, { timeoutMs, nice: INTERACTIVE_NICE });
+  if (result.signal !== null) {
+    // Our own kill at the time limit: a file that takes that long to check is the file's problem.
+    if (Date.now() - started >= timeoutMs) throw new AudioProbeError(`the audio could not be checked within ${timeoutMs / 1000} s`);
+    throw new AudioProbeInterrupted(`${cmd} was killed by ${result.signal} while checking an audio file`);
+  }
+  return result;
+}
 
 interface FfprobeJson {
   streams?: { codec_type?: string; codec_name?: string; sample_rate?: string; channels?: number; duration?: string }[];

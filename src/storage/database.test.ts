@@ -1,6 +1,7 @@
 // openDatabase against both real engines: embedded SQLite in a temp dir and a fresh PostgreSQL database.
 import { execFile } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -10,7 +11,41 @@ import pg from 'pg';
 import { createPgDatabase, PG_ADMIN_URL, ROOT, tempDir } from '../../test/harness.js';
 
 const execFileP = promisify(execFile);
-import { migrationNames, openDatabase, type Db, type DatabaseOptions } from './database.js';
+import { DatabaseTimeoutError, migrationNames, openDatabase, type Db, type DatabaseOptions } from './database.js';
+import { isTransientDatabaseError } from './transient-errors.js';
+
+/** A TCP relay to PostgreSQL that can stop passing bytes: a frozen server, or a failover black-holing connections. */
+async function freezableRelay(target: URL): Promise<{ url: string; freeze(): void; thaw(): void; close(): Promise<void> }> {
+  let frozen = false;
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    for (const [from, to] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      sockets.add(from);
+      from.on('data', (d) => frozen || to.write(d)); // while frozen, what is sent is never answered
+      from.on('error', () => to.destroy());
+      from.on('close', () => {
+        sockets.delete(from);
+        to.destroy();
+      });
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = new URL(target.href);
+  url.host = `127.0.0.1:${(server.address() as { port: number }).port}`;
+  return {
+    url: url.href,
+    freeze: () => (frozen = true),
+    thaw: () => (frozen = false),
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise((r) => server.close(() => r()));
+    },
+  };
+}
 
 interface Target {
   options: DatabaseOptions;
@@ -171,6 +206,61 @@ describe.each(targets)('openDatabase (%s)', (dialect, make) => {
       await expect(tx).rejects.toThrow();
       expect(await db.kysely.selectFrom('organizations').selectAll().execute()).toEqual([]);
     });
+  });
+
+  it.runIf(dialect === 'postgres')('cancels a statement that runs past the query timeout; the connection serves on', async () => {
+    await withOptions({ ...target.options, queryTimeoutMs: 300 }, async (db) => {
+      const t0 = performance.now();
+      const err = (await sql`SELECT pg_sleep(5)`.execute(db.kysely).catch((e: unknown) => e)) as { code?: string };
+      expect(performance.now() - t0).toBeLessThan(2000);
+      expect(err.code).toBe('57014');
+      expect(isTransientDatabaseError(err)).toBe(true);
+      expect((await sql<{ one: number }>`SELECT 1 AS one`.execute(db.kysely)).rows).toEqual([{ one: 1 }]);
+    });
+  });
+
+  it.runIf(dialect === 'postgres')('fails queries and connects promptly while the server does not answer, and serves again once it does', async () => {
+    const relay = await freezableRelay(new URL(target.options.databaseUrl!));
+    try {
+      await withOptions({ ...target.options, databaseUrl: relay.url, queryTimeoutMs: 300, connectTimeoutMs: 500 }, async (db) => {
+        await sql`SELECT 1`.execute(db.kysely); // a pooled connection, idle when the server freezes
+        relay.freeze();
+        // The server's statement_timeout cannot fire: the client gives up a second after it (1.3 s). The ROLLBACK
+        // that follows in the transaction fails at once instead of waiting behind the lost query.
+        let t0 = performance.now();
+        const lost = await db.kysely
+          .transaction()
+          .execute((trx) => sql`SELECT 1`.execute(trx))
+          .catch((e: unknown) => e);
+        expect(lost).toBeInstanceOf(DatabaseTimeoutError);
+        expect(isTransientDatabaseError(lost)).toBe(true);
+        expect(performance.now() - t0).toBeLessThan(2500);
+        // The client whose query was lost is not reused; a new connection cannot start either: the connect bound.
+        t0 = performance.now();
+        const refused = await sql`SELECT 1`.execute(db.kysely).catch((e: unknown) => e);
+        expect(isTransientDatabaseError(refused)).toBe(true);
+        expect(performance.now() - t0).toBeLessThan(1500);
+        relay.thaw();
+        expect((await sql<{ one: number }>`SELECT 1 AS one`.execute(db.kysely)).rows).toEqual([{ one: 1 }]);
+      });
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it.runIf(dialect === 'postgres')('runs migrations without the query timeout', async () => {
+    // Statements of a migration may rightly take longer than any request's: here every one of them is longer than 1 ms.
+    const fresh = await make();
+    try {
+      await withOptions({ ...fresh.options, queryTimeoutMs: 1 }, async (db) => {
+        await expect(sql`SELECT pg_sleep(0.05)`.execute(db.kysely)).rejects.toMatchObject({ code: '57014' });
+      });
+      await withOptions(fresh.options, async (db) => {
+        expect((await db.kysely.introspection.getTables()).map((t) => t.name).sort()).toEqual(TABLES);
+      });
+    } finally {
+      await fresh.cleanup();
+    }
   });
 
   it('backfills the file counters of files stored before migration 0002', async () => {

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import * as m0001 from './migrations/0001-foundation.js';
 import * as m0002 from './migrations/0002-file-usage.js';
@@ -43,47 +43,105 @@ export interface DatabaseOptions {
   databaseUrl?: string;
   /** Stop at this migration instead of the latest (upgrade tests). */
   migrateTo?: string;
+  /** PostgreSQL: longest a statement may run, and a client waits for its answer (a frozen host). Default 10 s. */
+  queryTimeoutMs?: number;
+  /** PostgreSQL: longest a new connection, or the wait for a free pooled one, may take. Default 5 s. */
+  connectTimeoutMs?: number;
+}
+
+export const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+
+// int8 (counts, sums, sizes) as JS numbers: every value we store fits in 2^53.
+const pgTypes = {
+  getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+    oid === 20 || oid === 1700 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'),
+};
+
+/** A query given up on because PostgreSQL did not answer in time (a frozen or unreachable host). */
+export class DatabaseTimeoutError extends Error {
+  constructor(ms: number, options?: { cause?: unknown }) {
+    super(`the database did not answer within ${ms} ms`, options);
+    this.name = 'DatabaseTimeoutError';
+  }
 }
 
 /** Open the embedded SQLite database (WAL) or PostgreSQL when a URL is given, and migrate it. */
 export async function openDatabase(opts: DatabaseOptions): Promise<Db> {
-  let db: Db;
-  if (opts.databaseUrl) {
-    const pool = new pg.Pool({
-      connectionString: opts.databaseUrl,
-      max: 10,
-      // int8 (counts, sums, sizes) as JS numbers: every value we store fits in 2^53.
-      types: {
-        getTypeParser: (oid: number, format?: 'text' | 'binary') =>
-          oid === 20 || oid === 1700 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'),
-      },
-    });
-    // An idle client whose server connection ends (database restart, failover, a forced drop) emits
-    // 'error' on the pool; unheard, that would crash the process. pg drops the client by itself and the
-    // next query opens a fresh connection, so listening is all that is needed.
-    pool.on('error', () => undefined);
-    // A client checked out by Kysely (a query or a transaction under way) has no listener of its own: when its
-    // connection dies (the database crashed or restarted, the backend was terminated), pg rejects the query and
-    // also emits 'error' on the client, which unheard would crash the process. The query's caller gets the error;
-    // the dead client is dropped from the pool when it is released.
-    pool.on('connect', (client) => client.on('error', () => undefined));
-    db = { kysely: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres', close: () => db.kysely.destroy() };
-  } else {
-    mkdirSync(opts.dataDir, { recursive: true });
-    const sqlite = new SQLite(path.join(opts.dataDir, DATABASE_FILE));
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('synchronous = NORMAL');
-    // The admin CLI writes while the server runs: wait for the lock instead of failing.
-    sqlite.pragma('busy_timeout = 10000');
-    sqlite.pragma('foreign_keys = ON');
-    db = {
-      kysely: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) }),
-      dialect: 'sqlite',
-      close: () => db.kysely.destroy(),
-    };
-  }
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts);
+  mkdirSync(opts.dataDir, { recursive: true });
+  const sqlite = new SQLite(path.join(opts.dataDir, DATABASE_FILE));
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  // The admin CLI writes while the server runs: wait for the lock instead of failing.
+  sqlite.pragma('busy_timeout = 10000');
+  sqlite.pragma('foreign_keys = ON');
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db: Db = { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
   await migrate(db, opts.migrateTo);
   return db;
+}
+
+async function openPostgres(url: string, opts: DatabaseOptions): Promise<Db> {
+  const connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const queryTimeoutMs = opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  // Migrations on a connection of their own, without the query bounds: one may rightly run for minutes.
+  const migrating = postgresKysely(newPgPool({ connectionString: url, max: 1, connectionTimeoutMillis: connectTimeoutMs }));
+  try {
+    await migrate({ kysely: migrating, dialect: 'postgres', close: () => migrating.destroy() }, opts.migrateTo);
+  } finally {
+    await migrating.destroy();
+  }
+  // A database that stops answering (a frozen host, a failover that black-holes connections) must fail requests,
+  // not hang them: bounded connects (and waits for a pooled client), and statements the server itself cancels.
+  const pool = newPgPool({ connectionString: url, max: 10, connectionTimeoutMillis: connectTimeoutMs, statement_timeout: queryTimeoutMs });
+  // A frozen server cannot cancel anything: the client's own bound, a second after the server's.
+  const kysely = postgresKysely(boundedPool(pool, queryTimeoutMs + 1000));
+  return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
+}
+
+function newPgPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool({ ...config, types: pgTypes });
+  // An idle client whose server connection ends (database restart, failover, a forced drop) emits 'error' on the
+  // pool; unheard, that would crash the process. pg drops the client by itself and the next query opens a fresh
+  // connection, so listening is all that is needed.
+  pool.on('error', () => undefined);
+  // A client checked out by Kysely (a query or a transaction under way) has no listener of its own: when its
+  // connection dies (the database crashed or restarted, the backend was terminated), pg rejects the query and
+  // also emits 'error' on the client, which unheard would crash the process. The query's caller gets the error;
+  // the dead client is dropped from the pool when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
+}
+
+function postgresKysely(pool: PostgresPool): Kysely<Database> {
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/**
+ * The pool as Kysely sees it, with every query bounded by `timeoutMs` on the client side. A client whose query
+ * timed out still has that query on the wire (pg cannot take it back): it fails the rest of its checkout at once
+ * (a transaction's ROLLBACK would wait behind it again) and is destroyed on release instead of being reused.
+ */
+function boundedPool(pool: pg.Pool, timeoutMs: number): PostgresPool {
+  return {
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect();
+      let timedOut: DatabaseTimeoutError | undefined;
+      const query = async (text: string, values: readonly unknown[]) => {
+        if (timedOut) throw timedOut;
+        try {
+          return await client.query({ text, values: [...values], query_timeout: timeoutMs } as pg.QueryConfig);
+        } catch (err) {
+          if ((err as Error).message === 'Query read timeout') throw (timedOut = new DatabaseTimeoutError(timeoutMs, { cause: err }));
+          throw err;
+        }
+      };
+      // Kysely streams through a cursor only when asked to (we never do): the plain form is all it calls.
+      return { query: query as unknown as PostgresPoolClient['query'], release: () => client.release(timedOut) };
+    },
+    end: () => pool.end(),
+  };
 }
 
 const STATEMENT_CACHE_SIZE = 500;

@@ -15,18 +15,23 @@
 //   readable at once, attempts time out and are retried up to the maximum, the record keeps the last status code,
 //   other jobs' webhooks go out meanwhile, and a shutdown does not wait for a hung receiver (the delivery is given
 //   back and made after the restart).
+// - The upload's audio check (ffprobe, then an ffmpeg decode of its first seconds) killed mid-check: the server's
+//   failure, not the file's: 500 internal_error in words, nothing of the upload kept, the cause in the log; the same
+//   file uploads once the checker is back. The server runs with wrapper scripts named ffprobe and ffmpeg first on its
+//   PATH that hold the check while the test says so, so it is killed while running, not before or after.
 // - The data directory's disk filling while a transcription decodes (a tmpfs, as in faults-disk: needs root): the
 //   job cannot record anything while full, stays unfinished and unbilled, and once space is back it completes,
 //   billed once; the upload is intact and new jobs work.
 //
 // Processes are found as descendants of the server: /proc/<pid>/stat ppid links (the spawner is the server's
 // child, every ffmpeg and synthesizer the spawner's).
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeAudio, makeSpeech, startParlance, tempDir, uploadFile, waitFor, type Parlance } from '../harness.js';
+import { errorBody, makeAudio, makeSpeech, startParlance, tempDir, uploadFile, waitFor, type Parlance } from '../harness.js';
 import { canMountTmpfs, fillDisk, mountTmpfs, unmount } from '../disk-full.js';
 
 const SENTENCE = 'the quick brown fox jumps over the lazy dog';
@@ -306,6 +311,68 @@ describe('processes dying under async jobs', () => {
     expect((await speech.arrayBuffer()).byteLength).toBeGreaterThan(4000);
     expect(spawnerOf(s)?.pid).toBe(replacement!.pid);
   }, 180_000);
+});
+
+// ---- the upload's audio check ------------------------------------------------------------------------------------
+
+describe("the upload's audio check killed mid-check", () => {
+  let s: Parlance;
+  let bin: string;
+  const hold = (name: string) => path.join(bin, `hold-${name}`);
+  beforeAll(async () => {
+    bin = tempDir('parlance-fault-jobs-bin-');
+    const real = (name: string) => execFileSync('which', [name]).toString().trim();
+    // Each waits while its hold file exists, then runs the real tool; ffmpeg only for the check's decode (-xerror).
+    writeFileSync(path.join(bin, 'ffprobe'), `#!/bin/sh\nwhile [ -e '${hold('ffprobe')}' ]; do sleep 0.05; done\nexec '${real('ffprobe')}' "$@"\n`, { mode: 0o755 });
+    writeFileSync(
+      path.join(bin, 'ffmpeg'),
+      `#!/bin/sh\ncase " $* " in *" -xerror "*) while [ -e '${hold('ffmpeg')}' ]; do sleep 0.05; done ;; esac\nexec '${real('ffmpeg')}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    s = await startParlance({ env: { PATH: `${bin}:${process.env.PATH ?? ''}`, PARLANCE_LOG_LEVEL: 'info' } });
+  });
+  afterAll(async () => {
+    await s?.stop();
+    if (bin) rmSync(bin, { recursive: true, force: true });
+  });
+
+  const filesDir = () => path.join(s.dataDir, 'blobs', 'files', s.projectId);
+  const kept = () => ({
+    files: existsSync(filesDir()) ? readdirSync(filesDir()) : [],
+    tmp: readdirSync(path.join(s.dataDir, 'blobs', 'tmp')),
+  });
+
+  it.each([
+    ['ffprobe', 'ffprobe'],
+    ['ffmpeg', 'the decode check (ffmpeg)'],
+  ])('%s killed: 500 internal_error in words, nothing kept, the cause logged; the file uploads once it is back', async (name) => {
+    writeFileSync(hold(name), '');
+    let res: Response;
+    try {
+      const form = new FormData();
+      form.set('file', new Blob([readFileSync(toneWav)]), 'checked.wav');
+      const upload = s.request('/v1/files', { method: 'POST', body: form, signal: AbortSignal.timeout(60_000) });
+      const checker = await processFound(() => descendants(s.pid).find((p) => p.comm === name && p.args[1] === path.join(bin, name) && (name !== 'ffmpeg' || p.args.includes('-xerror'))), 30_000);
+      kill9(checker.pid);
+      res = await upload;
+    } finally {
+      rmSync(hold(name), { force: true });
+    }
+    expect(res.status).toBe(500);
+    const body = await errorBody(res);
+    expect(body.error_type).toBe('internal_error');
+    expect(body.message).toMatch(/could not check the audio file/);
+    expectWorded(body.message);
+    // Nothing of it kept: no row, no bytes, no temp file.
+    expect(((await (await s.request('/v1/files')).json()) as { files: unknown[] }).files).toEqual([]);
+    expect(kept()).toEqual({ files: [], tmp: [] });
+    // The cause is in the log, under the request id the client was given.
+    const line = logLines(s).find((l) => l.request_id === body.request_id && l.msg === 'request failed');
+    expect(JSON.stringify(line?.err)).toMatch(new RegExp(`${name} was killed by SIGKILL`));
+    // The checker is back: the same file is accepted.
+    const id = await uploadFile(s, toneWav, 'checked.wav');
+    expect((await s.request(`/v1/files/${id}`, { method: 'DELETE' })).status).toBe(204);
+  }, 60_000);
 });
 
 // ---- webhook receivers -------------------------------------------------------------------------------------------

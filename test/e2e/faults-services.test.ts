@@ -8,6 +8,13 @@
 // process serves again, nothing written before is lost, the transcriptions in flight and queued complete, and each
 // is billed exactly once.
 //
+// PostgreSQL under a transcription (local job queue): a backend terminated under the job's write while the database
+// answers (57P01, what a failover or a fast shutdown does), and a crash and restart while the job stores its result.
+// Either way the job runs again and completes, billed exactly once: a passing database error is never the
+// transcription's failure. Then the whole cluster frozen (SIGSTOP, a hung host: connections stay open, nothing
+// answers): requests get a 500 internal_error within the query bound instead of hanging, /health answers, the
+// transcription in flight is not failed for it, and after SIGCONT the same process serves again at once.
+//
 // Redis: a private redis-server on a random port shared by two server processes (rate limits and concurrent-stream
 // caps), first hung (SIGSTOP: a frozen server or a partition, where the connection stays open and nothing answers),
 // then killed and started again empty. Requests never wait more than about a second for it, each node keeps
@@ -29,6 +36,7 @@ import {
   gatedAudioServer,
   type GatedAudioServer,
   makeAudio,
+  makeSpeech,
   type Parlance,
   startParlance,
   streamRealtime,
@@ -119,7 +127,36 @@ class PrivatePostgres {
     await PrivatePostgres.run(pgCtl!, ['-D', path.join(this.dir, 'data'), '-m', 'immediate', '-w', 'stop']);
   }
 
+  /** The postmaster and its children (backends, checkpointer, ...): every process of the cluster. */
+  private processes(): number[] {
+    const postmaster = Number(readFileSync(path.join(this.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const children = readdirSync('/proc').filter((name) => {
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        return /^\d+$/.test(name) && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+      } catch {
+        return false;
+      }
+    });
+    return [postmaster, ...children.map(Number)];
+  }
+
+  private frozen = false;
+
+  /** Hung, not crashed (SIGSTOP, the postmaster first so it starts no one new): connections stay open, nothing answers. */
+  freeze(): void {
+    for (const pid of this.processes()) process.kill(pid, 'SIGSTOP');
+    this.frozen = true;
+  }
+
+  thaw(): void {
+    if (!this.frozen) return;
+    for (const pid of this.processes().reverse()) process.kill(pid, 'SIGCONT');
+    this.frozen = false;
+  }
+
   async destroy(): Promise<void> {
+    this.thaw();
     await this.crash().catch(() => undefined);
     rmSync(this.dir, { recursive: true, force: true });
   }
@@ -428,15 +465,18 @@ describe.skipIf(!pgAvailable)('PostgreSQL crashing and restarting under a runnin
     console.info(`faults-services: during the PostgreSQL outage errors came in ${Math.round(Math.max(...slowest))} ms at most (in-flight delete: ${Math.round(deleteMs)} ms)`);
     for (const ms of slowest) expect(ms).toBeLessThan(2000);
 
-    // The released download has finished by now and its job met the outage: it could neither move the
-    // transcription on nor record a failure, and left the job to its lease.
+    // The released download has finished by now and its job met the outage: it could not move the transcription on,
+    // took the outage for what it is (no failure of the transcription's), could not record a retry either, and left
+    // the job to its lease.
     await waitFor(
       async () => s.stderr().split('\n'),
       (lines) =>
-        lines.some((l) => l.includes('transcription failed unexpectedly') && l.includes(ids.inFlight!)) && lines.some((l) => l.includes('could not record a job outcome')),
+        lines.some((l) => l.includes('transcription interrupted: the database was unavailable') && l.includes(ids.inFlight!)) &&
+        lines.some((l) => l.includes('could not record a job outcome')),
       20_000,
       50,
     );
+    expect(s.stderr()).not.toContain('transcription failed unexpectedly');
 
     // /health is a liveness check: it does not consult the database, so it keeps answering ok.
     const health = await s.request('/health');
@@ -486,6 +526,177 @@ describe.skipIf(!pgAvailable)('PostgreSQL crashing and restarting under a runnin
     expect(usage.usage_logs.map((u) => u.client_reference_id).sort()).toEqual(['in-flight', 'queued']);
     expect(exited).toBe(false);
   }, 90_000);
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+
+describe.skipIf(!pgAvailable)('PostgreSQL failing over, restarting and freezing under transcriptions (local job queue)', () => {
+  let cluster: PrivatePostgres;
+  let s: Parlance;
+  let work: string;
+  let paddedId: string;
+  let exited = false;
+
+  beforeAll(async () => {
+    work = tempDir('parlance-fault-pg-jobs-');
+    // Speech, then silence: each decode and recognition of it lasts a few seconds, long enough to act on the job.
+    const padded = await makeSpeech(path.join(work, 'padded.wav'), 'the quick brown fox jumps over the lazy dog', { padSeconds: 30 });
+    cluster = await PrivatePostgres.create();
+    s = await startParlance({
+      env: {
+        DATABASE_URL: cluster.url,
+        // A short lease: a run that lost the database is taken over soon after it is back.
+        PARLANCE_JOB_LEASE_SECONDS: '3',
+        PARLANCE_STT_WORKERS: '1',
+        PARLANCE_LOG_LEVEL: 'info',
+      },
+    });
+    void s.exited.then(() => (exited = true));
+    paddedId = await uploadFile(s, padded);
+  }, 60_000);
+
+  afterAll(async () => {
+    cluster?.thaw();
+    await s?.stop();
+    await cluster?.destroy();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  type Rec = { status: string; error_type: string | null; error_message: string | null };
+  const get = async (id: string) => (await (await s.request(`/v1/transcriptions/${id}`)).json()) as Rec;
+  const ended = (id: string, timeoutMs = 120_000) => waitFor(() => get(id), (r) => ['completed', 'failed', 'error'].includes(r.status), timeoutMs, 100);
+  const create = async (ref: string) => {
+    const res = await s.request('/v1/transcriptions', json({ model: 'stt-async-v4', file_id: paddedId, client_reference_id: ref }));
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { id: string }).id;
+  };
+  const usageOf = async (ref: string) => {
+    const res = await s.request('/v1/usage-logs?start_time=2020-01-01T00:00:00Z&end_time=2100-01-01T00:00:00Z&limit=1000');
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { usage_logs: { client_reference_id: string | null }[] }).usage_logs.filter((u) => u.client_reference_id === ref);
+  };
+  const logged = (msg: string, id: string) => s.stderr().split('\n').filter((l) => l.includes(msg) && l.includes(id)).length;
+  /** A transaction of this test's own holding `lock` (a SELECT ... FOR UPDATE). */
+  const holdLock = async (lock: string, params: unknown[]) => {
+    const client = new pg.Client({ connectionString: cluster.url });
+    client.on('error', () => undefined); // it may die with the cluster
+    await client.connect();
+    await client.query('BEGIN');
+    await client.query(lock, params);
+    return client;
+  };
+  /**
+   * The backend of the server's that waits on a lock with a statement matching `like`. Asked on a connection of its
+   * own: inside a transaction (the locker's) pg_stat_activity is a snapshot taken once.
+   */
+  const waiting = async (like: string): Promise<number> => {
+    const watcher = new pg.Client({ connectionString: cluster.url });
+    await watcher.connect();
+    try {
+      const find = async () =>
+        (await watcher.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE $1`, [like])).rows[0]?.pid;
+      return (await waitFor(find, (pid) => pid !== undefined, 120_000, 20))!;
+    } finally {
+      await watcher.end();
+    }
+  };
+
+  it('a backend terminated under the job while the database answers (a failover): the job runs again and completes, billed once', async () => {
+    // The job's metering write waits on the organization row this test holds.
+    const locker = await holdLock('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [s.organizationId]);
+    const id = await create('terminated');
+    try {
+      const pid = await waiting('%organizations%');
+      await locker.query('SELECT pg_terminate_backend($1)', [pid]);
+      // The job meets 57P01 and the database answers meanwhile: a failure written now would be final.
+      await waitFor(
+        async () => logged('transcription interrupted: the database was unavailable', id) + logged('transcription failed unexpectedly', id),
+        (n) => n > 0,
+        10_000,
+        20,
+      );
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end().catch(() => undefined);
+    }
+    const rec = await ended(id);
+    expect(rec).toMatchObject({ status: 'completed', error_type: null });
+    expect(logged('transcription failed unexpectedly', id)).toBe(0);
+    expect(logged('transcription interrupted: the database was unavailable', id)).toBe(1);
+    expect(await usageOf('terminated')).toHaveLength(1);
+  }, 180_000);
+
+  it('PostgreSQL crashing and restarting while the job stores its result: the job runs again and completes, billed once', async () => {
+    const id = await create('crashed');
+    await waitFor(() => get(id), (r) => r.status === 'transcribing', 60_000, 20);
+    // Recognition under way; its result's write waits on the transcription row this test holds.
+    const locker = await holdLock('SELECT 1 FROM transcriptions WHERE id = $1 FOR UPDATE', [id]);
+    await waiting('%transcript%');
+    // Metered already (before completion, under the transcription's id).
+    expect(await usageOf('crashed')).toHaveLength(1);
+    await cluster.crash();
+    void locker.end().catch(() => undefined);
+    await waitFor(async () => logged('transcription interrupted: the database was unavailable', id), (n) => n > 0, 10_000, 20);
+    await cluster.start();
+    const rec = await ended(id);
+    expect(rec).toMatchObject({ status: 'completed', error_type: null });
+    expect(logged('transcription failed unexpectedly', id)).toBe(0);
+    // Metered again by the re-run: the record already there is kept, nothing is drawn twice.
+    expect(await usageOf('crashed')).toHaveLength(1);
+    expect(exited).toBe(false);
+  }, 180_000);
+
+  it('PostgreSQL frozen: requests get a 500 internal_error within the query bound, /health answers; after SIGCONT the server serves at once', async () => {
+    expect((await s.request('/v1/files')).status).toBe(200); // pooled connections, idle when the host freezes
+    const id = await create('frozen');
+    await waitFor(() => get(id), (r) => r.status === 'transcribing', 60_000, 20);
+    cluster.freeze();
+    const requestIds: string[] = [];
+    try {
+      const form = new FormData();
+      form.set('file', new Blob([new Uint8Array(readFileSync(path.join(work, 'padded.wav')))]), 'frozen.wav');
+      // More at once than the pool has connections: some wait for one, and that wait is bounded too.
+      const requests: [string, (signal: AbortSignal) => Promise<Response>][] = [
+        ...Array.from({ length: 8 }, (_, i): [string, (signal: AbortSignal) => Promise<Response>] => [`list files ${i}`, (signal) => s.request('/v1/files', { signal })]),
+        ['get file', (signal) => s.request(`/v1/files/${paddedId}`, { signal })],
+        ['upload', (signal) => s.request('/v1/files', { method: 'POST', body: form, signal })],
+        ['create transcription', (signal) => s.request('/v1/transcriptions', { ...json({ model: 'stt-async-v4', file_id: paddedId }), signal })],
+        ['get transcription', (signal) => s.request(`/v1/transcriptions/${id}`, { signal })],
+        ['usage logs', (signal) => s.request('/v1/usage-logs?start_time=2020-01-01T00:00:00Z&end_time=2100-01-01T00:00:00Z', { signal })],
+      ];
+      const health = await timed((signal) => s.request('/health', { signal }));
+      expect(health.res.status).toBe(200);
+      expect(health.ms).toBeLessThan(1000);
+      const results = await Promise.all(requests.map(([, run]) => timed(run, 60_000)));
+      const slowest = Math.max(...results.map((r) => r.ms));
+      console.info(`faults-services: with PostgreSQL frozen, requests failed within ${Math.round(slowest)} ms`);
+      for (const [i, { res }] of results.entries()) {
+        const name = requests[i]![0];
+        expect(res.status, name).toBe(500);
+        const body = await errorBody(res);
+        expect(body.error_type, name).toBe('internal_error');
+        expect(body.message, name).toBe('Internal server error.');
+        expectNoInternalDetail(JSON.stringify(body), [`:${cluster.port}`, 'timeout']);
+        requestIds.push(body.request_id);
+      }
+      // The query bound (10 s) plus its second of grace, and a little: never a hang.
+      expect(slowest).toBeLessThan(14_000);
+    } finally {
+      cluster.thaw();
+    }
+    // The causes are in the log, under the request ids the clients were given.
+    await waitFor(async () => s.stderr(), (log) => requestIds.every((r) => log.includes(r)), 5000, 20);
+    expect(s.stderr()).toMatch(/the database did not answer within \d+ ms|Connection terminated due to connection timeout|timeout exceeded when trying to connect/);
+    const thawed = performance.now();
+    await waitFor(() => s.request('/v1/files'), (r) => r.status === 200, 5000, 25);
+    console.info(`faults-services: the server served again ${Math.round(performance.now() - thawed)} ms after PostgreSQL was resumed`);
+    expect((await s.request(`/v1/transcriptions/${id}`)).status).toBe(200);
+    // The transcription in flight is not failed for the freeze: it completes, billed once.
+    expect(await ended(id)).toMatchObject({ status: 'completed', error_type: null });
+    expect(logged('transcription failed unexpectedly', id)).toBe(0);
+    expect(await usageOf('frozen')).toHaveLength(1);
+    expect(exited).toBe(false);
+  }, 180_000);
 });
 
 // ---------------------------------------------------------------------------------------------------------------

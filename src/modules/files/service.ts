@@ -1,7 +1,7 @@
 // Files: rules for upload (per-file limit, organization/project caps, audio check), listing, counting and
 // permanent deletion. Streams in, rows out; knows nothing of HTTP.
 import type { Readable } from 'node:stream';
-import { AudioProbeError, probeAudioFile } from '../../audio/probe.js';
+import { AudioProbeError, AudioProbeInterrupted, probeAudioFile } from '../../audio/probe.js';
 import type { Settings } from '../../config/settings.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { createdAfter, type CursorCodec, type Page, pageByCreated } from '../../lib/cursor.js';
@@ -20,6 +20,10 @@ export const MAX_CLIENT_REFERENCE_ID_LENGTH = 256;
 const GB = 1e9;
 /** A GB cap in whole bytes: 0.000064159 * 1e9 is 64158.99999999999 in floating point, and must mean 64159. */
 const capBytes = (gb: number): number => Math.round(gb * GB);
+
+function checkFailure(cause: unknown): ApiError {
+  return new ApiError('internal_error', 'The server could not check the audio file: its audio checker stopped unexpectedly. Nothing was kept; please try again.', { cause });
+}
 
 export function toFileRecord(row: FileRow): FileRecord {
   return { id: row.id, filename: row.filename, size: row.size, created_at: row.created_at, client_reference_id: row.client_reference_id };
@@ -102,6 +106,8 @@ export class FilesService {
         probe = await probeAudioFile(staged.tempPath);
       } catch (err) {
         if (err instanceof AudioProbeError) throw new ApiError('invalid_audio_file', `Invalid audio file: ${err.message}.`);
+        // The checker was killed, not the file found wanting: the server's failure (the cause goes to the log).
+        if (err instanceof AudioProbeInterrupted) throw checkFailure(err);
         throw err;
       }
       const id = newId();

@@ -2,13 +2,14 @@
 // webhook delivery. Each step is idempotent and resumes from the last durable state, so a job re-run after
 // a crash (kill -9 mid-download or mid-decode) finishes or fails cleanly instead of sticking.
 import { AudioDecodeError, decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
-import { AudioProbeError, probeAudioFile } from '../../audio/probe.js';
+import { AudioProbeError, AudioProbeInterrupted, probeAudioFile } from '../../audio/probe.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
 import type { Token } from '../../engines/stt/interface.js';
 import { TranslationError } from '../../engines/translate/interface.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { type Job, type JobQueue, PermanentJobError } from '../../jobs/queue.js';
 import type { LocalBlobStore } from '../../storage/blob-store.js';
+import { isTransientDatabaseError } from '../../storage/transient-errors.js';
 import { ApiError } from '../../wire/api-error.js';
 import { type CompatProfile, type TranscriptionStatus, wireWebhookStatus } from '../../wire/compat.js';
 import type { BillingGuard } from '../billing/guard.js';
@@ -140,15 +141,30 @@ export class TranscriptionProcessor {
         await this.service.fail(id, active, err.type, err.message);
         return;
       }
-      if (err instanceof AudioDecodeError && err.interrupted) {
-        // ffmpeg was killed from outside (or lost with the spawner process): the audio is not at fault. The queue
-        // runs the job again, resuming from its state (the audio stays next to it); the last attempt records it.
+      if ((err instanceof AudioDecodeError && err.interrupted) || err instanceof AudioProbeInterrupted) {
+        // ffmpeg or ffprobe was killed from outside (or lost with the spawner process): the audio is not at fault.
+        // The queue runs the job again, resuming from its state (the audio stays next to it); the last attempt
+        // records it.
         if (job.attempt < job.maxAttempts) {
           this.log('warn', 'transcription interrupted: the audio decoder stopped; it runs again', { id, attempt: job.attempt, err: err.message });
           throw err;
         }
         this.log('error', 'transcription interrupted: the audio decoder stopped on its last attempt', { id, attempt: job.attempt, err: err.message });
         await this.service.fail(id, active, 'internal_error', 'Internal error: the audio decoder stopped unexpectedly. Please try again.');
+        return;
+      }
+      if (isTransientDatabaseError(err)) {
+        // The database went away under the job (a restart, a failover, a frozen host): nothing is wrong with the
+        // transcription, and a failure written now (the database may answer again already) would be final. The
+        // queue runs it again from its last durable state; usage is metered under its id, so never twice.
+        // An AggregateError (every address of the host refused) has an empty message and a code.
+        const why = (err as Error).message || (err as { code?: string }).code;
+        if (job.attempt < job.maxAttempts) {
+          this.log('warn', 'transcription interrupted: the database was unavailable; it runs again', { id, attempt: job.attempt, err: why });
+          throw err;
+        }
+        this.log('error', 'transcription interrupted: the database was unavailable on its last attempt', { id, attempt: job.attempt, err: why });
+        await this.service.fail(id, active, 'internal_error', 'Internal error: the database was unavailable while the transcription ran. Please try again.');
         return;
       }
       this.log('error', 'transcription failed unexpectedly', { id, err: String((err as Error)?.stack ?? err) });
