@@ -1,7 +1,11 @@
-// `parlance models ...`: the speech models and translation pairs this server offers; bringing and removing models.
+// `parlance models ...`: the speech models and translation pairs this server offers; bringing (pull, import, from the
+// catalogue) and removing models.
 import type { Command } from 'commander';
-import { MODEL_TYPES, type ModelFamily } from '../engines/model-dir/manifest.js';
-import { PullError, pullModel, removeModel } from '../engines/model-dir/pull.js';
+import { loadCatalogue } from '../engines/model-dir/catalogue.js';
+import { progressMode, StderrProgress } from '../engines/model-dir/progress.js';
+import { importFolder, PullError, pullModel, removeModel } from '../engines/model-dir/pull.js';
+import { scanModelsDir } from '../engines/model-dir/scan.js';
+import { resolveSource, type SourceFlags } from '../engines/model-dir/sources.js';
 import { createSttRegistry } from '../engines/stt/index.js';
 import { TtsRegistry } from '../engines/tts/registry.js';
 import { createTranslationRegistry, translationOptionsFrom } from '../engines/translate/registry.js';
@@ -37,24 +41,56 @@ export function modelsCommands(program: Command): void {
     await Promise.all([translation.close(), ttsRegistry.close()]);
   });
 
-  withCommon(
+  const sourceOptions = (cmd: Command) =>
+    withCommon(cmd)
+      .option('--family <family>', 'stt-offline, stt-streaming, tts or speaker-embedding (default: the catalogue entry\'s)')
+      .option('--type <type>', 'model type within the family, e.g. whisper, nemo-transducer, transducer, vits (default: the catalogue entry\'s)')
+      .option('--id <id>', 'public model id ending in a version (default: the catalogue entry\'s, or the source\'s name with -v1)')
+      .option('--name <name>', 'display name')
+      .option('--language <code...>', 'languages (ISO 639-1; default: the catalogue entry\'s, or en)')
+      .option('--alias <id...>', 'public ids to take over, e.g. stt-async-v4 (instead of the catalogue entry\'s suggestions)')
+      .option('--no-aliases', 'take over no public ids, not even the catalogue entry\'s suggestions')
+      .option('--sha256 <hex>', 'expected SHA-256 of the archive (default: the catalogue entry\'s, when known)');
+
+  sourceOptions(
     modelsCmd
       .command('pull')
-      .description('download a model archive (sherpa-onnx .tar.bz2, by URL or path) into the models directory, with its parlance-model.json; restart the server to offer it')
-      .argument('<source>', 'URL or local path of the archive')
-      .requiredOption('--family <family>', 'stt-offline, stt-streaming, tts or speaker-embedding')
-      .requiredOption('--type <type>', 'model type within the family, e.g. whisper, nemo-transducer, transducer, vits')
-      .option('--id <id>', 'public model id ending in a version (default: the archive name with -v1)')
-      .option('--name <name>', 'display name')
-      .option('--language <code...>', 'languages (ISO 639-1; default en)')
-      .option('--alias <id...>', 'public ids to take over, e.g. stt-async-v4')
-      .option('--sha256 <hex>', 'expected SHA-256 of the archive'),
-  ).action(async (source: string, opts: CommonOpts & { family: string; type: string; id?: string; name?: string; language?: string[]; alias?: string[]; sha256?: string }) => {
-    const settings = settingsFrom(opts);
-    if (!(opts.family in MODEL_TYPES)) throw new PullError(`--family must be one of: ${Object.keys(MODEL_TYPES).join(', ')}`);
-    const m = await pullModel({ source, modelsDir: settings.modelsDir, family: opts.family as ModelFamily, type: opts.type, id: opts.id, name: opts.name, languages: opts.language, aliases: opts.alias, sha256: opts.sha256 });
-    print(opts, { model: { id: m.id, dir: m.dir, family: m.family, type: m.type, files: m.files, aliases: m.aliases ?? [] } }, `${m.id}: ${m.family} ${m.type} model in ${m.dir} (restart the server to offer it)`);
-  });
+      .description('download a model (a catalogue name, or the URL or path of a sherpa-onnx .tar.bz2 archive or .onnx file) into the models directory, with its parlance-model.json; an interrupted download resumes; restart the server to offer it')
+      .argument('<source>', 'catalogue name (`parlance models catalogue`), URL, or local path'),
+  ).action(async (source: string, opts: CommonOpts & SourceFlags) => bring(source, opts, 'pull'));
+
+  sourceOptions(
+    modelsCmd
+      .command('import')
+      .description('install a model from a local archive or .onnx file (as pull) or a local folder (copied; its parlance-model.json is used if it has one), for machines without internet')
+      .argument('<path>', 'archive, .onnx file or folder'),
+  ).action(async (source: string, opts: CommonOpts & SourceFlags) => bring(source, opts, 'import'));
+
+  withCommon(modelsCmd.command('catalogue').alias('catalog').description('list the models `parlance models pull NAME` knows (sherpa-onnx release archives)')).action(
+    async (opts: CommonOpts) => {
+      const catalogue = loadCatalogue(process.env.PARLANCE_MODELS_CATALOGUE);
+      let installed = new Set<string>();
+      try {
+        installed = new Set(scanModelsDir(settingsFrom(opts).modelsDir).map((m) => m.id));
+      } catch {
+        // A broken model folder does not hide the catalogue.
+      }
+      const rows = catalogue.map((e) => ({ ...e, aliases: e.aliases ?? [], sha256: e.sha256 ?? null, installed: installed.has(e.id) }));
+      const line = (e: (typeof rows)[number]) =>
+        [
+          e.name.padEnd(24),
+          `${e.family} ${e.type}`.padEnd(28),
+          e.languages.join(',').padEnd(16),
+          (e.size_mb === undefined ? '' : `${Math.round(e.size_mb)} MB`).padStart(7),
+          `  ${e.aliases.join(' ')}`.padEnd(16),
+          e.installed ? 'installed' : '',
+        ]
+          .join(' ')
+          .trimEnd();
+      const header = ['NAME'.padEnd(24), 'FAMILY TYPE'.padEnd(28), 'LANGUAGES'.padEnd(16), 'SIZE'.padStart(7), '  SUGGESTED ALIASES'].join(' ');
+      print(opts, { catalogue: rows }, [header, ...rows.map(line), '', 'pull one with `parlance models pull NAME`; sizes are approximate downloads'].join('\n'));
+    },
+  );
 
   withCommon(modelsCmd.command('remove').description('remove a model you brought (its folder in the models directory); restart the server').argument('<id>', 'the model id')).action(
     async (id: string, opts: CommonOpts) => {
@@ -72,5 +108,38 @@ export function modelsCommands(program: Command): void {
       print(opts, { pairs }, pairs.length ? pairs.map((p) => `${p.source} -> ${p.target}`).join('\n') : 'no translation pairs installed');
       await translation.close();
     },
+  );
+}
+
+/** `models pull` and `models import`: resolve the source, bring the model, and say what was done. */
+async function bring(source: string, opts: CommonOpts & SourceFlags, command: 'pull' | 'import'): Promise<void> {
+  const { modelsDir } = settingsFrom(opts);
+  // Environment knobs of this command only (not settings: the server never downloads).
+  const resolved = resolveSource(source, opts, loadCatalogue(process.env.PARLANCE_MODELS_CATALOGUE), command);
+  const mode = progressMode(opts.json);
+  const interval = Number(process.env.PARLANCE_PULL_PROGRESS_SECONDS) || undefined;
+  const r =
+    resolved.kind === 'folder'
+      ? await importFolder({ ...resolved.options, modelsDir })
+      : await pullModel({ ...resolved.options, modelsDir, progress: (file) => (mode === 'none' ? undefined : new StderrProgress(file, mode, interval)) });
+  const m = r.model;
+  const checked = resolved.kind === 'archive' ? resolved.checkedAgainst : undefined;
+  const lines = [`${m.id}: ${m.family} ${m.type} model in ${m.dir} (restart the server to offer it)`];
+  if (r.sha256) {
+    lines.push(
+      checked
+        ? `sha256 ${r.sha256} (matches ${checked})`
+        : `sha256 ${r.sha256} (nothing to check it against: keep it, and give it as --sha256 to check the archive next time)`,
+    );
+  }
+  if (r.skippedAliases.length) lines.push(`left out the suggested aliases ${r.skippedAliases.join(', ')}: another model holds them`);
+  print(
+    opts,
+    {
+      model: { id: m.id, dir: m.dir, family: m.family, type: m.type, files: m.files, aliases: m.aliases ?? [] },
+      archive: r.sha256 ? { source: resolved.options.source, sha256: r.sha256, checked: r.checked, resumed_from: r.resumedFrom } : null,
+      skipped_aliases: r.skippedAliases,
+    },
+    lines.join('\n'),
   );
 }

@@ -1,144 +1,250 @@
-// `parlance models pull`: the one way a model is downloaded, by an operator's explicit command (the server never
-// downloads anything). An archive (sherpa-onnx's release .tar.bz2 files, or .tar.gz / .tar.xz / .tar) is fetched
-// from a URL or taken from a local path, unpacked into its own folder of the models directory, and given a
-// parlance-model.json whose file roles are found by name (tokens.txt, *encoder*.onnx, ...; int8 files preferred,
-// as they decode faster on a CPU). The folder is checked as the server checks it at start; on any failure nothing is
-// left behind.
+// `parlance models pull` and `models import`: the one way a model is brought, by an operator's explicit command (the
+// server never downloads anything). An archive (sherpa-onnx's release .tar.bz2 files, or .tar.gz / .tar.xz / .tar)
+// or a single .onnx file is fetched from a URL (resumably, download.ts) or read from a local path, unpacked in the
+// download area, given a parlance-model.json whose file roles are found by name (roles.ts), checked as the server
+// checks it at start, and only then moved into its own folder of the models directory. A local folder is copied the
+// same way. On any failure the models directory is left as it was; only an interrupted download's partial file stays
+// in the download area (`<models dir>/.downloads`, which the server skips) for the next pull to continue.
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { type InstalledModel, MANIFEST_FILE, MODEL_TYPES, type ModelFamily, readManifest } from './manifest.js';
+import { stripArchiveExt } from './catalogue.js';
+import { discardPart, type DownloadProgress, downloadResumable, hashFile, partFileFor } from './download.js';
+import { type InstalledModel, MANIFEST_FILE, type ModelFamily, readManifest } from './manifest.js';
+import { diskError, PullError } from './pull-error.js';
+import { findRoles, neededRoles } from './roles.js';
 import { scanModelsDir } from './scan.js';
+
+export { PullError } from './pull-error.js';
 
 const execFileP = promisify(execFile);
 
-export interface PullOptions {
-  /** http(s) URL or local path of the archive. */
+/** The download area inside the models directory (a folder without a manifest: the server skips it). */
+export const DOWNLOADS_DIR = '.downloads';
+
+/** What the manifest says besides the files. */
+export interface ModelFields {
+  /** Public id (default: the source's name, lower case, with -v1). */
+  id?: string;
+  name?: string;
+  /** Languages (default en). */
+  languages?: string[];
+  /** Public ids to take over: an error when another model holds one. */
+  aliases?: string[];
+  /** Public ids suggested by the catalogue: taken when free, left out otherwise. */
+  suggestedAliases?: string[];
+  voices?: Record<string, number>;
+}
+
+export interface PullOptions extends ModelFields {
+  /** http(s) URL or local path of the archive or .onnx file. */
   source: string;
   modelsDir: string;
   family: ModelFamily;
   type: string;
-  /** Public id (default: the archive's name, lower case, with -v1). */
-  id?: string;
-  name?: string;
-  languages?: string[];
-  aliases?: string[];
   /** Expected SHA-256 of the archive (hex); a mismatch fails the pull. */
   sha256?: string;
+  /** Role → file name known for this archive (used when the archive has that file). */
+  files?: Record<string, string>;
+  /** Files downloaded into the model's folder beside the archive's. */
+  extras?: { url: string; sha256?: string }[];
+  /** A progress display for each file downloaded (named by its file name). */
+  progress?: (file: string) => DownloadProgress | undefined;
 }
 
-export class PullError extends Error {}
+export interface FolderImportOptions extends ModelFields {
+  /** A local folder holding the model's files, with or without its parlance-model.json. */
+  source: string;
+  modelsDir: string;
+  /** Needed when the folder has no parlance-model.json (which has them otherwise). */
+  family?: ModelFamily;
+  type?: string;
+}
 
-/** Name patterns of each file role, most specific first. */
-const ROLE_PATTERNS: Record<string, RegExp> = {
-  tokens: /tokens\.txt$/,
-  encoder: /encoder?[^/]*\.onnx$/,
-  decoder: /(?<!cached_|uncached_)decoder?[^/]*\.onnx$/,
-  joiner: /joiner[^/]*\.onnx$/,
-  preprocessor: /preprocess[^/]*\.onnx$/,
-  uncached_decoder: /uncached_decode[^/]*\.onnx$/,
-  cached_decoder: /(?<!un)cached_decode[^/]*\.onnx$/,
-  model: /\.onnx$/,
-  acoustic_model: /\.onnx$/,
-  vocoder: /(vocos|hifigan|vocoder)[^/]*\.onnx$/,
-  voices: /voices\.bin$/,
-};
+export interface PullResult {
+  model: InstalledModel;
+  /** SHA-256 of the archive as downloaded or read (none for a folder). */
+  sha256?: string;
+  /** Whether that checksum was compared with an expected one. */
+  checked: boolean;
+  /** Bytes an interrupted earlier download had fetched, continued by this one (0: none). */
+  resumedFrom: number;
+  /** Suggested aliases left out because another model holds them. */
+  skippedAliases: string[];
+}
 
-export async function pullModel(opts: PullOptions): Promise<InstalledModel> {
-  const needed = (MODEL_TYPES[opts.family] as Record<string, readonly string[]>)[opts.type];
-  if (!needed) throw new PullError(`type "${opts.type}" is not a ${opts.family} model type; use one of: ${Object.keys(MODEL_TYPES[opts.family]).join(', ')}`);
-  const base = path.basename(new URL(opts.source, 'file:///').pathname).replace(/\.(tar\.bz2|tar\.gz|tgz|tar\.xz|tar)$/, '');
-  const id = opts.id ?? `${base.toLowerCase().replace(/[^a-z0-9._-]+/g, '-')}-v1`;
-  const folder = path.join(opts.modelsDir, id);
-  if (existsSync(folder)) throw new PullError(`${folder} exists already: remove it, or pull with another --id`);
-  mkdirSync(opts.modelsDir, { recursive: true });
-  const work = `${folder}.partial`;
-  rmSync(work, { recursive: true, force: true });
-  mkdirSync(work);
+export async function pullModel(opts: PullOptions): Promise<PullResult> {
+  neededRoles(opts.family, opts.type);
+  const remote = /^https?:\/\//.test(opts.source);
+  const file = path.basename(remote ? new URL(opts.source).pathname : opts.source);
+  if (!remote && !(existsSync(opts.source) && statSync(opts.source).isFile())) throw new PullError(`${opts.source} is not a file`);
+  const target = plan(opts.modelsDir, opts.id ?? defaultId(stripArchiveExt(file)), opts);
+  const downloads = path.join(opts.modelsDir, DOWNLOADS_DIR);
+  const work = path.join(downloads, `${target.id}.unpack`);
+  const archive = `${work}.${file}`;
+  const expected = opts.sha256?.toLowerCase();
   try {
-    const archive = path.join(work, 'archive');
-    const digest = await fetchTo(opts.source, archive);
-    if (opts.sha256 && digest !== opts.sha256.toLowerCase()) throw new PullError(`checksum mismatch for ${opts.source}: expected ${opts.sha256.toLowerCase()}, got ${digest}`);
-    await execFileP('tar', ['-xf', archive, '-C', work]).catch((err: { stderr?: string }) => {
-      throw new PullError(`could not unpack ${opts.source}: ${(err.stderr ?? '').trim().split('\n').at(-1) ?? 'not an archive'}`);
-    });
-    rmSync(archive);
-    // sherpa-onnx's archives hold one top folder: its contents become the model's folder.
-    const entries = readdirSync(work);
-    const top = entries.length === 1 && statSync(path.join(work, entries[0]!)).isDirectory() ? path.join(work, entries[0]!) : work;
-    const files = readdirSync(top).filter((f) => statSync(path.join(top, f)).isFile());
-    const roles = pickRoles(files, needed);
-    const missing = needed.filter((r) => !roles[r]);
-    if (missing.length) throw new PullError(`the archive has no file for ${missing.join(', ')} (files: ${files.join(', ')}); a ${opts.type} model needs ${needed.join(', ')}`);
-    const manifest = {
-      id,
-      ...(opts.name ? { name: opts.name } : {}),
-      family: opts.family,
-      type: opts.type,
-      files: roles,
-      languages: opts.languages?.length ? opts.languages : ['en'],
-      ...(opts.aliases?.length ? { aliases: opts.aliases } : {}),
-    };
-    writeFileSync(path.join(top, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
-    renameSync(top, folder);
-    rmSync(work, { recursive: true, force: true });
-    return readManifest(folder);
-  } catch (err) {
-    rmSync(work, { recursive: true, force: true });
-    rmSync(folder, { recursive: true, force: true });
-    throw err;
-  }
-}
-
-/** The file for each needed role: the int8 variant when there is one, else the shortest name that matches. */
-function pickRoles(files: string[], needed: readonly string[]): Record<string, string> {
-  const roles: Record<string, string> = {};
-  const taken = new Set<string>();
-  // Specific roles before the catch-all "model".
-  for (const role of [...needed].sort((a, b) => Number(a === 'model' || a === 'acoustic_model') - Number(b === 'model' || b === 'acoustic_model'))) {
-    const pattern = ROLE_PATTERNS[role] ?? new RegExp(`${role}[^/]*$`);
-    const candidates = files.filter((f) => pattern.test(f) && !taken.has(f)).sort((a, b) => Number(b.includes('int8')) - Number(a.includes('int8')) || a.length - b.length);
-    if (candidates[0]) {
-      roles[role] = candidates[0];
-      // The other precision of the same file is not a candidate for another role.
-      for (const f of files) if (f.replace('.int8', '') === candidates[0].replace('.int8', '')) taken.add(f);
+    // Everything is fetched (and checked) before anything is unpacked, so that a pull cut off in any file resumes.
+    let digest: string;
+    let resumedFrom = 0;
+    let part: string | undefined;
+    if (remote) {
+      part = partFileFor(downloads, opts.source);
+      ({ sha256: digest, resumedFrom } = await downloadResumable(opts.source, part, opts.progress?.(file)));
+    } else {
+      digest = await hashFile(opts.source);
     }
+    if (expected && digest !== expected) {
+      if (part) discardPart(part);
+      throw new PullError(`checksum mismatch for ${opts.source}: expected ${expected}, got ${digest}`);
+    }
+    const extras: { part: string; file: string }[] = [];
+    for (const extra of opts.extras ?? []) {
+      const extraPart = partFileFor(downloads, extra.url);
+      const extraFile = path.basename(new URL(extra.url).pathname);
+      const got = await downloadResumable(extra.url, extraPart, opts.progress?.(extraFile));
+      if (extra.sha256 && got.sha256 !== extra.sha256) {
+        discardPart(extraPart);
+        throw new PullError(`checksum mismatch for ${extra.url}: expected ${extra.sha256}, got ${got.sha256}`);
+      }
+      extras.push({ part: extraPart, file: extraFile });
+    }
+    rmSync(work, { recursive: true, force: true });
+    mkdirSync(work, { recursive: true });
+    if (part) {
+      // The download is complete: from here on it is the pull's, not a partial file to resume.
+      renameSync(part, archive);
+      discardPart(part);
+    }
+    if (!/\.onnx$/.test(file)) await unpack(part ? archive : opts.source, work, opts.source);
+    else if (part) renameSync(archive, path.join(work, file));
+    else copyFileSync(opts.source, path.join(work, file));
+    const top = topFolder(work);
+    for (const x of extras) {
+      renameSync(x.part, path.join(top, x.file));
+      discardPart(x.part);
+    }
+    const files = findRoles(top, opts.family, opts.type, 'the archive', opts.files);
+    const model = install(top, target.folder, manifestOf(target, opts, opts.family, opts.type, files));
+    return { model, sha256: digest, checked: !!expected, resumedFrom, skippedAliases: target.skipped };
+  } catch (err) {
+    throw diskError(err, opts.modelsDir);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+    rmSync(archive, { force: true });
+    removeIfEmpty(downloads);
   }
-  return roles;
 }
 
-/** Copy or download `source` to `file`; the SHA-256 of its bytes (hex). */
-async function fetchTo(source: string, file: string): Promise<string> {
-  const hash = createHash('sha256');
-  const hashing = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      hash.update(chunk);
-      done(null, chunk);
-    },
+/** Copy a local model folder into the models directory; its parlance-model.json is used when it has one. */
+export async function importFolder(opts: FolderImportOptions): Promise<PullResult> {
+  if (!existsSync(opts.source) || !statSync(opts.source).isDirectory()) throw new PullError(`${opts.source} is not a folder`);
+  const ownManifest = existsSync(path.join(opts.source, MANIFEST_FILE));
+  let raw: Record<string, unknown> | undefined;
+  if (ownManifest) {
+    // Checked where it is first, so that its errors name the user's file.
+    const m = readManifest(opts.source);
+    if ((opts.family && opts.family !== m.family) || (opts.type && opts.type !== m.type)) {
+      throw new PullError(`${path.join(opts.source, MANIFEST_FILE)} says ${m.family} ${m.type}; drop --family/--type, or fix the manifest`);
+    }
+    raw = JSON.parse(readFileSync(path.join(opts.source, MANIFEST_FILE), 'utf8')) as Record<string, unknown>;
+  } else if (!opts.family || !opts.type) {
+    throw new PullError(`${opts.source} has no ${MANIFEST_FILE}: give --family and --type`);
+  } else {
+    neededRoles(opts.family, opts.type);
+  }
+  const id = opts.id ?? (raw?.id as string | undefined) ?? defaultId(path.basename(path.resolve(opts.source)));
+  const target = plan(opts.modelsDir, id, { ...opts, aliases: opts.aliases ?? (raw?.aliases as string[] | undefined) });
+  const downloads = path.join(opts.modelsDir, DOWNLOADS_DIR);
+  const work = path.join(downloads, `${target.id}.unpack`);
+  try {
+    rmSync(work, { recursive: true, force: true });
+    mkdirSync(downloads, { recursive: true });
+    cpSync(opts.source, work, { recursive: true });
+    const manifest = raw
+      ? { ...raw, ...manifestOf(target, { ...opts, languages: opts.languages ?? (raw.languages as string[]), name: opts.name ?? (raw.name as string | undefined) }, raw.family as ModelFamily, raw.type as string, raw.files as Record<string, string>) }
+      : manifestOf(target, opts, opts.family!, opts.type!, findRoles(work, opts.family!, opts.type!, 'the folder'));
+    const model = install(work, target.folder, manifest);
+    return { model, checked: false, resumedFrom: 0, skippedAliases: target.skipped };
+  } catch (err) {
+    throw diskError(err, opts.modelsDir);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+    removeIfEmpty(downloads);
+  }
+}
+
+interface Target {
+  id: string;
+  folder: string;
+  aliases: string[];
+  skipped: string[];
+}
+
+/** Where the model goes and which ids it claims; a PullError when its folder exists or another model holds an id. */
+function plan(modelsDir: string, id: string, fields: ModelFields): Target {
+  const folder = path.join(modelsDir, id);
+  if (existsSync(folder)) throw new PullError(`${folder} exists already: remove it, or pull with another --id`);
+  const holders = new Map<string, string>();
+  for (const m of scanModelsDir(modelsDir)) for (const claimed of [m.id, ...(m.aliases ?? [])]) holders.set(claimed, m.id);
+  if (holders.has(id)) throw new PullError(`the id ${id} is taken by ${holders.get(id)}: pull with another --id`);
+  const taken = (fields.aliases ?? []).filter((a) => holders.has(a));
+  if (taken.length) throw new PullError(`${taken.map((a) => `${a} is claimed by ${holders.get(a)}`).join(', ')}: remove that model first, or choose other --alias ids`);
+  const suggested = (fields.aliases ? [] : (fields.suggestedAliases ?? [])).filter((a) => a !== id);
+  return {
+    id,
+    folder,
+    aliases: [...(fields.aliases ?? []), ...suggested.filter((a) => !holders.has(a))],
+    skipped: suggested.filter((a) => holders.has(a)),
+  };
+}
+
+function manifestOf(target: Target, fields: ModelFields, family: ModelFamily, type: string, files: Record<string, string>): Record<string, unknown> {
+  return {
+    id: target.id,
+    ...(fields.name ? { name: fields.name } : {}),
+    family,
+    type,
+    files,
+    languages: fields.languages?.length ? fields.languages : ['en'],
+    ...(target.aliases.length ? { aliases: target.aliases } : {}),
+    ...(fields.voices ? { voices: fields.voices } : {}),
+  };
+}
+
+/** Write the manifest into `dir`, check it as the server would, and move `dir` into place as `folder`. */
+function install(dir: string, folder: string, manifest: Record<string, unknown>): InstalledModel {
+  writeFileSync(path.join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+  readManifest(dir);
+  // Another pull may have installed one there meanwhile.
+  if (existsSync(folder)) throw new PullError(`${folder} exists already: remove it, or pull with another --id`);
+  renameSync(dir, folder);
+  return readManifest(folder);
+}
+
+async function unpack(archive: string, into: string, source: string): Promise<void> {
+  await execFileP('tar', ['-xf', archive, '-C', into]).catch((err: { stderr?: string }) => {
+    throw new PullError(`could not unpack ${source}: ${(err.stderr ?? '').trim().split('\n').at(-1) || 'not an archive'}`);
   });
-  if (!/^https?:\/\//.test(source)) {
-    if (!existsSync(source) || !statSync(source).isFile()) throw new PullError(`${source} is not a file`);
-    await pipeline(createReadStream(source), hashing, createWriteStream(file));
-    return hash.digest('hex');
-  }
-  let res: Response;
+}
+
+/** sherpa-onnx's archives hold one top folder: its contents become the model's folder. */
+function topFolder(dir: string): string {
+  const entries = readdirSync(dir);
+  return entries.length === 1 && statSync(path.join(dir, entries[0]!)).isDirectory() ? path.join(dir, entries[0]!) : dir;
+}
+
+function defaultId(base: string): string {
+  return `${base.toLowerCase().replace(/[^a-z0-9._-]+/g, '-')}-v1`;
+}
+
+function removeIfEmpty(dir: string): void {
   try {
-    res = await fetch(source, { redirect: 'follow' });
-  } catch (err) {
-    const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
-    throw new PullError(`could not download ${source}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+    rmdirSync(dir);
+  } catch {
+    // Not empty (a partial download to resume), or not there.
   }
-  if (!res.ok || !res.body) throw new PullError(`could not download ${source}: HTTP ${res.status}`);
-  try {
-    await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), hashing, createWriteStream(file));
-  } catch (err) {
-    throw new PullError(`the download of ${source} was cut off (${(err as Error).message})`);
-  }
-  return hash.digest('hex');
 }
 
 /** Remove the model whose manifest id is `id` from `modelsDir`; its folder, or undefined when there is none. */

@@ -1,0 +1,71 @@
+// Which file of a model folder plays which role (tokens.txt, *encoder*.onnx, ...), found by name as sherpa-onnx's
+// archives name them; int8 files preferred, as they decode faster on a CPU.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { MODEL_TYPES, type ModelFamily } from './manifest.js';
+import { PullError } from './pull-error.js';
+
+/** Name patterns of each file role, most specific first. */
+const ROLE_PATTERNS: Record<string, RegExp> = {
+  tokens: /tokens\.txt$/,
+  encoder: /encoder?[^/]*\.onnx$/,
+  decoder: /(?<!cached_|uncached_)decoder?[^/]*\.onnx$/,
+  joiner: /joiner[^/]*\.onnx$/,
+  preprocessor: /preprocess[^/]*\.onnx$/,
+  uncached_decoder: /uncached_decode[^/]*\.onnx$/,
+  cached_decoder: /(?<!un)cached_decode[^/]*\.onnx$/,
+  model: /\.onnx$/,
+  acoustic_model: /\.onnx$/,
+  vocoder: /(vocos|hifigan|vocoder)[^/]*\.onnx$/,
+  voices: /voices\.bin$/,
+};
+
+/** The files a model type needs; a PullError naming the family's types when it has no such type. */
+export function neededRoles(family: ModelFamily, type: string): readonly string[] {
+  const types = MODEL_TYPES[family] as Record<string, readonly string[]>;
+  const needed = types[type];
+  if (!needed) throw new PullError(`type "${type}" is not a ${family} model type; use one of: ${Object.keys(types).join(', ')}`);
+  return needed;
+}
+
+/**
+ * The manifest's `files` for the model in `dir`: each needed role (`pinned` names win when that file exists), and
+ * for speech synthesis the espeak-ng-data folder and a lexicon.txt when there are. A PullError says what `what`
+ * ("the archive", "the folder") lacks.
+ */
+export function findRoles(dir: string, family: ModelFamily, type: string, what: string, pinned: Record<string, string> = {}): Record<string, string> {
+  const needed = neededRoles(family, type);
+  const files = readdirSync(dir).filter((f) => statSync(path.join(dir, f)).isFile());
+  const roles = pickRoles(
+    files,
+    needed,
+    Object.fromEntries(Object.entries(pinned).filter(([, f]) => files.includes(f))),
+  );
+  const missing = needed.filter((r) => !roles[r]);
+  if (missing.length) throw new PullError(`${what} has no file for ${missing.join(', ')} (files: ${files.join(', ') || 'none'}); a ${type} model needs ${needed.join(', ')}`);
+  if (family === 'tts') {
+    if (existsSync(path.join(dir, 'espeak-ng-data', 'phontab'))) roles.data_dir = 'espeak-ng-data';
+    if (files.includes('lexicon.txt')) roles.lexicon = 'lexicon.txt';
+  }
+  return roles;
+}
+
+/** The file for each needed role: the int8 variant when there is one, else the shortest name that matches. */
+function pickRoles(files: string[], needed: readonly string[], pinned: Record<string, string>): Record<string, string> {
+  const roles: Record<string, string> = {};
+  const taken = new Set<string>();
+  const take = (role: string, file: string) => {
+    roles[role] = file;
+    // The other precision of the same file is not a candidate for another role.
+    for (const f of files) if (f.replace('.int8', '') === file.replace('.int8', '')) taken.add(f);
+  };
+  for (const [role, file] of Object.entries(pinned)) if (needed.includes(role)) take(role, file);
+  // Specific roles before the catch-all "model".
+  for (const role of [...needed].sort((a, b) => Number(a === 'model' || a === 'acoustic_model') - Number(b === 'model' || b === 'acoustic_model'))) {
+    if (roles[role]) continue;
+    const pattern = ROLE_PATTERNS[role] ?? new RegExp(`${role}[^/]*$`);
+    const candidates = files.filter((f) => pattern.test(f) && !taken.has(f)).sort((a, b) => Number(b.includes('int8')) - Number(a.includes('int8')) || a.length - b.length);
+    if (candidates[0]) take(role, candidates[0]);
+  }
+  return roles;
+}
