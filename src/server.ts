@@ -21,6 +21,7 @@ import { catalogOf, installedModels } from './modules/models/installed.js';
 import { AudioFetchError, type AudioFetcher, TranscriptionProcessor, type WebhookSender } from './modules/transcriptions/processor.js';
 import { TranscriptionsRepository } from './modules/transcriptions/repository.js';
 import { transcriptionsRoutes } from './modules/transcriptions/routes.js';
+import { openaiRoutes } from './modules/openai/routes.js';
 import { TranscriptionsService } from './modules/transcriptions/service.js';
 import { TtsRegistry } from './engines/tts/registry.js';
 import { synthesisGate } from './engines/tts/process.js';
@@ -263,7 +264,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     cursors,
     metrics,
     errorReferenceUrl: () => referenceUrl,
-    routeModules: servesApi ? [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes, organizationRoutes, limitsRoutes, usageRoutes] : [],
+    routeModules: servesApi ? [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes, organizationRoutes, limitsRoutes, usageRoutes, openaiRoutes] : [],
     wsRoutes: {},
   };
   const realtime = new RealtimeService(

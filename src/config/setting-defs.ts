@@ -364,8 +364,12 @@ export const settingDefs = {
       'stt-rt-v4=parlance-rt-en-v1',
       'stt-rt-v3=parlance-rt-en-v1',
       'stt-rt-preview=parlance-rt-en-v1',
+      // OpenAI's transcription model names, for clients of /v1/audio/transcriptions.
+      'whisper-1=parlance-async-en-v1',
+      'gpt-4o-transcribe=parlance-async-en-v1',
+      'gpt-4o-mini-transcribe=parlance-async-en-v1',
     ],
-    doc: 'STT model aliases, `alias=model` pairs: public model ids that client code pins, served by our models.',
+    doc: 'STT model aliases, `alias=model` pairs: public model ids that client code pins (the Soniox ids, and OpenAI\'s `whisper-1`, `gpt-4o-transcribe`, `gpt-4o-mini-transcribe` for `/v1/audio/transcriptions`), served by our models.',
   },
   realtimeAudioTimeoutSeconds: {
     env: 'PARLANCE_REALTIME_AUDIO_TIMEOUT_SECONDS',

@@ -1,9 +1,11 @@
 // Transcriptions and the STT model list over HTTP: parse, delegate, shape. No rules live here.
 import type { RouteModule } from '../../http/context.js';
+import { exportTranscript } from '../../text/subtitles.js';
 import { countSchema, createSchema, deleteSchema, getSchema, listSchema, modelsSchema, transcriptSchema } from './schemas.js';
 
 const read = { permission: { scope: 'stt_async', level: 'read' }, rate: 'transcribe_async' } as const;
 const write = { permission: { scope: 'stt_async', level: 'write' }, rate: 'transcribe_async' } as const;
+const exportTypes = { srt: 'application/x-subrip; charset=utf-8', vtt: 'text/vtt; charset=utf-8', txt: 'text/plain; charset=utf-8' } as const;
 
 export const transcriptionsRoutes: RouteModule = async (app, { ctx }) => {
   const svc = ctx.transcriptions;
@@ -21,7 +23,12 @@ export const transcriptionsRoutes: RouteModule = async (app, { ctx }) => {
 
   app.get('/v1/transcriptions/:id', { schema: getSchema, config: { guard: read } }, async (req) => svc.get(req.auth, req.params.id));
 
-  app.get('/v1/transcriptions/:id/transcript', { schema: transcriptSchema, config: { guard: read } }, async (req) => svc.transcript(req.auth, req.params.id));
+  app.get('/v1/transcriptions/:id/transcript', { schema: transcriptSchema, config: { guard: read } }, async (req, reply) => {
+    const transcript = await svc.transcript(req.auth, req.params.id);
+    const format = req.query.format ?? 'json';
+    if (format === 'json') return transcript;
+    return reply.type(exportTypes[format]).send(exportTranscript(transcript.tokens, format));
+  });
 
   app.delete('/v1/transcriptions/:id', { schema: deleteSchema, config: { guard: write } }, async (req, reply) => {
     await svc.delete(req.auth, req.params.id);

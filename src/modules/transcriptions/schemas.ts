@@ -110,11 +110,28 @@ export const countSchema = {
   response: { 200: Type.Object({ playground: Type.Integer(), public_api: Type.Integer(), total: Type.Integer() }), ...errors },
 };
 export const getSchema = { tags: ['transcriptions'], summary: 'Get a transcription', params: IdParams, response: { 200: TranscriptionRecord, ...errors } };
+/** `format`: the JSON transcript (default), or a subtitle or text file of it (src/text/subtitles.ts). */
+export const TranscriptQuery = Type.Object({
+  format: Type.Optional(Type.Unsafe<'json' | 'srt' | 'vtt' | 'txt'>({ type: 'string', enum: ['json', 'srt', 'vtt', 'txt'], default: 'json' })),
+});
+const fileBody = (description: string) => ({ schema: Type.String({ description }) });
 export const transcriptSchema = {
   tags: ['transcriptions'],
-  summary: 'Get the transcript of a completed transcription',
+  summary: 'Get the transcript of a completed transcription: JSON, or ?format=srt|vtt|txt (speaker labels when diarized)',
   params: IdParams,
-  response: { 200: Transcript, ...errors },
+  querystring: TranscriptQuery,
+  response: {
+    200: {
+      description: 'The transcript',
+      content: {
+        'application/json': { schema: Transcript },
+        'application/x-subrip': fileBody('format=srt'),
+        'text/vtt': fileBody('format=vtt'),
+        'text/plain': fileBody('format=txt'),
+      },
+    },
+    ...errors,
+  },
 };
 export const deleteSchema = {
   tags: ['transcriptions'],

@@ -1,0 +1,135 @@
+// The OpenAI-compatible audio surface over HTTP (/v1/audio/*): parse the multipart form, delegate to
+// OpenAiAudioService, shape the reply; errors in OpenAI's body. No rules live here.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from '../../http/app.js';
+import type { RouteModule } from '../../http/context.js';
+import { toApiError } from '../../http/error-mapping.js';
+import { ApiError } from '../../wire/api-error.js';
+import { openAiErrorBody } from './errors.js';
+import { type AudioForm, formValidator, readAudioForm } from './form.js';
+import { render, type Rendered, streamEvents } from './render.js';
+import {
+  audioModelsSchema,
+  audioVoicesSchema,
+  TranscriptionFields,
+  transcriptionsSchema,
+  TranslationFields,
+  translationsSchema,
+} from './schemas.js';
+import { ClientGone, type FinishedAudio, OpenAiAudioService } from './service.js';
+
+const write = { permission: { scope: 'stt_async', level: 'write' }, rate: 'transcribe_async' } as const;
+const list = { permission: null, rate: 'models' } as const;
+/** The multipart fields are validated from the parsed form (formValidator); the body schema documents them. */
+const passThrough = () => (data: unknown) => ({ value: data });
+/** Responses are built in OpenAI's shapes already; a schema serializer would drop the fields of the other shapes. */
+const asJson = () => (data: unknown) => JSON.stringify(data);
+/** How long a request waits for its transcription (the OpenAI SDKs' own default timeout is 10 minutes). */
+const WAIT_TIMEOUT_MS = 600_000;
+/** SSE comment lines while the transcription runs, so proxies do not close an idle stream. */
+const KEEPALIVE_MS = 10_000;
+
+const validateTranscription = formValidator<TranscriptionFields>(TranscriptionFields);
+const validateTranslation = formValidator<TranslationFields>(TranslationFields);
+
+/** Aborted when the client goes away before its answer. */
+function clientSignal(reply: FastifyReply): AbortSignal {
+  const ac = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) ac.abort();
+  });
+  return ac.signal;
+}
+
+function send(reply: FastifyReply, out: Rendered, id: string) {
+  reply.header('x-parlance-transcription-id', id);
+  if ('json' in out) return reply.type('application/json; charset=utf-8').send(out.json);
+  return reply.type('text/plain; charset=utf-8').send(out.text);
+}
+
+export const openaiRoutes: RouteModule = async (app, { ctx }) => {
+  const svc = new OpenAiAudioService(ctx.files, ctx.transcriptions, ctx.models, ctx.tts, { waitTimeoutMs: WAIT_TIMEOUT_MS });
+
+  const renderError = (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
+    // Nobody to answer; 499 (client closed request) names it in the access log.
+    if (err instanceof ClientGone) return reply.code(499).send();
+    const apiErr = toApiError(err);
+    if (apiErr.status >= 500) req.log.error({ err }, 'request failed');
+    else req.log.debug({ err: apiErr.message, type: apiErr.type }, 'request rejected');
+    return reply.code(apiErr.status).headers(apiErr.headers).type('application/json; charset=utf-8').send(openAiErrorBody(apiErr));
+  };
+
+  /** The validated fields, or the staged upload discarded and the refusal thrown. */
+  const fieldsOf = async <T>(form: AudioForm, validate: (f: AudioForm['fields']) => T): Promise<T> => {
+    try {
+      return validate(form.fields);
+    } catch (err) {
+      await ctx.files.discard(form.staged);
+      throw err;
+    }
+  };
+
+  /** stream=true: 200 and the event stream open once the job exists; a failure after that is an `error` event. */
+  const streamResult = async (req: FastifyRequest, reply: FastifyReply, result: Promise<FinishedAudio>, id: string, diarized: boolean) => {
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': req.id, 'x-parlance-transcription-id': id });
+    res.write(': transcribing\n\n');
+    const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
+    try {
+      const events = streamEvents(await result, diarized);
+      for (const e of events) res.write(`data: ${JSON.stringify(e)}\n\n`);
+    } catch (err) {
+      if (!(err instanceof ClientGone)) {
+        const apiErr = toApiError(err);
+        if (apiErr.status >= 500) req.log.error({ err }, 'transcription stream failed');
+        res.write(`data: ${JSON.stringify(openAiErrorBody(apiErr))}\n\n`);
+      }
+    } finally {
+      clearInterval(keepalive);
+      res.end();
+    }
+  };
+
+  const audio = async (scope: App) => {
+    // 404 and 405 under /v1/audio in OpenAI's body, like every other answer there.
+    const methods = new Map<string, string[]>();
+    scope.addHook('onRoute', (r) => void methods.set(r.url, [...(methods.get(r.url) ?? []), ...[r.method].flat()]));
+    scope.setErrorHandler(renderError);
+    scope.setNotFoundHandler((req, reply) => {
+      const path = req.url.split('?')[0] ?? '/';
+      const allowed = methods.get(path);
+      const err = allowed
+        ? new ApiError('invalid_request', `Method ${req.method} is not allowed on ${path}.`, { status: 405, headers: { allow: allowed.join(', ') } })
+        : new ApiError('invalid_request', `No route ${req.method} ${path}.`, { status: 404 });
+      return renderError(err, req, reply);
+    });
+
+    const audioRoute = { config: { guard: write }, validatorCompiler: passThrough, serializerCompiler: asJson } as const;
+
+    scope.post('/transcriptions', { schema: transcriptionsSchema, ...audioRoute }, async (req, reply) => {
+      const signal = clientSignal(reply);
+      const form = await readAudioForm(req, ctx.files, req.auth);
+      const f = await fieldsOf(form, validateTranscription);
+      const format = f.response_format ?? 'json';
+      const job = await svc.start(req.auth, form, { task: 'transcribe', model: f.model, language: f.language, prompt: f.prompt, diarize: format === 'diarized_json' }, req.id);
+      if (f.stream) return streamResult(req, reply, svc.finish(req.auth, job, signal), job.id, format === 'diarized_json');
+      const result = await svc.finish(req.auth, job, signal);
+      return send(reply, render(result, { format, granularities: f.timestamp_granularities, logprobs: f.include?.includes('logprobs') }), job.id);
+    });
+
+    scope.post('/translations', { schema: translationsSchema, ...audioRoute }, async (req, reply) => {
+      const signal = clientSignal(reply);
+      const form = await readAudioForm(req, ctx.files, req.auth);
+      const f = await fieldsOf(form, validateTranslation);
+      const job = await svc.start(req.auth, form, { task: 'translate', model: f.model, prompt: f.prompt }, req.id);
+      const result = await svc.finish(req.auth, job, signal);
+      return send(reply, render(result, { format: f.response_format ?? 'json' }), job.id);
+    });
+
+    scope.get('/models', { schema: audioModelsSchema, config: { guard: list }, serializerCompiler: asJson }, async () => svc.audioModels());
+
+    scope.get('/voices', { schema: audioVoicesSchema, config: { guard: list }, serializerCompiler: asJson }, async (req) => svc.voices(req.query.model));
+  };
+  await app.register(audio, { prefix: '/v1/audio' });
+};

@@ -1,0 +1,149 @@
+// Wire types of the OpenAI-compatible audio surface (/v1/audio/*), in OpenAI's shapes: the multipart request fields
+// (validated here, from the parsed form), the responses and the OpenAI error body.
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+/** A string enum as `enum` (Ajv then names the allowed values) rather than a union of literals. */
+const OneOf = <T extends string>(values: readonly T[], description?: string) => Type.Unsafe<T>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
+
+export const TRANSCRIPTION_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt', 'diarized_json'] as const;
+export type TranscriptionFormat = (typeof TRANSCRIPTION_FORMATS)[number];
+export const TRANSLATION_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'] as const;
+
+const common = {
+  model: Type.String({ minLength: 1, maxLength: 64, description: 'whisper-1, gpt-4o-transcribe, gpt-4o-mini-transcribe (aliases) or any async model id' }),
+  prompt: Type.Optional(Type.String({ maxLength: 10_000, description: 'Used as the transcription context (terms, names)' })),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Accepted and ignored' })),
+};
+
+/** The text fields of POST /v1/audio/transcriptions; unknown OpenAI fields (chunking_strategy, ...) are ignored. */
+export const TranscriptionFields = Type.Object(
+  {
+    ...common,
+    language: Type.Optional(Type.String({ maxLength: 16, description: 'ISO-639-1 code of the speech (a language hint)' })),
+    response_format: Type.Optional(OneOf(TRANSCRIPTION_FORMATS)),
+    timestamp_granularities: Type.Optional(
+      Type.Array(OneOf(['word', 'segment'] as const), { maxItems: 2, description: 'verbose_json: `timestamp_granularities[]` (or the field repeated)' }),
+    ),
+    stream: Type.Optional(Type.Boolean({ description: 'Server-sent events transcript.text.delta ... transcript.text.done' })),
+    include: Type.Optional(Type.Array(Type.String({ maxLength: 32 }), { maxItems: 4, description: '`logprobs`: per-token log probabilities (json)' })),
+  },
+  { additionalProperties: true },
+);
+export type TranscriptionFields = Static<typeof TranscriptionFields>;
+
+export const TranslationFields = Type.Object({ ...common, response_format: Type.Optional(OneOf(TRANSLATION_FORMATS)) }, { additionalProperties: true });
+export type TranslationFields = Static<typeof TranslationFields>;
+
+const FilePart = Type.Object({ file: Type.String({ format: 'binary', description: 'The audio file' }) });
+
+export const OpenAiErrorBody = Type.Object({
+  error: Type.Object({ message: Type.String(), type: Type.String(), param: Nullable(Type.String()), code: Nullable(Type.String()) }),
+});
+export type OpenAiErrorBody = Static<typeof OpenAiErrorBody>;
+
+const DurationUsage = Type.Object({ type: Type.Literal('duration'), seconds: Type.Number() });
+
+export const Transcription = Type.Object({
+  text: Type.String(),
+  logprobs: Type.Optional(Type.Array(Type.Object({ token: Type.String(), logprob: Type.Number(), bytes: Type.Array(Type.Integer()) }))),
+  usage: DurationUsage,
+});
+
+export const Segment = Type.Object({
+  id: Type.Integer(),
+  seek: Type.Integer(),
+  start: Type.Number(),
+  end: Type.Number(),
+  text: Type.String(),
+  tokens: Type.Array(Type.Integer()),
+  temperature: Type.Number(),
+  avg_logprob: Type.Number(),
+  compression_ratio: Type.Number(),
+  no_speech_prob: Type.Number(),
+});
+export type Segment = Static<typeof Segment>;
+
+export const Word = Type.Object({ word: Type.String(), start: Type.Number(), end: Type.Number() });
+export type Word = Static<typeof Word>;
+
+export const TranscriptionVerbose = Type.Object({
+  task: OneOf(['transcribe', 'translate'] as const),
+  language: Type.String(),
+  duration: Type.Number(),
+  text: Type.String(),
+  segments: Type.Optional(Type.Array(Segment)),
+  words: Type.Optional(Type.Array(Word)),
+  usage: Type.Optional(DurationUsage),
+});
+export type TranscriptionVerbose = Static<typeof TranscriptionVerbose>;
+
+export const DiarizedSegment = Type.Object({
+  type: Type.Literal('transcript.text.segment'),
+  id: Type.String(),
+  start: Type.Number(),
+  end: Type.Number(),
+  text: Type.String(),
+  speaker: Type.String(),
+});
+export type DiarizedSegment = Static<typeof DiarizedSegment>;
+
+export const TranscriptionDiarized = Type.Object({
+  task: Type.Literal('transcribe'),
+  duration: Type.Number(),
+  text: Type.String(),
+  segments: Type.Array(DiarizedSegment),
+  usage: DurationUsage,
+});
+export type TranscriptionDiarized = Static<typeof TranscriptionDiarized>;
+
+const errors = { '4xx': OpenAiErrorBody, '5xx': OpenAiErrorBody };
+const textBody = (description: string) => ({ schema: Type.String({ description }) });
+
+export const transcriptionsSchema = {
+  tags: ['openai'],
+  summary: 'OpenAI-compatible transcription of an uploaded file (runs as an async transcription and waits for it)',
+  consumes: ['multipart/form-data'],
+  body: Type.Composite([FilePart, TranscriptionFields]),
+  response: {
+    200: {
+      description: 'json, verbose_json or diarized_json; text, srt or vtt as text; stream=true: server-sent events',
+      content: {
+        'application/json': { schema: Type.Union([TranscriptionVerbose, TranscriptionDiarized, Transcription]) },
+        'text/plain': textBody('response_format text, srt or vtt'),
+        'text/event-stream': textBody('data: {"type":"transcript.text.delta","delta":...} ... data: {"type":"transcript.text.done","text":...}'),
+      },
+    },
+    ...errors,
+  },
+};
+
+export const translationsSchema = {
+  tags: ['openai'],
+  summary: 'OpenAI-compatible translation into English: transcribed, then translated where a pair into English is installed',
+  consumes: ['multipart/form-data'],
+  body: Type.Composite([FilePart, TranslationFields]),
+  response: {
+    200: {
+      description: 'json or verbose_json; text, srt or vtt as text',
+      content: {
+        'application/json': { schema: Type.Union([TranscriptionVerbose, Type.Object({ text: Type.String() })]) },
+        'text/plain': textBody('response_format text, srt or vtt'),
+      },
+    },
+    ...errors,
+  },
+};
+
+export const audioModelsSchema = {
+  tags: ['openai'],
+  summary: 'Speech models for OpenAI-compatible clients (Open WebUI): transcription and speech model ids, aliases included',
+  response: { 200: Type.Object({ models: Type.Array(Type.Object({ id: Type.String(), type: OneOf(['stt', 'tts'] as const) })) }), ...errors },
+};
+
+export const audioVoicesSchema = {
+  tags: ['openai'],
+  summary: 'Voices of a text-to-speech model (default: the one `tts-1` names) for OpenAI-compatible clients',
+  querystring: Type.Object({ model: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }),
+  response: { 200: Type.Object({ voices: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })) }), ...errors },
+};
