@@ -107,11 +107,12 @@ export function defaultModelPaths(dir = DEBIAN_MODEL_DIR): PocketsphinxModelPath
 export const BASE_DECODER_ARGS: Readonly<Record<string, string>> = { '-remove_silence': 'no' };
 
 /**
- * Streaming decoders prune harder: at most 3,000 active HMMs and 10 word exits per frame, and a 5-frame phone-loop
- * lookahead. On the Debian test recordings (librivox, cards) and flite speech this cut decoding CPU by ~40 % with
- * the same word error rate (docs/benchmarks.md), which is what lets one core carry several live streams.
+ * Streaming decoders prune harder: at most 1,500 active HMMs and 5 word exits per frame, and a 5-frame phone-loop
+ * lookahead. Against file settings this cuts decoding CPU by about half, and against the earlier 3,000 / 10 by
+ * another 20–27 %, with the same one-pass word error rate within noise on the Debian recordings (docs/benchmarks.md);
+ * final tokens come from the second pass at file settings anyway. It is what lets one core carry several live streams.
  */
-export const STREAM_DECODER_ARGS: Readonly<Record<string, string>> = { '-maxhmmpf': '3000', '-maxwpf': '10', '-pl_window': '5' };
+export const STREAM_DECODER_ARGS: Readonly<Record<string, string>> = { '-maxhmmpf': '1500', '-maxwpf': '5', '-pl_window': '5' };
 
 export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): ResolvedPocketsphinxOptions {
   const models: Record<string, PocketsphinxModelPaths> = {};
