@@ -37,6 +37,7 @@ import { voicesRoutes } from './modules/voices/routes.js';
 import { VoicesService } from './modules/voices/service.js';
 import { realtimeWsHandler } from './modules/realtime/routes.js';
 import { RealtimeService } from './modules/realtime/service.js';
+import { startWyoming } from './modules/wyoming/server.js';
 import { deliverWebhook, webhookBackoffMs } from './modules/webhooks/delivery.js';
 import { buildApp, type App } from './http/app.js';
 import type { AppContext } from './http/context.js';
@@ -348,6 +349,8 @@ export interface RunningServer {
   url: string;
   /** Base URL of the separate TTS interface, when PARLANCE_TTS_PORT is set. */
   ttsUrl?: string;
+  /** Address of the Wyoming server (tcp://host:port), when PARLANCE_WYOMING_PORT is set. */
+  wyomingUrl?: string;
   /** Set when this start created the first organization, project and key. */
   bootstrap?: { organization_id: string; project_id: string; api_key: string };
   /**
@@ -404,6 +407,9 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
     bootstrap = { organization_id: b.organization_id, project_id: b.project_id, api_key: b.api_key };
   }
   setPublicUrl(settings.publicUrl || url);
+  if (!servesApi && settings.wyomingPort >= 0) ctx.log.warn({ wyoming_port: settings.wyomingPort }, 'a worker node serves no Wyoming: PARLANCE_WYOMING_PORT is ignored');
+  // After the bootstrap: with no PARLANCE_WYOMING_PROJECT it meters to the first organization's first project.
+  const wyoming = servesApi && settings.wyomingPort >= 0 ? await listenOrExplain(() => startWyoming(ctx, settings), settings.wyomingHost, settings.wyomingPort, 'PARLANCE_WYOMING_PORT') : undefined;
   // Jobs start after the API listens: a crashed predecessor's jobs resume now.
   if (runsJobs) await handle.queue.start();
   const stopHousekeeping = startHousekeeping();
@@ -422,7 +428,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
     sockets.refuseNew();
     tts?.sockets.refuseNew();
     // Stop listening; requests already under way finish (Fastify answers them with Connection: close).
-    const httpClosed = Promise.all([app.close(), tts?.close()]);
+    const httpClosed = Promise.all([app.close(), tts?.close(), wyoming?.close()]);
     const drained = Promise.all(handle.live.map((surface) => surface.drain()));
     const started = Date.now();
     if (drainMs > 0) {
@@ -443,6 +449,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
     ctx,
     url,
     ttsUrl: tts && urlOf(tts.server),
+    wyomingUrl: wyoming?.url,
     bootstrap,
     close(opts = {}) {
       closing ??= shutdown(opts);

@@ -27,6 +27,7 @@ export function serveCommand(program: Command): void {
         );
       }
       if (server.ttsUrl) process.stdout.write(`Parlance TTS listening on ${server.ttsUrl}\n`);
+      if (server.wyomingUrl) process.stdout.write(`Parlance Wyoming listening on ${server.wyomingUrl}\n`);
       const role = settings.role === 'all' ? '' : `, role ${settings.role}`;
       process.stdout.write(`Parlance listening on ${server.url} (data dir ${settings.dataDir}, ${server.ctx.db.dialect}${role})\n`);
       // The first signal drains live sessions and requests (PARLANCE_SHUTDOWN_DRAIN_SECONDS); a second one stops at once.

@@ -419,6 +419,32 @@ export const settingDefs = {
     default: -1,
     doc: 'Port of a separate text-to-speech interface (POST /tts, /tts-websocket, GET /v1/tts-models, /health), for a distinct TTS base URL as the SDKs configure it; -1: none (TTS is always served on the main port too); 0 picks a free port.',
   },
+  wyomingPort: {
+    env: 'PARLANCE_WYOMING_PORT',
+    kind: 'int',
+    min: -1,
+    default: -1,
+    doc: 'TCP port of the Wyoming protocol server (Home Assistant speech-to-text and text-to-speech, see "Home Assistant (Wyoming)"); -1: off; 0 picks a free port. Only nodes that serve the API listen.',
+  },
+  wyomingHost: {
+    env: 'PARLANCE_WYOMING_HOST',
+    kind: 'string',
+    default: '127.0.0.1',
+    doc: 'Address the Wyoming server binds to. Wyoming has no authentication: anyone who reaches the port uses the metered project, so it stays on loopback unless the network in between is trusted.',
+  },
+  wyomingProject: {
+    env: 'PARLANCE_WYOMING_PROJECT',
+    kind: 'string',
+    default: '',
+    doc: 'Project id the Wyoming requests are metered and budget-checked against. Empty: the first project of the first (bootstrap) organization. An unknown or deleted project stops the server from starting.',
+  },
+  wyomingMaxAudioSeconds: {
+    env: 'PARLANCE_WYOMING_MAX_AUDIO_SECONDS',
+    kind: 'int',
+    min: 1,
+    default: 300,
+    doc: 'Wyoming speech-to-text: the longest utterance accepted (seconds of audio); longer audio gets an `error` event.',
+  },
   ttsModels: {
     env: 'PARLANCE_TTS_MODELS',
     kind: 'list',

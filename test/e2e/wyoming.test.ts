@@ -1,0 +1,266 @@
+// The Wyoming server (Home Assistant's voice protocol) against a real server, with a client written here from the
+// protocol's documentation (github.com/rhasspy/wyoming): a JSON header line per event, then `data_length` bytes of
+// extra JSON data, then `payload_length` bytes of payload.
+import { execFile } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeSpeech, startParlance, tempDir, waitFor, type Parlance } from '../harness.js';
+
+const execFileP = promisify(execFile);
+const work = tempDir('parlance-wyoming-');
+const testStart = new Date(Date.now() - 60_000).toISOString();
+
+interface Event {
+  type: string;
+  data: Record<string, unknown>;
+  payload?: Buffer;
+}
+
+/** A Wyoming client: write events, read them back one at a time. */
+class WyomingClient {
+  private buf = Buffer.alloc(0);
+  private waiters: (() => void)[] = [];
+  closed = false;
+
+  private constructor(private readonly socket: Socket) {
+    socket.on('data', (d: Buffer) => {
+      this.buf = Buffer.concat([this.buf, d]);
+      this.wake();
+    });
+    socket.on('close', () => {
+      this.closed = true;
+      this.wake();
+    });
+  }
+
+  static open(port: number): Promise<WyomingClient> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(new WyomingClient(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  private wake() {
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  writeRaw(bytes: string | Buffer): void {
+    this.socket.write(bytes);
+  }
+
+  /** Data in the header's `data` or after it (both are valid; the reference library writes it after). */
+  write(type: string, data?: Record<string, unknown>, payload?: Buffer, dataInline = false): void {
+    const header: Record<string, unknown> = { type, version: '1.7.0' };
+    let extra: Buffer | undefined;
+    if (data && dataInline) header.data = data;
+    else if (data) {
+      extra = Buffer.from(JSON.stringify(data));
+      header.data_length = extra.length;
+    }
+    if (payload) header.payload_length = payload.length;
+    this.socket.write(Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), extra ?? Buffer.alloc(0), payload ?? Buffer.alloc(0)]));
+  }
+
+  private async need(n: number, deadline: number): Promise<void> {
+    while (this.buf.length < n) {
+      if (this.closed) throw new Error('connection closed');
+      if (Date.now() > deadline) throw new Error('timed out waiting for an event');
+      await new Promise<void>((r) => {
+        this.waiters.push(r);
+        setTimeout(r, 200);
+      });
+    }
+  }
+
+  async read(timeoutMs = 60_000): Promise<Event> {
+    const deadline = Date.now() + timeoutMs;
+    let nl = this.buf.indexOf(0x0a);
+    while (nl < 0) {
+      await this.need(this.buf.length + 1, deadline);
+      nl = this.buf.indexOf(0x0a);
+    }
+    const header = JSON.parse(this.buf.subarray(0, nl).toString()) as { type: string; data?: Record<string, unknown>; data_length?: number; payload_length?: number; version: string };
+    expect(header.version).toMatch(/^1\.\d+\.\d+$/);
+    const dl = header.data_length ?? 0;
+    const pl = header.payload_length ?? 0;
+    await this.need(nl + 1 + dl + pl, deadline);
+    const data = { ...(header.data ?? {}), ...(dl ? (JSON.parse(this.buf.subarray(nl + 1, nl + 1 + dl).toString()) as Record<string, unknown>) : {}) };
+    const event: Event = { type: header.type, data };
+    if (pl) event.payload = Buffer.from(this.buf.subarray(nl + 1 + dl, nl + 1 + dl + pl));
+    this.buf = this.buf.subarray(nl + 1 + dl + pl);
+    return event;
+  }
+
+  /** Events until (and including) one of `types`. */
+  async readUntil(...types: string[]): Promise<Event[]> {
+    const out: Event[] = [];
+    for (;;) {
+      const e = await this.read();
+      out.push(e);
+      if (types.includes(e.type)) return out;
+    }
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+let s: Parlance;
+let port: number;
+let speech22k: Buffer;
+
+beforeAll(async () => {
+  port = await freePort();
+  s = await startParlance({ env: { PARLANCE_WYOMING_PORT: String(port) } });
+  const wav = await makeSpeech(path.join(work, 'lights.wav'), 'turn on the kitchen lights.', { padSeconds: 0.5 });
+  const raw = path.join(work, 'lights-22k.raw');
+  await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-i', wav, '-ar', '22050', '-ac', '1', '-f', 's16le', '-y', raw]);
+  speech22k = readFileSync(raw);
+}, 120_000);
+
+afterAll(async () => {
+  await s?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('Wyoming server', () => {
+  it('describe → info with the speech-to-text models and text-to-speech voices', async () => {
+    const c = await WyomingClient.open(port);
+    c.write('describe');
+    const info = await c.read();
+    c.close();
+    expect(info.type).toBe('info');
+    const asr = info.data.asr as { name: string; installed: boolean; attribution: { name: string; url: string }; supports_transcript_streaming: boolean; models: { name: string; languages: string[]; installed: boolean }[] }[];
+    expect(asr).toHaveLength(1);
+    expect(asr[0]).toMatchObject({ name: 'parlance', installed: true, supports_transcript_streaming: true, attribution: { name: 'Parlance' } });
+    expect(asr[0]!.models.map((m) => m.name)).toContain('parlance-async-en-v1');
+    expect(asr[0]!.models.find((m) => m.name === 'parlance-async-en-v1')).toMatchObject({ languages: ['en'], installed: true });
+    const tts = info.data.tts as { name: string; voices: { name: string; languages: string[]; description: string; version: string }[] }[];
+    expect(tts).toHaveLength(1);
+    expect(tts[0]!.voices.length).toBeGreaterThan(0);
+    const names = tts[0]!.voices.map((v) => v.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const v of tts[0]!.voices) expect(v.languages.length).toBeGreaterThan(0);
+    expect(tts[0]!.voices.some((v) => v.languages.includes('en'))).toBe(true);
+  });
+
+  it('transcribe + 22050 Hz audio in chunks → transcript (streamed, then whole)', async () => {
+    const c = await WyomingClient.open(port);
+    c.write('transcribe', { language: 'en' });
+    const format = { rate: 22050, width: 2, channels: 1 };
+    c.write('audio-start', format);
+    // 1024-sample chunks, one split mid-sample, as a satellite streams them.
+    for (let off = 0; off < speech22k.length; off += 2047) c.write('audio-chunk', format, speech22k.subarray(off, off + 2047), true);
+    c.write('audio-stop');
+    const events = await c.readUntil('transcript');
+    c.close();
+    expect(events.map((e) => e.type)).toEqual(['transcript-start', 'transcript-chunk', 'transcript-stop', 'transcript']);
+    const text = String(events.at(-1)!.data.text).toLowerCase();
+    expect(events.at(-1)!.data.language).toBe('en');
+    expect(String(events[1]!.data.text)).toBe(events.at(-1)!.data.text);
+    for (const word of ['turn', 'kitchen', 'lights']) expect(text).toContain(word);
+  });
+
+  it('synthesize → audio-start, 16-bit chunks at the voice rate, audio-stop', async () => {
+    const c = await WyomingClient.open(port);
+    c.write('describe');
+    const info = await c.read();
+    const voice = (info.data.tts as { voices: { name: string; languages: string[] }[] }[])[0]!.voices.find((v) => v.languages.includes('en'))!;
+    const text = 'The kitchen lights are on.';
+    c.write('synthesize', { text, voice: { name: voice.name } });
+    const events = await c.readUntil('audio-stop', 'error');
+    expect(events[0]!.type).toBe('audio-start');
+    const { rate, width, channels } = events[0]!.data as { rate: number; width: number; channels: number };
+    expect(width).toBe(2);
+    expect(channels).toBe(1);
+    expect(rate).toBeGreaterThanOrEqual(8000);
+    const chunks = events.slice(1, -1);
+    expect(chunks.length).toBeGreaterThan(0);
+    for (const ch of chunks) expect(ch).toMatchObject({ type: 'audio-chunk', data: { rate, width: 2, channels: 1 } });
+    expect(events.at(-1)!.type).toBe('audio-stop');
+    const bytes = chunks.reduce((n, ch) => n + (ch.payload?.length ?? 0), 0);
+    const seconds = bytes / (rate * 2);
+    expect(seconds).toBeGreaterThan(0.7);
+    expect(seconds).toBeLessThan(8);
+    // Language only (wyoming's SynthesizeVoice sends it as the name) and no voice at all also speak.
+    c.write('synthesize', { text: 'Hello.', voice: { language: 'en' } });
+    expect((await c.readUntil('audio-stop', 'error')).at(-1)!.type).toBe('audio-stop');
+    c.write('synthesize', { text: 'Hello.' });
+    expect((await c.readUntil('audio-stop', 'error')).at(-1)!.type).toBe('audio-stop');
+    // An unknown voice: an error event; the connection stays usable.
+    c.write('synthesize', { text: 'Hello.', voice: { name: 'no-such-voice' } });
+    expect(await c.read()).toMatchObject({ type: 'error', data: { code: 'voice_not_found' } });
+    c.write('ping', { text: 'x' });
+    expect(await c.read()).toMatchObject({ type: 'pong', data: { text: 'x' } });
+    c.close();
+  });
+
+  it('bad input: an unknown event gets an error and the connection stays; a malformed line gets an error and is closed', async () => {
+    const c = await WyomingClient.open(port);
+    c.write('run-satellite');
+    expect(await c.read()).toMatchObject({ type: 'error', data: { code: 'unknown_event' } });
+    c.write('audio-start', { rate: 'fast', width: 2, channels: 1 });
+    expect(await c.read()).toMatchObject({ type: 'error', data: { code: 'invalid_audio_format' } });
+    c.write('describe');
+    expect((await c.read()).type).toBe('info');
+    c.writeRaw('this is not json\n');
+    expect(await c.read()).toMatchObject({ type: 'error', data: { code: 'invalid_header' } });
+    await waitFor(async () => c.closed, (closed) => closed, 10_000);
+    // An oversized payload is refused before it is read.
+    const big = await WyomingClient.open(port);
+    big.writeRaw(`${JSON.stringify({ type: 'audio-chunk', data: { rate: 16000, width: 2, channels: 1 }, payload_length: 1 << 30 })}\n`);
+    expect(await big.read()).toMatchObject({ type: 'error', data: { code: 'too_large' } });
+    await waitFor(async () => big.closed, (closed) => closed, 10_000);
+    // The server is fine.
+    const again = await WyomingClient.open(port);
+    again.write('describe');
+    expect((await again.read()).type).toBe('info');
+    again.close();
+  });
+
+  it('meters the work to the project', async () => {
+    const logs = await waitFor(
+      async () => {
+        const res = await s.request(`/v1/usage-logs?start_time=${encodeURIComponent(testStart)}&end_time=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}`);
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { usage_logs: { model: string; input_audio_duration_ms: number; output_audio_duration_ms: number }[] }).usage_logs;
+      },
+      (l) => l.some((x) => x.model === 'parlance-async-en-v1') && l.filter((x) => x.output_audio_duration_ms > 0).length >= 3,
+      20_000,
+    );
+    const stt = logs.find((l) => l.model === 'parlance-async-en-v1')!;
+    const seconds = speech22k.length / (22050 * 2);
+    expect(stt.input_audio_duration_ms).toBeGreaterThan((seconds - 0.2) * 1000);
+    expect(stt.input_audio_duration_ms).toBeLessThan((seconds + 0.2) * 1000);
+  });
+
+  it('an unknown PARLANCE_WYOMING_PROJECT stops the start with a clear message', async () => {
+    const other = tempDir('parlance-wyoming-bad-');
+    try {
+      const err = await startParlance({ dataDir: other, env: { PARLANCE_WYOMING_PORT: '0', PARLANCE_WYOMING_PROJECT: 'no-such-project' } }).then(
+        async (started) => {
+          await started.stop();
+          return undefined;
+        },
+        (e: unknown) => e as Error,
+      );
+      expect(err?.message).toMatch(/exited with 2/);
+      expect(err?.message).toMatch(/PARLANCE_WYOMING_PROJECT: project no-such-project does not exist/);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
