@@ -50,6 +50,16 @@ describe('spawnChild through the spawner process', () => {
     outs.forEach((o, i) => expect(o).toBe(`HELLO ${i}\n${'X'.repeat(200_000)}\n`));
   });
 
+  it('closes when its reader destroys stdout early, as a spawned child does', async () => {
+    const child = mod.spawnChild('sh', ['-c', 'head -c 50000000 /dev/zero']);
+    const done = closed(child);
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+    child.stdout.destroy();
+    // The child loses its pipe (SIGPIPE) instead of blocking on a full one, and 'close' comes.
+    const [code, signal] = await done;
+    expect(code !== 0 || signal !== null).toBe(true);
+  });
+
   it('keeps output written before the pipes were handed over, and ignores streams on request', async () => {
     const child = mod.spawnChild('sh', ['-c', 'printf early; exec 1>&-; sleep 0.2'], { stdio: ['ignore', 'pipe', 'ignore'] });
     expect(await collect(child.stdout)).toBe('early');

@@ -122,6 +122,9 @@ class RemoteChild extends EventEmitter implements Child {
     socket.on('error', (err) => placeholder.destroy(err));
     socket.once('close', () => this.outputClosed());
     socket.pipe(placeholder);
+    // A reader that gives up early destroys the stream: the pipe to the child goes too (as with spawn()), or the
+    // paused socket would never close and the child's 'close' never come.
+    placeholder.once('close', () => socket.destroy());
   }
 
   exit(code: number | null, signal: NodeJS.Signals | null): void {
