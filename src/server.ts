@@ -6,6 +6,8 @@ import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
 import { ConfigError, type Settings } from './config/settings.js';
 import { BicDiarizer } from './engines/diarization/index.js';
+import { EmbeddingDiarizer } from './engines/diarization/embedding-diarizer.js';
+import { speakerEngineFor } from './engines/speaker/engine.js';
 import { createSttRegistry } from './engines/stt/index.js';
 import { createTranslationRegistry, translationOptionsFrom } from './engines/translate/registry.js';
 import { createJobQueue } from './jobs/index.js';
@@ -170,7 +172,10 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const offered = catalogOf(installed, settings);
   const models = new ModelCatalog(stt, offered.catalog, offered.aliases, translation);
   // One diarizer for both surfaces: it runs after (async) or beside (real-time) any STT model.
-  const diarizer = new BicDiarizer({ log: jobLog });
+  // Files are diarized with speaker embeddings when a speaker-embedding model is installed (live streams stay BIC).
+  const speakers = speakerEngineFor(installed);
+  const diarizer = speakers ? new EmbeddingDiarizer(speakers, { log: jobLog }) : new BicDiarizer({ log: jobLog });
+  if (speakers) log.info({ model: speakers.modelId }, 'speaker diarization of files with speaker embeddings');
   const queue = observeJobs(createJobQueue({
     db,
     databaseUrl: settings.databaseUrl || undefined,
@@ -242,7 +247,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const voicesRepo = new VoicesRepository(db.kysely);
   const voices = new VoicesService(voicesRepo, blobs, cursors, ttsRegistry, queue, { maxFileSizeBytes: settings.voiceMaxFileSizeBytes });
   if (runsJobs) {
-    const cloner = new VoiceCloner(settings.voiceProfileCacheDir || path.join(settings.dataDir, 'voice-profiles'));
+    const cloner = new VoiceCloner(settings.voiceProfileCacheDir || path.join(settings.dataDir, 'voice-profiles'), speakers);
     new VoiceProcessor(voicesRepo, blobs, ttsRegistry, cloner, { concurrency: settings.voiceConcurrency, log: jobLog }).register(queue);
   }
   tts.setClonedVoiceResolver((projectId, voiceId, model) => voices.resolveForSpeech(projectId, voiceId, model));
@@ -330,6 +335,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     async close() {
       await queue.stop();
       await stt.close();
+      await speakers?.close();
       await translation.close();
       await ttsRegistry.close();
       await ctx.rateLimits.close();

@@ -1,5 +1,6 @@
 // The diarization engine this build ships: VAD speech regions, MFCC frames, BIC clustering (offline for files,
-// online for streams). A neural speaker-embedding back-end (sherpa-onnx) would implement DiarizationEngine too.
+// online for streams). With a speaker-embedding model installed, files go to EmbeddingDiarizer instead
+// (embedding-diarizer.ts), which keeps this one for live streams.
 import { fileURLToPath } from 'node:url';
 import { loadVadOffThread } from '../../audio/audio-thread.js';
 import { defaultLog, type Vad, type VadLog } from '../../audio/vad.js';

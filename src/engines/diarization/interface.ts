@@ -1,6 +1,6 @@
 // Speaker diarization contract: who spoke when. The API layer labels transcript tokens from these turns; the
-// clustering back-end (signal-processing features + BIC today, neural speaker embeddings from a sherpa-onnx model
-// later) sits behind DiarizationEngine.
+// clustering back-end (signal-processing features + BIC, or for files neural speaker embeddings from an installed
+// sherpa-onnx model: embedding-diarizer.ts) sits behind DiarizationEngine.
 
 /** One stretch of speech by one speaker. Speakers are numbered 0, 1, ... per audio (not yet wire labels). */
 export interface SpeakerTurn {

@@ -323,12 +323,67 @@ declare module 'sherpa-onnx-node' {
       /** Runs on a worker thread; resolves to all the audio (stopped early: what was made so far). */
       generateAsync(request: TtsAsyncRequest): Promise<GeneratedAudio>;
     }
+
+    // ------------------------------------------------------------------ speaker embeddings
+
+    /**
+     * The model's metadata says what it is (`framework`: wespeaker, 3d-speaker or nemo) and how to feed it
+     * (sample_rate, normalize_samples, feature_normalize_type; output_dim). Without a known framework the constructor
+     * ends the process with a segmentation fault; without a required key, with exit code 255.
+     */
+    interface SpeakerEmbeddingExtractorConfig {
+      model: string;
+      numThreads?: number;
+      debug?: boolean | number;
+      provider?: string;
+    }
+
+    interface SpeakerEmbeddingExtractorClass {
+      /** Loads the model synchronously on the calling thread. */
+      new (config: SpeakerEmbeddingExtractorConfig): SpeakerEmbeddingExtractor;
+    }
+
+    /** Synchronous only: every call runs on the calling thread. */
+    interface SpeakerEmbeddingExtractor {
+      readonly config: SpeakerEmbeddingExtractorConfig;
+      /** Embedding length (the model's output_dim). */
+      readonly dim: number;
+      /** Accepts audio like a recognizer's stream; call inputFinished() before compute(). */
+      createStream(): OnlineStream;
+      /** Whether the stream holds feature frames not embedded yet. */
+      isReady(stream: OnlineStream): boolean;
+      /**
+       * The embedding of every frame not embedded yet (not normalised). enableExternalBuffer (default true) returns
+       * a view of native memory, which cannot be sent to another thread: pass false for a plain copy.
+       */
+      compute(stream: OnlineStream, enableExternalBuffer?: boolean): Float32Array;
+    }
+
+    interface SpeakerEmbeddingManagerClass {
+      new (dim: number): SpeakerEmbeddingManager;
+    }
+
+    /** Named speakers' embeddings, compared by cosine similarity. */
+    interface SpeakerEmbeddingManager {
+      readonly dim: number;
+      add(entry: { name: string; v: Float32Array }): boolean;
+      addMulti(entry: { name: string; v: Float32Array[] }): boolean;
+      remove(name: string): boolean;
+      /** The best-matching name with a similarity of at least `threshold`, or "". */
+      search(query: { v: Float32Array; threshold: number }): string;
+      verify(query: { name: string; v: Float32Array; threshold: number }): boolean;
+      contains(name: string): boolean;
+      getNumSpeakers(): number;
+      getAllSpeakerNames(): string[];
+    }
   }
 
   const sherpa: {
     OfflineRecognizer: sherpa.OfflineRecognizerClass;
     OnlineRecognizer: sherpa.OnlineRecognizerClass;
     OfflineTts: sherpa.OfflineTtsClass;
+    SpeakerEmbeddingExtractor: sherpa.SpeakerEmbeddingExtractorClass;
+    SpeakerEmbeddingManager: sherpa.SpeakerEmbeddingManagerClass;
     /** Reads a WAV file; throws if it cannot. */
     readWave(filename: string, enableExternalBuffer?: boolean): sherpa.Waveform;
     writeWave(filename: string, wave: sherpa.Waveform): boolean;

@@ -1,14 +1,17 @@
 // The cloning pieces with real engines and ffmpeg: the rubberband pitch shift moves pitch by the asked
 // semitones and keeps length, espeak-ng's pitch range control widens and narrows intonation, the distance
 // ranks a matching speaker first, and prepare() adapts a built-in voice towards a reference speaker.
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { writeSpectrumEmbeddingModel } from '../../../test/fixtures/sherpa-models.js';
 import { tempDir } from '../../../test/harness.js';
 import { pcmToFloat, voiceProfile } from '../../audio/features.js';
 import { pitchShiftFilter, shiftPitch } from '../../audio/pitch-shift.js';
+import { readManifest } from '../../engines/model-dir/manifest.js';
+import { SpeakerEmbeddingEngine } from '../../engines/speaker/engine.js';
 import { TtsRegistry } from '../../engines/tts/registry.js';
-import { mfccSpread, pitchDistance, PROFILE_TEXT, profileDistance, VoiceCloner } from './cloning.js';
+import { mfccSpread, pcmSamples, pitchDistance, PROFILE_TEXT, profileDistance, VoiceCloner } from './cloning.js';
 
 const dir = tempDir('parlance-cloning-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -85,5 +88,38 @@ describe('voice cloning', () => {
     // The built-in profiles were cached on disk for the next process.
     const cached = JSON.parse(readFileSync(path.join(dir, 'parlance-tts-espeak-v1.json'), 'utf8')) as { profiles: Record<string, unknown> };
     expect(Object.keys(cached.profiles)).toContain(base.engineVoice);
+  }, 120_000);
+});
+
+describe('voice cloning with a speaker-embedding model', () => {
+  it('picks the built-in voice whose embedding is the most similar to the reference, and caches the embeddings', async () => {
+    // The test model's embedding is the average spectrum (test/fixtures/sherpa-models.ts).
+    const modelDir = path.join(dir, 'spectrum');
+    mkdirSync(modelDir, { recursive: true });
+    writeSpectrumEmbeddingModel(modelDir);
+    writeFileSync(path.join(modelDir, 'parlance-model.json'), JSON.stringify({ id: 'spectrum-v1', family: 'speaker-embedding', type: 'embedding', files: { model: 'model.onnx' }, languages: ['en'] }));
+    const embedder = new SpeakerEmbeddingEngine(readManifest(modelDir));
+    const cacheDir = path.join(dir, 'with-embeddings');
+    const cloner = new VoiceCloner(cacheDir, embedder);
+    const flite = (await registry).resolve('parlance-tts-flite-v1')!;
+    const other = 'Four hours of steady work faced us. A large size in stockings is hard to sell.';
+    for (const engineVoice of ['slt', 'rms']) {
+      const voice = flite.voices.find((v) => v.engineVoice === engineVoice)!;
+      // Another text than the built-in voices speak for their embeddings.
+      const pcm = await cloner.render(flite, voice, other);
+      const reference = voiceProfile(pcmToFloat(pcm));
+      const embedding = await embedder.embed(pcmSamples(pcm));
+      const adaptation = await cloner.prepare(reference, flite, undefined, embedding);
+      expect(adaptation.base_voice).toBe(voice.id);
+      expect(adaptation.similarity).toBeGreaterThan(0.8);
+      expect(adaptation.distance).toBeGreaterThanOrEqual(0);
+    }
+    // Without the reference's embedding the profile distance decides, as without a model.
+    const plain = await cloner.prepare(voiceProfile(pcmToFloat(await cloner.render(flite, flite.voices.find((v) => v.engineVoice === 'slt')!, other))), flite);
+    expect(plain.similarity).toBeUndefined();
+    const cached = JSON.parse(readFileSync(path.join(cacheDir, 'parlance-tts-flite-v1.embeddings.json'), 'utf8')) as { embedder: string; embeddings: Record<string, number[]> };
+    expect(cached.embedder).toBe('spectrum-v1');
+    expect(Object.keys(cached.embeddings)).toEqual(expect.arrayContaining(['slt', 'rms', 'kal']));
+    await embedder.close();
   }, 120_000);
 });

@@ -4,6 +4,9 @@
 // memory and on disk). The nearest built-in voice on normalised features becomes the base, and its pitch range
 // (engine prosody, where the engine has one), rate (engine speed) and pitch (a formant-preserving rubberband
 // shift after synthesis) are adapted to the speaker, calibrated by rendering the base once and measuring it.
+// With a speaker-embedding model installed (engines/speaker), the base is the voice whose embedding is the most
+// similar to the reference's instead: a model trained to tell speakers apart judges "sounds like" better than five
+// hand-picked features.
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PCM_SAMPLE_RATE } from '../../audio/decode.js';
@@ -11,6 +14,8 @@ import { shiftPitch } from '../../audio/pitch-shift.js';
 import type { VoiceProfile } from '../../audio/features.js';
 import { voiceProfileOffThread } from '../../audio/audio-thread.js';
 import type { TtsModel, TtsVoice } from '../../engines/tts/registry.js';
+import { cosine } from '../../engines/speaker/cluster.js';
+import type { SpeakerEmbedder } from '../../engines/speaker/engine.js';
 
 /** Harvard sentences: phonetically balanced English, about six seconds spoken. */
 export const PROFILE_TEXT = 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background. It is easy to tell the depth of a well.';
@@ -29,6 +34,8 @@ export interface VoiceAdaptation {
   rate: number;
   /** Distance of the base voice's profile to the reference (normalised units; smaller is closer). */
   distance: number;
+  /** Cosine similarity of the base voice's speaker embedding to the reference's, when embeddings chose the base. */
+  similarity?: number;
 }
 
 export const RATE_MIN = 0.6;
@@ -39,6 +46,8 @@ const SHIFT_MAX = 12;
 /** A reference needs this much voiced speech (10 ms frames) to be measured at all. */
 export const MIN_VOICED_FRAMES = 50;
 
+/** A 16-bit PCM buffer's samples (copied: a Buffer's offset may be odd). */
+export const pcmSamples = (pcm: Buffer): Int16Array => new Int16Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength - (pcm.byteLength % 2)));
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
 const semitones = (hz: number) => 12 * Math.log2(Math.max(hz, 1) / 100);
 
@@ -103,8 +112,13 @@ function profileLanguage(model: TtsModel): string {
 
 export class VoiceCloner {
   private readonly memory = new Map<string, Promise<Map<string, VoiceProfile>>>();
+  private readonly embeddings = new Map<string, Promise<Map<string, number[]>>>();
 
-  constructor(private readonly cacheDir: string) {}
+  constructor(
+    private readonly cacheDir: string,
+    /** Chooses base voices by speaker embedding when set. */
+    readonly embedder?: SpeakerEmbedder,
+  ) {}
 
   /** Speak `text` with a built-in voice and the given adaptation; 16 kHz PCM for measuring. */
   async render(model: TtsModel, voice: TtsVoice, text: string, opts: RenderOptions = {}): Promise<Buffer> {
@@ -180,21 +194,77 @@ export class VoiceCloner {
     return out;
   }
 
-  /** The built-in voice nearest to the reference, with every candidate's distance. */
-  async nearest(reference: VoiceProfile, model: TtsModel): Promise<{ voice: TtsVoice; profile: VoiceProfile; distance: number }> {
+  /**
+   * Speaker embeddings of the model's candidate voices by voice id (each speaking the profile text), computed once
+   * per embedding model (memory, then a JSON file per TTS model). Empty without an embedder.
+   */
+  builtinEmbeddings(model: TtsModel): Promise<Map<string, number[]>> {
+    const embedder = this.embedder;
+    if (!embedder) return Promise.resolve(new Map());
+    let p = this.embeddings.get(model.id);
+    if (!p) {
+      p = this.loadOrEmbed(model, embedder);
+      p.catch(() => this.embeddings.delete(model.id));
+      this.embeddings.set(model.id, p);
+    }
+    return p;
+  }
+
+  private async loadOrEmbed(model: TtsModel, embedder: SpeakerEmbedder): Promise<Map<string, number[]>> {
+    const file = path.join(this.cacheDir, `${model.id}.embeddings.json`);
+    let cached: Record<string, number[]> = {};
+    try {
+      const parsed = JSON.parse(await readFile(file, 'utf8')) as { version: number; engine: string; embedder: string; embeddings: Record<string, number[]> };
+      if (parsed.version === PROFILE_VERSION && parsed.engine === model.engine.name && parsed.embedder === embedder.modelId) cached = parsed.embeddings;
+    } catch {
+      // no cache yet, or unreadable: recompute
+    }
+    const out = new Map<string, number[]>();
+    let computed = false;
+    for (const v of this.candidates(model)) {
+      let e = cached[v.engineVoice];
+      if (!e) {
+        e = Array.from(await embedder.embed(pcmSamples(await this.render(model, v, PROFILE_TEXT))));
+        cached[v.engineVoice] = e;
+        computed = true;
+      }
+      out.set(v.id, e);
+    }
+    if (computed) {
+      await mkdir(this.cacheDir, { recursive: true });
+      const tmp = `${file}.${process.pid}.tmp`;
+      await writeFile(tmp, JSON.stringify({ version: PROFILE_VERSION, engine: model.engine.name, embedder: embedder.modelId, embeddings: cached }));
+      await rename(tmp, file);
+    }
+    return out;
+  }
+
+  /**
+   * The built-in voice nearest to the reference: the most similar speaker embedding when there are embeddings (the
+   * reference's and the embedder's), else the smallest profile distance.
+   */
+  async nearest(
+    reference: VoiceProfile,
+    model: TtsModel,
+    referenceEmbedding?: ArrayLike<number>,
+  ): Promise<{ voice: TtsVoice; profile: VoiceProfile; distance: number; similarity?: number }> {
     const profiles = await this.builtinProfiles(model);
     const spread = mfccSpread([...profiles.values()]);
-    let best: { voice: TtsVoice; profile: VoiceProfile; distance: number } | undefined;
+    const embeddings = referenceEmbedding ? await this.builtinEmbeddings(model) : new Map<string, number[]>();
+    let best: { voice: TtsVoice; profile: VoiceProfile; distance: number; similarity?: number } | undefined;
     for (const [id, profile] of profiles) {
       const distance = profileDistance(reference, profile, spread);
-      if (!best || distance < best.distance) best = { voice: model.voices.find((v) => v.id === id)!, profile, distance };
+      const e = embeddings.get(id);
+      const similarity = e && referenceEmbedding ? cosine(referenceEmbedding, e) : undefined;
+      const better = !best || (embeddings.size ? (similarity ?? -Infinity) > (best.similarity ?? -Infinity) : distance < best.distance);
+      if (better) best = { voice: model.voices.find((v) => v.id === id)!, profile, distance, similarity };
     }
     return best!;
   }
 
   /** Choose the base voice and adapt range, rate and pitch to the reference speaker. */
-  async prepare(reference: VoiceProfile, model: TtsModel, signal?: AbortSignal): Promise<VoiceAdaptation> {
-    const { voice, profile, distance } = await this.nearest(reference, model);
+  async prepare(reference: VoiceProfile, model: TtsModel, signal?: AbortSignal, referenceEmbedding?: ArrayLike<number>): Promise<VoiceAdaptation> {
+    const { voice, profile, distance, similarity } = await this.nearest(reference, model, referenceEmbedding);
     const pitchRange =
       model.engine.supportsPitchRange && profile.pitchRangeSemitones > 0 && reference.pitchRangeSemitones > 0
         ? clamp(reference.pitchRangeSemitones / profile.pitchRangeSemitones, RANGE_MIN, RANGE_MAX)
@@ -206,6 +276,7 @@ export class VoiceCloner {
     const shift = clamp(semitones(reference.pitchMedianHz) - semitones(measuredMedian), -SHIFT_MAX, SHIFT_MAX);
     if (rendered.syllablesPerSecond > 0 && reference.syllablesPerSecond > 0) rate = clamp((rate * reference.syllablesPerSecond) / rendered.syllablesPerSecond, RATE_MIN, RATE_MAX);
     const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
-    return { base_voice: voice.id, pitch_semitones: round(shift, 2), pitch_range: round(pitchRange), rate: round(rate), distance: round(distance) };
+    const adaptation: VoiceAdaptation = { base_voice: voice.id, pitch_semitones: round(shift, 2), pitch_range: round(pitchRange), rate: round(rate), distance: round(distance) };
+    return similarity === undefined ? adaptation : { ...adaptation, similarity: round(similarity) };
   }
 }

@@ -2,6 +2,8 @@
 // judged here, not at upload (spec): over 2 minutes → voice_audio_too_long; undecodable, empty or without
 // measurable speech → voice_invalid_audio. Idempotent: a job re-run after a crash finds the row still
 // processing and does the work again (the result is the same); a finished row is left alone.
+// With a speaker-embedding model installed the clip's embedding is stored with its profile (computed again when the
+// model changes), and the cloner matches base voices on it.
 import { AudioDecodeError, decodeToBuffer, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
 import type { VoiceProfile } from '../../audio/features.js';
 import { AudioProbeError, probeAudioFile } from '../../audio/probe.js';
@@ -9,7 +11,7 @@ import type { TtsRegistry } from '../../engines/tts/registry.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import type { Job, JobQueue } from '../../jobs/queue.js';
 import type { LocalBlobStore } from '../../storage/blob-store.js';
-import { measureReference, UnusableReference, type VoiceCloner } from './cloning.js';
+import { measureReference, pcmSamples, UnusableReference, type VoiceCloner } from './cloning.js';
 import type { VoicesRepository } from './repository.js';
 import { PREPARE_JOB, type PrepareJobPayload } from './service.js';
 import { BATCH_NICE } from '../../lib/priority.js';
@@ -34,6 +36,9 @@ export interface VoiceProcessorOptions {
 }
 
 const MAX_ATTEMPTS = 3;
+
+/** What is stored of a reference clip: its profile, and its speaker embedding when a model made one. */
+type StoredReference = VoiceProfile & { speaker_embedding?: { model: string; vector: number[] } };
 
 export class VoiceProcessor {
   private readonly clock: Clock;
@@ -69,13 +74,15 @@ export class VoiceProcessor {
       return;
     }
     try {
-      let reference: VoiceProfile;
-      if (voice.reference_profile) reference = JSON.parse(voice.reference_profile) as VoiceProfile;
-      else {
-        reference = await this.measure(this.blobs.pathOf(voice.blob_key), job.signal);
+      let reference = voice.reference_profile ? (JSON.parse(voice.reference_profile) as StoredReference) : undefined;
+      const embedder = this.cloner.embedder;
+      if (!reference || (embedder && reference.speaker_embedding?.model !== embedder.modelId)) {
+        const pcm = await this.decodeClip(this.blobs.pathOf(voice.blob_key), job.signal);
+        reference ??= await this.measure(pcm);
+        if (embedder) reference = { ...reference, speaker_embedding: { model: embedder.modelId, vector: Array.from(await embedder.embed(pcmSamples(pcm), job.signal)) } };
         await this.repo.setReferenceProfile(voiceId, JSON.stringify(reference));
       }
-      const adaptation = await this.cloner.prepare(reference, model, job.signal);
+      const adaptation = await this.cloner.prepare(reference, model, job.signal, embedder ? reference.speaker_embedding?.vector : undefined);
       await this.repo.finish(voiceId, modelId, { status: 'ready', error_type: null, error_message: null, adaptation: JSON.stringify(adaptation) }, this.clock.now().toISOString());
       this.opts.log?.('info', 'cloned voice ready', { voice_id: voiceId, model: modelId, ...adaptation });
     } catch (err) {
@@ -90,8 +97,8 @@ export class VoiceProcessor {
     }
   }
 
-  /** Duration check, decode and speaker measurement of the stored clip. */
-  private async measure(file: string, signal: AbortSignal): Promise<VoiceProfile> {
+  /** Duration check and decode of the stored clip (16 kHz PCM). */
+  private async decodeClip(file: string, signal: AbortSignal): Promise<Buffer> {
     let durationMs: number | null;
     try {
       durationMs = (await probeAudioFile(file)).durationMs;
@@ -111,6 +118,11 @@ export class VoiceProcessor {
     }
     if (pcm.length > (MAX_CLIP_MS / 1000) * PCM_BYTES_PER_SECOND) throw new ClipRejected('voice_audio_too_long', `The reference clip is longer than ${MAX_CLIP_MS / 1000} s.`);
     if (pcm.length === 0) throw new ClipRejected('voice_invalid_audio', 'The reference clip is empty.');
+    return pcm;
+  }
+
+  /** Speaker measurement of the decoded clip. */
+  private async measure(pcm: Buffer): Promise<VoiceProfile> {
     try {
       return await measureReference(pcm);
     } catch (err) {

@@ -1,0 +1,130 @@
+// PCM → the stretches of speech a speaker-embedding model describes: the voice activity detector's speech regions
+// (speech up to a pause of `pauseMs`), each cut into equal windows of about `windowMs`. A speaker change almost
+// always comes with a pause, so windows rarely straddle one. Holds the audio of the open region only (at most
+// `maxRegionMs`: a longer region is closed there and the next one goes on).
+import { VAD_FRAME_SAMPLES, type VadFrame, type VadStream } from '../../audio/vad.js';
+
+export interface SpeechWindow {
+  startMs: number;
+  endMs: number;
+  samples: Int16Array;
+}
+
+export interface SpeechWindowOptions {
+  /** Target window length, ms (default 1500). */
+  windowMs?: number;
+  /** Silence that ends a speech region, ms (default 300). */
+  pauseMs?: number;
+  /** Longest region held before it is cut, ms (default 30 s). */
+  maxRegionMs?: number;
+}
+
+const SAMPLES_PER_MS = 16;
+
+export class SpeechWindowCutter {
+  private readonly windowSamples: number;
+  private readonly pauseSamples: number;
+  private readonly maxRegionSamples: number;
+  /** Audio from sample `base` on, as it came. */
+  private chunks: Int16Array[] = [];
+  private base = 0;
+  private received = 0;
+  private carry: number | undefined;
+  /** The open region: [start, end) in samples, and the silence after its last speech frame. */
+  private region: { start: number; end: number } | undefined;
+  private silence = 0;
+
+  constructor(
+    private readonly vad: VadStream,
+    options: SpeechWindowOptions = {},
+  ) {
+    this.windowSamples = (options.windowMs ?? 1500) * SAMPLES_PER_MS;
+    this.pauseSamples = (options.pauseMs ?? 300) * SAMPLES_PER_MS;
+    this.maxRegionSamples = (options.maxRegionMs ?? 30_000) * SAMPLES_PER_MS;
+  }
+
+  /** Feed s16le PCM; returns the windows that became complete, in order. */
+  async push(pcm: Uint8Array): Promise<SpeechWindow[]> {
+    this.keep(pcm);
+    return this.decide(await this.vad.push(pcm), false);
+  }
+
+  /** End of audio: the open region's windows. */
+  async flush(): Promise<SpeechWindow[]> {
+    return this.decide(await this.vad.flush(), true);
+  }
+
+  private keep(pcm: Uint8Array): void {
+    let bytes = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+    if (this.carry !== undefined) {
+      bytes = Buffer.concat([Buffer.from([this.carry]), bytes]);
+      this.carry = undefined;
+    }
+    if (bytes.length % 2) {
+      this.carry = bytes[bytes.length - 1];
+      bytes = bytes.subarray(0, bytes.length - 1);
+    }
+    // A copy: the caller may reuse its buffer, and Int16Array needs 2-byte alignment.
+    const samples = new Int16Array(bytes.length / 2);
+    Buffer.from(samples.buffer).set(bytes);
+    this.chunks.push(samples);
+    this.received += samples.length;
+  }
+
+  private decide(frames: VadFrame[], end: boolean): SpeechWindow[] {
+    const out: SpeechWindow[] = [];
+    for (const f of frames) {
+      const frameEnd = Math.min(f.start + VAD_FRAME_SAMPLES, this.received);
+      if (f.speech) {
+        if (!this.region) this.region = { start: f.start, end: frameEnd };
+        else this.region.end = frameEnd;
+        this.silence = 0;
+        if (this.region.end - this.region.start >= this.maxRegionSamples) out.push(...this.close());
+      } else if (this.region) {
+        this.silence += VAD_FRAME_SAMPLES;
+        if (this.silence >= this.pauseSamples) out.push(...this.close());
+      }
+      if (!this.region) this.drop(frameEnd);
+    }
+    if (end && this.region) out.push(...this.close());
+    return out;
+  }
+
+  /** The open region as windows; its audio is let go. */
+  private close(): SpeechWindow[] {
+    const { start, end } = this.region!;
+    this.region = undefined;
+    this.silence = 0;
+    const samples = this.slice(start, end);
+    this.drop(end);
+    const n = Math.max(1, Math.round(samples.length / this.windowSamples));
+    const out: SpeechWindow[] = [];
+    for (let i = 0; i < n; i++) {
+      const from = Math.round((i * samples.length) / n);
+      const to = Math.round(((i + 1) * samples.length) / n);
+      out.push({ startMs: (start + from) / SAMPLES_PER_MS, endMs: (start + to) / SAMPLES_PER_MS, samples: samples.slice(from, to) });
+    }
+    return out;
+  }
+
+  private slice(from: number, to: number): Int16Array {
+    const out = new Int16Array(Math.max(0, to - from));
+    let at = this.base;
+    for (const c of this.chunks) {
+      const lo = Math.max(from, at);
+      const hi = Math.min(to, at + c.length);
+      if (hi > lo) out.set(c.subarray(lo - at, hi - at), lo - from);
+      at += c.length;
+    }
+    return out;
+  }
+
+  /** Forget the audio before sample `upTo`. */
+  private drop(upTo: number): void {
+    while (this.chunks.length && this.base + this.chunks[0]!.length <= upTo) this.base += this.chunks.shift()!.length;
+    if (this.chunks.length && upTo > this.base) {
+      this.chunks[0] = this.chunks[0]!.subarray(upTo - this.base);
+      this.base = upTo;
+    }
+  }
+}
