@@ -1,6 +1,7 @@
 // Wire types of the OpenAI-compatible audio surface (/v1/audio/*), in OpenAI's shapes: the multipart request fields
 // (validated here, from the parsed form), the responses and the OpenAI error body.
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { SPEECH_FORMATS, SPEECH_MAX_INPUT, SPEECH_SPEED_MAX, SPEECH_SPEED_MIN, SPEECH_STREAM_FORMATS } from './speech.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 /** A string enum as `enum` (Ajv then names the allowed values) rather than a union of literals. */
@@ -146,4 +147,50 @@ export const audioVoicesSchema = {
   summary: 'Voices of a text-to-speech model (default: the one `tts-1` names) for OpenAI-compatible clients',
   querystring: Type.Object({ model: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }),
   response: { 200: Type.Object({ voices: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })) }), ...errors },
+};
+
+/** The JSON body of POST /v1/audio/speech; unknown OpenAI fields are ignored. */
+export const SpeechBody = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 64, description: 'tts-1, tts-1-hd, gpt-4o-mini-tts (the default TTS model) or any TTS model id or alias' }),
+    input: Type.String({ minLength: 1, maxLength: SPEECH_MAX_INPUT, description: 'The text to speak' }),
+    voice: Type.Union(
+      [
+        Type.String({ minLength: 1, maxLength: 64 }),
+        Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
+      ],
+      { description: 'An OpenAI voice name (alloy, ash, ballad, coral, echo, fable, onyx, nova, sage, shimmer, verse, marin, cedar: mapped to built-in voices), a built-in voice id or a cloned voice id' },
+    ),
+    instructions: Type.Optional(Type.String({ maxLength: 4096, description: 'Accepted and ignored' })),
+    response_format: Type.Optional(OneOf(SPEECH_FORMATS, 'Default mp3; pcm is raw 24 kHz 16-bit little-endian mono')),
+    speed: Type.Optional(
+      Type.Number({ minimum: SPEECH_SPEED_MIN, maximum: SPEECH_SPEED_MAX, description: 'Clamped into the range the engines speak at (0.7 to 1.3)' }),
+    ),
+    stream_format: Type.Optional(OneOf(SPEECH_STREAM_FORMATS, 'audio (default): the audio as the response body; sse: speech.audio.delta events')),
+  },
+  { additionalProperties: true },
+);
+export type SpeechBody = Static<typeof SpeechBody>;
+
+const binaryBody = (description: string) => ({ schema: Type.String({ format: 'binary', description }) });
+
+export const speechSchema = {
+  tags: ['openai'],
+  summary: 'OpenAI-compatible text-to-speech: the audio streams back as it is synthesized',
+  body: SpeechBody,
+  response: {
+    200: {
+      description: 'The audio in response_format (24 kHz); stream_format sse: server-sent events',
+      content: {
+        'audio/mpeg': binaryBody('mp3'),
+        'audio/opus': binaryBody('opus (Ogg)'),
+        'audio/aac': binaryBody('aac (ADTS)'),
+        'audio/flac': binaryBody('flac'),
+        'audio/wav': binaryBody('wav'),
+        'audio/pcm': binaryBody('pcm: raw 24 kHz 16-bit little-endian mono'),
+        'text/event-stream': textBody('data: {"type":"speech.audio.delta","audio":"<base64>"} ... data: {"type":"speech.audio.done","usage":{...}}'),
+      },
+    },
+    ...errors,
+  },
 };

@@ -12,6 +12,7 @@ import type { CreateTranscriptionBody, TranscriptToken } from '../transcriptions
 import type { TranscriptionsService } from '../transcriptions/service.js';
 import type { TtsService } from '../tts/service.js';
 import type { AudioForm } from './form.js';
+import { DEFAULT_TTS_IDS } from './speech.js';
 
 export type AudioTask = 'transcribe' | 'translate';
 
@@ -51,8 +52,6 @@ export interface FinishedAudio {
 /** The client went away while its transcription ran: there is nobody to answer. */
 export class ClientGone extends Error {}
 
-/** Where the SDK examples point, first one installed wins; else the first TTS model. */
-const DEFAULT_TTS_IDS = ['tts-1', 'tts-rt-v2', 'tts-rt-v1'];
 const WAITING = new Set(['queued', 'downloading']);
 const TRANSLATE_TO: TranslationConfig = { type: 'one_way', target_language: 'en' };
 
