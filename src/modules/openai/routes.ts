@@ -5,7 +5,8 @@ import type { App } from '../../http/app.js';
 import type { RouteModule } from '../../http/context.js';
 import { toApiError } from '../../http/error-mapping.js';
 import { ApiError } from '../../wire/api-error.js';
-import { AuthService, sessionDeadline } from '../auth/service.js';
+import { AuthService } from '../auth/service.js';
+import { streamSpeech } from '../tts/stream-response.js';
 import { openAiErrorBody } from './errors.js';
 import { type AudioForm, formValidator, readAudioForm } from './form.js';
 import { render, type Rendered, streamEvents } from './render.js';
@@ -101,73 +102,17 @@ export const openaiRoutes: RouteModule = async (app, { ctx }) => {
    * Synthesize as POST /tts does (a concurrency slot, the TTS pipeline, metering before the response completes) and
    * stream the audio as the body, or as speech.audio.delta events. Failures before the first audio are OpenAI errors.
    */
-  const speak = async (req: FastifyRequest, reply: FastifyReply, plan: SpeechPlan, startedAt: Date) => {
-    const { cfg, text } = plan;
-    const release = await tts.acquire(req.auth);
-    const res = reply.raw;
-    // The client may have gone while the slot was being taken: its 'close' has fired already.
-    if (res.destroyed) return release();
-    const ac = new AbortController();
-    const out = tts.synthesize(cfg, text, ac.signal);
-    const onClose = () => ac.abort();
-    res.once('close', onClose);
-    res.once('close', release);
-    let metered: Promise<void> | undefined;
-    const meter = () => (metered ??= tts.recordUsage(req.auth, cfg, { requestId: req.id, startedAt, characters: text.length, seconds: out.seconds() }));
-    let first: IteratorResult<{ audio: Buffer }>;
-    try {
-      first = await out.chunks.next();
-    } catch (err) {
-      res.off('close', onClose);
-      release();
-      if (res.destroyed && ac.signal.aborted) {
-        void meter().catch((e: unknown) => req.log.error({ err: e }, 'speech usage not recorded'));
-        return void reply.hijack();
-      }
-      throw err;
-    }
-    reply.hijack();
-    const headers = { 'x-request-id': req.id, 'cache-control': 'no-store' };
-    res.writeHead(200, plan.sse ? { ...headers, 'content-type': 'text/event-stream; charset=utf-8' } : { ...headers, 'content-type': plan.contentType });
-    const put = async (audio: Buffer) => {
-      const data = plan.sse ? `data: ${JSON.stringify({ type: 'speech.audio.delta', audio: audio.toString('base64') })}\n\n` : audio;
-      if (!res.write(data)) await drained(res);
-    };
-    const deadline = req.auth.temporary ? sessionDeadline(req.auth, startedAt) : null;
-    const timer = deadline
-      ? setTimeout(() => {
-          ac.abort();
-          res.destroy();
-        }, Math.max(0, deadline.getTime() - Date.now()))
-      : undefined;
-    try {
-      if (!first.done) {
-        await put(first.value.audio);
-        for await (const chunk of out.chunks) {
-          if (res.destroyed) break;
-          await put(chunk.audio);
-        }
-      }
-      if (!res.destroyed) {
-        // Metered before the response completes: work that cannot be billed fails (the client sees a cut response).
-        await meter().catch((err: unknown) => {
-          throw new UsageNotRecorded(err);
-        });
-        if (plan.sse) res.write(`data: ${JSON.stringify({ type: 'speech.audio.done', usage: speechUsage(text.length, out.seconds()) })}\n\n`);
-        res.end();
-      }
-    } catch (err) {
-      if (err instanceof UsageNotRecorded) req.log.error({ err: err.cause }, 'speech usage not recorded: the response is failed');
-      else if (!res.destroyed) req.log.warn({ err }, 'speech stream failed after audio began');
-      res.destroy();
-    } finally {
-      if (timer) clearTimeout(timer);
-      res.off('close', onClose);
-      ac.abort();
-      release();
-      if (!metered) void meter().catch((err: unknown) => req.log.error({ err }, 'speech usage not recorded'));
-    }
-  };
+  const speak = (req: FastifyRequest, reply: FastifyReply, plan: SpeechPlan, startedAt: Date) =>
+    streamSpeech(tts, req, reply, plan.cfg, plan.text, startedAt, {
+      label: 'speech',
+      ...(plan.sse
+        ? {
+            contentType: 'text/event-stream; charset=utf-8',
+            frame: (audio) => `data: ${JSON.stringify({ type: 'speech.audio.delta', audio: audio.toString('base64') })}\n\n`,
+            trailer: (seconds) => `data: ${JSON.stringify({ type: 'speech.audio.done', usage: speechUsage(plan.text.length, seconds) })}\n\n`,
+          }
+        : { contentType: plan.contentType }),
+    });
 
   const audio = async (scope: App) => {
     // 404 and 405 under /v1/audio in OpenAI's body, like every other answer there.
@@ -230,20 +175,3 @@ export const openaiRoutes: RouteModule = async (app, { ctx }) => {
   await app.register(audio, { prefix: '/v1/audio' });
 };
 
-class UsageNotRecorded extends Error {
-  constructor(cause: unknown) {
-    super('usage not recorded', { cause });
-  }
-}
-
-function drained(res: import('node:http').ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-}
