@@ -36,6 +36,14 @@ function flip(s: string, i: number): string {
 }
 
 describe('CursorCodec', () => {
+  it('positionOf: no cursor and an empty one both mean the first page; anything else must decode', () => {
+    expect(codec.positionOf(undefined, 'files:p1')).toBeUndefined();
+    expect(codec.positionOf('', 'files:p1')).toBeUndefined();
+    const cursor = codec.encode({ list: 'files:p1', key: ['a', 'b'] });
+    expect(codec.positionOf(cursor, 'files:p1')).toEqual({ list: 'files:p1', key: ['a', 'b'] });
+    for (const bad of [' ', '.', 'garbage', ['x'], 42]) expect(() => codec.positionOf(bad, 'files:p1')).toThrow(ApiError);
+  });
+
   it('round-trips the list name and sort key', () => {
     const key = ['2025-01-01T00:00:00.000Z', '5a3c0c8e-1111-4222-8333-444455556666', 42];
     const cursor = codec.encode({ list: 'files:p1', key });

@@ -10,6 +10,11 @@ export interface CursorPosition {
   key: (string | number)[];
 }
 
+/** The one error every unusable cursor gets. */
+export function invalidCursor(): ApiError {
+  return new ApiError('invalid_cursor', 'Invalid cursor: copy next_page_cursor unchanged from the previous page.');
+}
+
 export class CursorCodec {
   constructor(private readonly secret: Buffer) {}
 
@@ -22,9 +27,20 @@ export class CursorCodec {
     return `${payload}.${this.mac(payload).toString('base64url')}`;
   }
 
+  /**
+   * The position a list query continues after: undefined for the first page, which is what an absent
+   * cursor and an empty one (`?cursor=`, sent by the official example clients on their first page) both
+   * mean. Anything else must decode, or 400 invalid_cursor. Every cursor list goes through here.
+   */
+  positionOf(cursor: unknown, list: string): CursorPosition | undefined {
+    if (cursor === undefined || cursor === '') return undefined;
+    if (typeof cursor !== 'string') throw invalidCursor();
+    return this.decode(cursor, list);
+  }
+
   /** Returns the position or throws 400 invalid_cursor. */
   decode(cursor: string, list: string): CursorPosition {
-    const bad = () => new ApiError('invalid_cursor', 'Invalid cursor: copy next_page_cursor unchanged from the previous page.');
+    const bad = invalidCursor;
     const dot = cursor.indexOf('.');
     if (dot <= 0 || cursor.length > 2048) throw bad();
     const payload = cursor.slice(0, dot);
@@ -60,13 +76,21 @@ export function toPage<T>(rows: T[], limit: number, codec: CursorCodec, list: st
   return { items, next_page_cursor: more && last ? codec.encode({ list, key: keyOf(last) }) : null };
 }
 
+/**
+ * A cursor whose sort key is two strings (e.g. (created_at, id) or (end_time, id)): the key the page after it
+ * starts from, or undefined for the first page (no cursor or an empty one).
+ */
+export function stringPairAfter(codec: CursorCodec, cursor: unknown, list: string): [string, string] | undefined {
+  const pos = codec.positionOf(cursor, list);
+  if (pos === undefined) return undefined;
+  const key = pos.key;
+  if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string') throw invalidCursor();
+  return [key[0], key[1]];
+}
+
 /** Lists ordered newest first by (created_at, id): where the page after `cursor` starts, or undefined. */
 export function createdAfter(codec: CursorCodec, cursor: string | undefined, list: string): [string, string] | undefined {
-  if (cursor === undefined) return undefined;
-  const key = codec.decode(cursor, list).key;
-  if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string')
-    throw new ApiError('invalid_cursor', 'Invalid cursor: copy next_page_cursor unchanged from the previous page.');
-  return [key[0], key[1]];
+  return stringPairAfter(codec, cursor, list);
 }
 
 /** toPage for those lists. */

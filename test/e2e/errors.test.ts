@@ -316,6 +316,29 @@ describe('list parameters', () => {
         await expectError(await s.request(`/v1/files?cursor=${encodeURIComponent(c)}`), 400, 'invalid_cursor');
     });
 
+    // Every cursor list: an empty cursor (`?cursor=`, as the official example clients send on their first page)
+    // is the first page, the same as no cursor; a garbage one is still 400 invalid_cursor.
+    describe.each([
+      { list: 'files', path: '/v1/files?limit=1' },
+      { list: 'transcriptions', path: '/v1/transcriptions?limit=1' },
+      { list: 'cloned voices', path: '/v1/voices?limit=1' },
+      { list: 'usage logs', path: '/v1/usage-logs?start_time=2020-01-01T00:00:00Z&end_time=2100-01-01T00:00:00Z&limit=1' },
+      { list: 'usage logs, newest first', path: '/v1/usage-logs?start_time=2020-01-01T00:00:00Z&end_time=2100-01-01T00:00:00Z&limit=1&sort=end_time_desc' },
+      { list: 'tts voices', path: '/v1/tts-voices?model=parlance-tts-espeak-v1&limit=1' },
+    ])('$list', ({ path: listPath }) => {
+      it('?cursor= (empty) gives the first page, exactly as no cursor does', async () => {
+        const plain = await s.request(listPath);
+        expect(plain.status, await plain.clone().text()).toBe(200);
+        const empty = await s.request(`${listPath}&cursor=`);
+        expect(empty.status, await empty.clone().text()).toBe(200);
+        expect(await empty.json()).toEqual(await plain.json());
+      });
+
+      it('a garbage cursor is 400 invalid_cursor', async () => {
+        await expectError(await s.request(`${listPath}&cursor=garbage`), 400, 'invalid_cursor');
+      });
+    });
+
     it("another project's cursor is 400 invalid_cursor", async () => {
       expect((await s.request(`/v1/files?limit=1&cursor=${encodeURIComponent(cursorB)}`, { key: keyB })).status).toBe(200);
       await expectError(await s.request(`/v1/files?limit=1&cursor=${encodeURIComponent(cursorB)}`), 400, 'invalid_cursor');

@@ -66,8 +66,29 @@ describe('GET /openapi.json', () => {
     expect(names).toEqual(expect.arrayContaining(['limit', 'cursor']));
   });
 
-  it('every documented path is under /v1', () => {
-    for (const p of Object.keys(doc.paths)) expect(p.startsWith('/v1/'), p).toBe(true);
+  it('every documented path is under /v1, but POST /tts (the TTS interface, served on the same origin)', () => {
+    for (const p of Object.keys(doc.paths)) expect(p.startsWith('/v1/') || p === '/tts', p).toBe(true);
+  });
+
+  it('documents the JSON body of POST /tts', () => {
+    expect(methodsOf('/tts')).toEqual(['post']);
+    const body = doc.paths['/tts']!.post!.requestBody as { content: Record<string, { schema: { required: string[]; properties: Record<string, unknown> } }> };
+    const schema = body.content['application/json']!.schema;
+    expect(schema.required).toEqual(expect.arrayContaining(['model', 'language', 'voice', 'audio_format', 'text']));
+    expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['sample_rate', 'bitrate', 'speed', 'reduce_silence', 'client_reference_id']));
+    expect(JSON.stringify(schema.properties.audio_format)).toContain('mp3');
+  });
+
+  it.each([
+    { path: '/v1/files', required: ['file'], optional: ['client_reference_id', 'filename'] },
+    { path: '/v1/voices', required: ['name', 'file'], optional: ['filename'] },
+  ])('documents the multipart upload body of POST $path', ({ path, required, optional }) => {
+    const body = doc.paths[path]!.post!.requestBody as { content: Record<string, { schema: { required: string[]; properties: Record<string, { type: string; format?: string }> } }> };
+    expect(Object.keys(body.content)).toEqual(['multipart/form-data']);
+    const schema = body.content['multipart/form-data']!.schema;
+    expect(schema.required.sort()).toEqual([...required].sort());
+    expect(Object.keys(schema.properties).sort()).toEqual([...required, ...optional].sort());
+    expect(schema.properties.file).toMatchObject({ type: 'string', format: 'binary' });
   });
 
   it('hides the operational routes (/health, /openapi.json, /docs/errors)', () => {

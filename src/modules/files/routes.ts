@@ -1,7 +1,7 @@
 // Files over HTTP: parse, delegate to FilesService, shape the reply. No rules live here.
 import type { RouteModule } from '../../http/context.js';
 import { readSingleFileUpload } from '../../http/single-file-upload.js';
-import { countFilesSchema, deleteFileSchema, getFileSchema, listFilesSchema, uploadFileSchema } from './schemas.js';
+import { countFilesSchema, deleteFileSchema, getFileSchema, listFilesSchema, uploadFileSchema, uploadValidator } from './schemas.js';
 
 const read = { permission: { scope: 'files', level: 'read' }, rate: 'files' } as const;
 const write = { permission: { scope: 'files', level: 'write' }, rate: 'files' } as const;
@@ -23,7 +23,7 @@ export const filesRoutes: RouteModule = async (app, { ctx }) => {
     return reply.code(204).send(null);
   });
 
-  app.post('/v1/files', { schema: uploadFileSchema, config: { guard: write } }, async (req, reply) => {
+  app.post('/v1/files', { schema: uploadFileSchema, validatorCompiler: uploadValidator, config: { guard: write } }, async (req, reply) => {
     const { staged, fields } = await readSingleFileUpload(req, {
       notMultipart: 'Upload must be multipart/form-data with a "file" part.',
       fields: ['client_reference_id', 'filename'],

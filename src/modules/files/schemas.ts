@@ -33,10 +33,24 @@ export const listFilesSchema = {
   response: { 200: FileList, '4xx': ErrorBody, 500: ErrorBody },
 };
 
+/**
+ * The multipart body of an upload, for /openapi.json only: the route reads the parts as a stream
+ * (@fastify/multipart) and checks them itself, so it is never validated against this (see uploadValidator).
+ */
+export const UploadFileBody = Type.Object({
+  file: Type.String({ format: 'binary', description: 'The audio file (one part; the request needs a Content-Length)' }),
+  client_reference_id: Type.Optional(Type.String({ maxLength: 256 })),
+  filename: Type.Optional(Type.String({ description: 'Overrides the file part\'s own file name' })),
+});
+
+/** Route validator for multipart uploads: the body schema documents, readSingleFileUpload enforces. */
+export const uploadValidator = () => (data: unknown) => ({ value: data });
+
 export const uploadFileSchema = {
   tags: ['files'],
   summary: 'Upload an audio file (multipart/form-data: file, client_reference_id)',
   consumes: ['multipart/form-data'],
+  body: UploadFileBody,
   response: { 201: FileRecord, '4xx': ErrorBody, 500: ErrorBody },
 };
 

@@ -62,10 +62,13 @@ export const listTtsVoicesSchema = {
 };
 
 export const generateSpeechSchema = {
-  // POST /tts lives on the TTS interface ({tts_url}), not the versioned main interface /openapi.json describes.
-  hide: true,
+  // POST /tts belongs to the TTS interface ({tts_url}); Parlance serves it on the same origin, so it is described
+  // here too. TtsService validates the body (this schema documents it) and errors use the TTS error body.
   tags: ['tts'],
-  summary: 'Generate speech; the audio streams back as it is synthesized',
+  summary: 'Generate speech; the audio streams back as it is synthesized (TTS interface, not versioned)',
+  description:
+    'Answers 200 with the audio in the requested audio_format (Content-Type audio/mpeg, audio/wav, audio/pcm, ...), streamed as it is made. ' +
+    'A streamed WAV header carries placeholder lengths (0xFFFFFFFF): read to the end of the response.',
   body: Type.Object({
     model: Type.String(),
     language: Type.String(),

@@ -4,7 +4,7 @@
 import { PitchShifter } from '../../audio/pitch-shift.js';
 import type { TtsModel, TtsRegistry, TtsVoice } from '../../engines/tts/registry.js';
 import { AGES } from '../../engines/tts/registry.js';
-import type { CursorCodec } from '../../lib/cursor.js';
+import { type CursorCodec, invalidCursor } from '../../lib/cursor.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
 import { requirePermission } from '../auth/permissions.js';
 import type { AuthContext, AuthService } from '../auth/service.js';
@@ -437,8 +437,9 @@ export class TtsService {
     const model = this.registry.resolve(modelId);
     if (!model) throw new ApiError('invalid_request', `No TTS model with id "${modelId}".`, { status: 404 });
     const list = `tts-voices:${modelId}`;
-    const after = cursor === undefined ? undefined : this.cursors.decode(cursor, list).key[0];
-    if (cursor !== undefined && typeof after !== 'string') throw new ApiError('invalid_cursor', 'Invalid cursor: copy next_page_cursor unchanged from the previous page.');
+    const pos = this.cursors.positionOf(cursor, list);
+    const after = pos?.key[0];
+    if (pos !== undefined && typeof after !== 'string') throw invalidCursor();
     const lower = (s: string) => s.toLowerCase();
     const matches = model.voices
       .filter((v) => gender === undefined || v.gender === gender)

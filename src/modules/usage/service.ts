@@ -1,7 +1,7 @@
 // Usage metering and reporting. `meter` prices one finished request or session and stores it (drawing
 // from the balance); the read side answers monthly usage, balance, usage logs and the daily summary.
 // No Fastify or ws types here.
-import type { CursorCodec } from '../../lib/cursor.js';
+import { type CursorCodec, stringPairAfter } from '../../lib/cursor.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
@@ -280,14 +280,7 @@ export class UsageService {
     if (sort !== 'end_time_asc' && sort !== 'end_time_desc') throw invalidField('sort', 'must be end_time_asc or end_time_desc');
     const desc = sort === 'end_time_desc';
     const list = `usage-logs:${projectId}:${sort}`;
-    let after: [string, string] | undefined;
-    if (q.cursor !== undefined && q.cursor !== '') {
-      if (typeof q.cursor !== 'string') throw new ApiError('invalid_cursor', 'Invalid cursor: copy next_page_cursor unchanged from the previous page.');
-      const key = this.cursors.decode(q.cursor, list).key;
-      if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string')
-        throw new ApiError('invalid_cursor', 'Invalid cursor: copy next_page_cursor unchanged from the previous page.');
-      after = [key[0], key[1]];
-    }
+    const after = stringPairAfter(this.cursors, q.cursor, list);
     const rows = await this.repo.listRecords(projectId, { start, end, desc, after, limit: limit + 1 });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];

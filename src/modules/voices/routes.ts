@@ -1,6 +1,7 @@
 // Cloned voices over HTTP: parse, delegate to VoicesService, shape the reply. No rules live here.
 import type { RouteModule } from '../../http/context.js';
 import { readSingleFileUpload } from '../../http/single-file-upload.js';
+import { uploadValidator } from '../files/schemas.js';
 import { countVoicesSchema, createVoiceSchema, deleteVoiceSchema, getVoiceSchema, listVoicesSchema, recomputeVoiceSchema } from './schemas.js';
 
 const read = { permission: { scope: 'voices', level: 'read' }, rate: 'voices' } as const;
@@ -27,7 +28,7 @@ export const voicesRoutes: RouteModule = async (app, { ctx }) => {
     voices.recompute(req.auth, req.params.voice_id, req.body?.model),
   );
 
-  app.post('/v1/voices', { schema: createVoiceSchema, config: { guard: write } }, async (req, reply) => {
+  app.post('/v1/voices', { schema: createVoiceSchema, validatorCompiler: uploadValidator, config: { guard: write } }, async (req, reply) => {
     const { staged, fields } = await readSingleFileUpload(req, {
       notMultipart: 'Voice creation must be multipart/form-data with "name" and "file" parts.',
       fields: ['name', 'filename'],

@@ -32,6 +32,12 @@ export const createVoiceSchema = {
   tags: ['voices'],
   summary: 'Create a cloned voice from a reference clip (multipart/form-data: name, file); prepared per TTS model in the background',
   consumes: ['multipart/form-data'],
+  // Documentation only (for /openapi.json): the route streams the parts and checks them itself.
+  body: Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 128, description: 'Name of the cloned voice' }),
+    file: Type.String({ format: 'binary', description: 'Reference clip of the speaker (one part; the request needs a Content-Length)' }),
+    filename: Type.Optional(Type.String({ description: 'Overrides the file part\'s own file name' })),
+  }),
   response: { 201: VoiceRecord, '4xx': ErrorBody, 500: ErrorBody },
 };
 
