@@ -1,27 +1,59 @@
-// Worker-thread entry for file diarization: voice activity detection, MFCC and pitch frames and the BIC clustering
-// of a whole file are seconds of CPU per minute of audio, all kept off the event loop (at batch priority, set by the
-// lane). One detector per model, loaded on first use; one frame extractor per file being diarized.
-import { loadVad, type Vad } from '../../audio/vad.js';
+// Worker-thread entry for diarization: voice activity detection, MFCC and pitch frames and the BIC clustering are
+// seconds of CPU per minute of audio, all kept off the event loop. Files on one lane (batch priority), live streams
+// on another (the server's priority), each lane its own thread running this file. One detector per model, loaded on
+// first use; one frame extractor per file or stream.
+import { loadVad, type Vad, type VadBackend } from '../../audio/vad.js';
 import { serveLane } from '../../lib/worker-lane.js';
 import type { DiarizeRequest, DiarizeResult } from './diarize-worker-messages.js';
 import { clusterOffline, type OfflineClusterOptions } from './offline-clusterer.js';
+import { OnlineClusterer } from './online-clusterer.js';
 import { type SpeakerFrame, SpeakerFrameExtractor } from './speech-frames.js';
 
 const vads = new Map<string, Vad>();
 const jobs = new Map<number, { extractor: SpeakerFrameExtractor; frames: SpeakerFrame[]; offline?: OfflineClusterOptions }>();
+const live = new Map<number, { extractor: SpeakerFrameExtractor; clusterer: OnlineClusterer }>();
+
+type Warning = { msg: string; detail?: Record<string, unknown> };
+
+async function vadFor(req: { vad: { backend?: VadBackend; modelPath?: string } }): Promise<{ vad: Vad; warning?: Warning }> {
+  const key = `${req.vad.backend ?? 'silero'}:${req.vad.modelPath ?? ''}`;
+  let warning: Warning | undefined;
+  let vad = vads.get(key);
+  if (!vad) {
+    vad = await loadVad({ ...req.vad, log: (_level, msg, detail) => (warning = { msg, detail }) });
+    vads.set(key, vad);
+  }
+  return { vad, warning };
+}
+
+function liveJob(id: number) {
+  const job = live.get(id);
+  if (!job) throw new Error(`no live diarization ${id}`);
+  return job;
+}
 
 async function handle(req: DiarizeRequest): Promise<DiarizeResult> {
   switch (req.op) {
     case 'open': {
-      const key = `${req.vad.backend ?? 'silero'}:${req.vad.modelPath ?? ''}`;
-      let warning: { msg: string; detail?: Record<string, unknown> } | undefined;
-      let vad = vads.get(key);
-      if (!vad) {
-        vad = await loadVad({ ...req.vad, log: (_level, msg, detail) => (warning = { msg, detail }) });
-        vads.set(key, vad);
-      }
+      const { vad, warning } = await vadFor(req);
       jobs.set(req.job, { extractor: new SpeakerFrameExtractor(vad.createStream()), frames: [], offline: req.offline });
       return { opened: true, warning };
+    }
+    case 'live-open': {
+      const { vad, warning } = await vadFor(req);
+      live.set(req.job, { extractor: new SpeakerFrameExtractor(vad.createStream()), clusterer: new OnlineClusterer(req.online) });
+      return { opened: true, warning };
+    }
+    case 'live-push': {
+      const job = liveJob(req.job);
+      job.clusterer.add(await job.extractor.push(req.pcm));
+      return { changes: job.clusterer.changes() };
+    }
+    case 'live-flush': {
+      const job = liveJob(req.job);
+      job.clusterer.add(await job.extractor.flush());
+      job.clusterer.flush();
+      return { changes: job.clusterer.changes() };
     }
     case 'push': {
       const job = jobs.get(req.job);
@@ -38,6 +70,7 @@ async function handle(req: DiarizeRequest): Promise<DiarizeResult> {
     }
     case 'close':
       jobs.delete(req.job);
+      live.delete(req.job);
       return { ok: true };
   }
 }

@@ -103,7 +103,7 @@ it('returns no turns for silence and one speaker for a single voice', async () =
   expect(new Set(turns.map((t) => t.speaker)).size).toBe(1);
 }, 60_000);
 
-describe('the compiled diarizer (file work on its worker thread)', () => {
+describe('the compiled diarizer (file and live work on worker threads)', () => {
   let compiled: typeof import('./index.js');
   beforeAll(async () => {
     const dist = path.join(ROOT, 'dist', 'engines', 'diarization', 'index.js');
@@ -124,6 +124,32 @@ describe('the compiled diarizer (file work on its worker thread)', () => {
       const nices = readdirSync('/proc/self/task').map((t) => Number(readFileSync(`/proc/self/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
       expect(nices).toContain(10);
     }
+  }, 60_000);
+
+  it('labels a live stream as the inline stream does, with the event loop free meanwhile', async () => {
+    const conv = buildConversation(['kal', 'slt'].map((n) => voices.get(n)!), { turns: 6, seed: 4 });
+    const chunks = chunked(conv.pcm);
+    const endMs = conv.pcm.length / 32;
+    /** Speaker of each 500 ms span of the audio so far, asked after every piece as tokens would be. */
+    const labelsOf = async (stream: ReturnType<BicDiarizer['createStream']>) => {
+      const asked: (number | undefined)[] = [];
+      let at = 0;
+      for (const c of chunks) {
+        await stream.push(c);
+        at += c.length / 32;
+        asked.push(stream.speakerAt(Math.max(0, at - 500), at));
+      }
+      await stream.flush();
+      for (let t = 0; t < endMs; t += 500) asked.push(stream.speakerAt(t, t + 500));
+      stream.close();
+      return asked;
+    };
+    const inline = await labelsOf(new BicDiarizer({ vad }).createStream());
+    let off: (number | undefined)[] = [];
+    const worst = await worstEventLoopGap(async () => (off = await labelsOf(new compiled.BicDiarizer({ log: () => {} }).createStream())));
+    expect(off).toEqual(inline);
+    expect(new Set(off.filter((s) => s !== undefined)).size).toBe(2);
+    expect(worst).toBeLessThan(50);
   }, 60_000);
 
   it('stops at an abort and goes on serving the next file', async () => {

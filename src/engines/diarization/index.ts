@@ -9,7 +9,7 @@ import { WorkerLane } from '../../lib/worker-lane.js';
 import type { DiarizeRequest, DiarizeResult } from './diarize-worker-messages.js';
 import type { DiarizationEngine, DiarizationStream, DiarizeOptions, SpeakerTurn } from './interface.js';
 import { clusterOffline, type OfflineClusterOptions } from './offline-clusterer.js';
-import { OnlineClusterer, type OnlineClusterOptions } from './online-clusterer.js';
+import { OnlineClusterer, type OnlineClusterOptions, type OpenGuess, speakerOfWindows, type WindowChanges, type WindowLabel } from './online-clusterer.js';
 import { SpeakerFrameExtractor, type SpeakerFrame } from './speech-frames.js';
 
 export type { DiarizationEngine, DiarizationStream, SpeakerTurn } from './interface.js';
@@ -24,8 +24,11 @@ export interface BicDiarizerOptions {
 
 type Request = DiarizeRequest extends infer R ? (R extends DiarizeRequest ? Omit<R, 'id'> : never) : never;
 
+const workerFile = fileURLToPath(new URL('./diarize-worker.js', import.meta.url));
 /** Files are diarized on this thread, at batch priority (inline when running from sources, without a compiled worker). */
-const fileLane = new WorkerLane<Request, DiarizeResult>(fileURLToPath(new URL('./diarize-worker.js', import.meta.url)), { nice: BATCH_NICE });
+const fileLane = new WorkerLane<Request, DiarizeResult>(workerFile, { nice: BATCH_NICE });
+/** Live streams on this one, at the server's own priority (inline likewise without a compiled worker). */
+const liveLane = new WorkerLane<Request, DiarizeResult>(workerFile);
 let nextJob = 0;
 
 export class BicDiarizer implements DiarizationEngine {
@@ -75,6 +78,7 @@ export class BicDiarizer implements DiarizationEngine {
   }
 
   createStream(): DiarizationStream {
+    if (!this.options.vad && liveLane.available()) return this.streamOffThread();
     const extractor = this.loadVad('live').then((vad) => new SpeakerFrameExtractor(vad.createStream()));
     const clusterer = new OnlineClusterer(this.options.online);
     return {
@@ -86,6 +90,47 @@ export class BicDiarizer implements DiarizationEngine {
         clusterer.flush();
       },
       speakerAt: (startMs, endMs) => clusterer.speakerAt(startMs, endMs),
+      close() {},
+    };
+  }
+
+  /**
+   * A live stream on the live lane's thread: frames and clustering there, and each push answers with the windows
+   * that changed, so speakerAt() reads a copy here without waiting.
+   */
+  private streamOffThread(): DiarizationStream {
+    const job = nextJob++;
+    const log = this.options.log ?? defaultLog;
+    const opened = liveLane.call({ op: 'live-open', job, vad: {}, online: this.options.online }).then((r) => {
+      const warning = (r as Extract<DiarizeResult, { opened: true }>).warning;
+      if (warning) log('warn', warning.msg, warning.detail);
+    });
+    const windows: WindowLabel[] = [];
+    let open: OpenGuess | undefined;
+    let closed = false;
+    const apply = (r: DiarizeResult) => {
+      const { from, windows: changed, open: guess } = (r as { changes: WindowChanges }).changes;
+      windows.splice(from, windows.length - from, ...changed);
+      open = guess;
+    };
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      void opened.then(() => liveLane.call({ op: 'close', job })).catch(() => undefined);
+    };
+    return {
+      async push(pcm) {
+        await opened;
+        // A copy of exactly these bytes: a view would send its whole underlying buffer.
+        apply(await liveLane.call({ op: 'live-push', job, pcm: new Uint8Array(pcm) }));
+      },
+      async flush() {
+        await opened;
+        apply(await liveLane.call({ op: 'live-flush', job }));
+        close();
+      },
+      speakerAt: (startMs, endMs) => speakerOfWindows(windows, startMs, endMs, open),
+      close,
     };
   }
 }

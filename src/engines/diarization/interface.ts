@@ -24,6 +24,8 @@ export interface DiarizationStream {
    * not clustered yet, a provisional guess (the nearest speaker so far). Undefined before any speech was heard.
    */
   speakerAt(startMs: number, endMs: number): number | undefined;
+  /** The stream is over (flushed or not): its state is released. */
+  close(): void;
 }
 
 export interface DiarizationEngine {

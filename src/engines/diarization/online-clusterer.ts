@@ -51,6 +51,9 @@ export class OnlineClusterer {
   private open = new SpeakerStats();
   private openStart = -1;
   private openEnd = -1;
+  /** changes(): windows reported so far, and the first one whose speaker changed since. */
+  private reported = 0;
+  private relabelledFrom = 0;
 
   constructor(options: OnlineClusterOptions = {}) {
     this.lambda = options.lambda ?? DEFAULT_BIC_LAMBDA;
@@ -113,6 +116,7 @@ export class OnlineClusterer {
     const match = old.length ? maxWeightAssignment(shared) : new Array<number>(k).fill(-1);
     const number = match.map((j, c) => (j >= 0 && shared[c]![j]! > 0 ? old[j]! : this.nextSpeaker++));
     this.speakers = new Map();
+    this.relabelledFrom = 0;
     this.windows.forEach((w, i) => {
       w.speaker = number[clusters[i]!]!;
       const model = this.speakers.get(w.speaker) ?? new SpeakerStats();
@@ -135,28 +139,66 @@ export class OnlineClusterer {
 
   /** Speaker of the window overlapping [startMs, endMs) most; else of the nearest window; else the open window's guess. */
   speakerAt(startMs: number, endMs: number): number | undefined {
-    let best: number | undefined;
-    let bestOverlap = 0;
-    let nearest: number | undefined;
-    let nearestDist = Infinity;
-    // Tokens are asked about in time order, near the end: scan back from the newest window.
-    for (let i = this.windows.length - 1; i >= 0; i--) {
-      const w = this.windows[i]!;
-      const overlap = Math.min(endMs, w.endMs) - Math.max(startMs, w.startMs);
-      if (overlap > bestOverlap) {
-        bestOverlap = overlap;
-        best = w.speaker;
-      }
-      const dist = Math.max(w.startMs - endMs, startMs - w.endMs, 0);
-      if (dist < nearestDist) {
-        nearestDist = dist;
-        nearest = w.speaker;
-      }
-      if (w.endMs < startMs - 30_000) break;
-    }
-    if (best !== undefined) return best;
-    // Not clustered yet: the open window, once it has enough frames to judge, else the nearest window.
-    if (this.open.n >= MIN_WINDOW_FRAMES && this.openEnd * FRAME_MS >= startMs) return this.closest(this.open) ?? nearest;
-    return nearest;
+    return speakerOfWindows(this.windows, startMs, endMs, this.openGuess());
   }
+
+  /** The open window's closest speaker, once it has enough frames to judge. */
+  openGuess(): OpenGuess | undefined {
+    if (this.open.n < MIN_WINDOW_FRAMES) return undefined;
+    return { endMs: this.openEnd * FRAME_MS, speaker: this.closest(this.open) };
+  }
+
+  /**
+   * What changed for speakerAt since the last call: windows from index `from` on (all of them after a re-clustering,
+   * else the new ones) and the open window's guess. A thread that clusters reports this to the one that labels.
+   */
+  changes(): WindowChanges {
+    const from = Math.min(this.reported, this.relabelledFrom);
+    this.reported = this.relabelledFrom = this.windows.length;
+    return { from, windows: this.windows.slice(from).map(({ startMs, endMs, speaker }) => ({ startMs, endMs, speaker })), open: this.openGuess() };
+  }
+}
+
+export interface WindowLabel {
+  startMs: number;
+  endMs: number;
+  speaker: number;
+}
+
+export interface OpenGuess {
+  endMs: number;
+  speaker: number | undefined;
+}
+
+export interface WindowChanges {
+  from: number;
+  windows: WindowLabel[];
+  open: OpenGuess | undefined;
+}
+
+/** Speaker of the window overlapping [startMs, endMs) most; else of the nearest window; else the open window's guess. */
+export function speakerOfWindows(windows: readonly WindowLabel[], startMs: number, endMs: number, open: OpenGuess | undefined): number | undefined {
+  let best: number | undefined;
+  let bestOverlap = 0;
+  let nearest: number | undefined;
+  let nearestDist = Infinity;
+  // Tokens are asked about in time order, near the end: scan back from the newest window.
+  for (let i = windows.length - 1; i >= 0; i--) {
+    const w = windows[i]!;
+    const overlap = Math.min(endMs, w.endMs) - Math.max(startMs, w.startMs);
+    if (overlap > bestOverlap) {
+      bestOverlap = overlap;
+      best = w.speaker;
+    }
+    const dist = Math.max(w.startMs - endMs, startMs - w.endMs, 0);
+    if (dist < nearestDist) {
+      nearestDist = dist;
+      nearest = w.speaker;
+    }
+    if (w.endMs < startMs - 30_000) break;
+  }
+  if (best !== undefined) return best;
+  // Not clustered yet: the open window, once it has enough frames to judge, else the nearest window.
+  if (open && open.endMs >= startMs) return open.speaker ?? nearest;
+  return nearest;
 }

@@ -591,6 +591,7 @@ export class RealtimeSession {
     this.abort.abort();
     this.source?.abort();
     this.engine?.abort();
+    this.diarization?.close();
     this.release?.();
     this.release = undefined;
     this.pending = [];
