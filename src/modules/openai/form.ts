@@ -6,8 +6,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { validationToApiError } from '../../http/error-mapping.js';
 import { validatorCompiler } from '../../http/validation.js';
-import { watchCloseDelimiter } from '../../lib/multipart-close.js';
-import { ApiError, invalidField } from '../../wire/api-error.js';
+import { readSingleFileUpload } from '../../http/single-file-upload.js';
 import type { AuthContext } from '../auth/service.js';
 import type { FilesService, StagedUpload } from '../files/service.js';
 
@@ -20,38 +19,18 @@ export interface AudioForm {
 }
 
 export async function readAudioForm(req: FastifyRequest, files: FilesService, auth: AuthContext): Promise<AudioForm> {
-  if (!req.isMultipart()) throw new ApiError('invalid_request', 'The request must be multipart/form-data with the audio in a "file" part.');
-  const declared = req.headers['content-length'];
-  await files.precheck(auth, declared === undefined ? undefined : Number(declared));
-  let staged: StagedUpload | undefined;
-  const fields: Record<string, string | string[]> = {};
-  try {
-    const parts = req.parts();
-    const first = parts.next(); // starts the parser; the close-delimiter watcher joins in the same tick
-    const closed = watchCloseDelimiter(req.raw, req.headers['content-type']);
-    for (let r = await first; !r.done; r = await parts.next()) {
-      const part = r.value;
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file' || staged !== undefined) {
-          part.file.resume();
-          throw invalidField(part.fieldname, 'unexpected file part; send the audio as the one part named "file"', 'unknown_field');
-        }
-        staged = await files.receive(auth, part.file, part.filename.replace(/\0/g, '') || 'audio');
-        continue;
-      }
-      const value = String(part.value);
-      const name = part.fieldname.endsWith('[]') ? part.fieldname.slice(0, -2) : part.fieldname;
-      if (value.includes('\u0000')) throw invalidField(name, 'must not contain NUL characters', 'invalid_format');
-      if (LIST_FIELDS.has(name)) fields[name] = [...((fields[name] as string[] | undefined) ?? []), value];
-      else fields[name] = value;
-    }
-    if (!closed()) throw new ApiError('invalid_request', 'Malformed multipart body: it ends before the closing boundary.');
-  } catch (err) {
-    if (staged !== undefined) await files.discard(staged);
-    throw err;
-  }
-  if (staged === undefined) throw invalidField('file', 'is required', 'missing');
-  return { staged, fields };
+  const { staged, fields, lists } = await readSingleFileUpload(req, {
+    notMultipart: 'The request must be multipart/form-data with the audio in a "file" part.',
+    fields: 'all',
+    listFields: LIST_FIELDS,
+    filePart: 'send the audio as the one part named "file"',
+    // The SDKs stream forms of known size, but a chunked one is fine here: the files service bounds it as it arrives.
+    sizeRequired: false,
+    precheck: (declared) => files.precheck(auth, declared),
+    receive: (file, filename) => files.receive(auth, file, filename || 'audio'),
+    discard: (s) => files.discard(s),
+  });
+  return { staged, fields: { ...fields, ...lists } };
 }
 
 type Check = ((data: unknown) => boolean) & { errors?: { keyword?: string; params?: Record<string, unknown>; message?: string }[] | null };
