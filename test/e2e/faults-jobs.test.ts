@@ -31,7 +31,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorBody, makeAudio, makeSpeech, startParlance, tempDir, uploadFile, waitFor, type Parlance } from '../harness.js';
+import { errorBody, logLines, makeAudio, makeSpeech, startParlance, tempDir, uploadFile, waitFor, type Parlance } from '../harness.js';
 import { canMountTmpfs, fillDisk, mountTmpfs, unmount } from '../disk-full.js';
 
 const SENTENCE = 'the quick brown fox jumps over the lazy dog';
@@ -159,18 +159,6 @@ async function usageOf(s: Parlance, clientReferenceId: string): Promise<{ input_
   return body.usage_logs.filter((u) => u.client_reference_id === clientReferenceId);
 }
 
-/** The server's JSON log lines (stderr). */
-const logLines = (s: Parlance) =>
-  s
-    .stderr()
-    .split('\n')
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as Record<string, unknown>];
-      } catch {
-        return [];
-      }
-    });
 const interruptedRuns = (s: Parlance, id: string) => logLines(s).filter((l) => l.id === id && String(l.msg).startsWith('transcription interrupted')).length;
 
 /** What a client may read: words, no heap addresses, paths, signals or process names. */
