@@ -1,6 +1,7 @@
 // PCM → the frames diarization clusters: 12 MFCCs (c1..c12; c0 is loudness, which says more about the microphone
 // than the speaker) and the pitch (voiced frames) every 10 ms, kept only where the voice activity detector hears speech. One extractor per audio
 // stream; it holds at most a frame of audio and the VAD decisions not yet matched with a spectral frame.
+import { S16leReader } from '../../audio/s16le.js';
 import { FEATURE_FRAME_SAMPLES, FEATURE_HOP_SAMPLES, SpectralFrameStream } from '../../audio/features.js';
 import { VAD_FRAME_SAMPLES, type VadStream } from '../../audio/vad.js';
 
@@ -18,7 +19,7 @@ export interface SpeakerFrame {
 
 export class SpeakerFrameExtractor {
   private readonly spectral = new SpectralFrameStream();
-  private carry: number | undefined;
+  private readonly reader = new S16leReader();
   /** Spectral frames waiting for the VAD decision that covers their centre. */
   private waiting: SpeakerFrame[] = [];
   /** VAD decisions from VAD frame `vadBase` on. */
@@ -32,20 +33,9 @@ export class SpeakerFrameExtractor {
   /** Feed s16le PCM; returns the speech frames that became known, in order. */
   async push(pcm: Uint8Array): Promise<SpeakerFrame[]> {
     for (const f of await this.vad.push(pcm)) this.speech.push(f.speech);
-    let bytes = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-    if (this.carry !== undefined) {
-      bytes = Buffer.concat([Buffer.from([this.carry]), bytes]);
-      this.carry = undefined;
-    }
-    if (bytes.length % 2) {
-      this.carry = bytes[bytes.length - 1];
-      bytes = bytes.subarray(0, bytes.length - 1);
-    }
-    // Int16Array needs 2-byte alignment: copy when the view is odd.
-    const aligned = bytes.byteOffset % 2 ? Buffer.from(bytes) : bytes;
     // Integer sample scale, not [-1, 1]: Meyda's mel bands are log(1 + energy), which is only a log (level-independent
     // up to c0) when the energies are large; at unit scale quiet bands come out linear and the MFCCs track loudness.
-    const frames = this.spectral.push(Float32Array.from(new Int16Array(aligned.buffer, aligned.byteOffset, aligned.length / 2)), true);
+    const frames = this.spectral.push(Float32Array.from(this.reader.read(pcm)), true);
     frames.mfcc.forEach((m, i) => {
       const hz = frames.pitchHz![i]!;
       this.waiting.push({ index: frames.first + i, features: m.subarray(1, 1 + SPEAKER_FEATURE_DIM), pitch: hz > 0 ? 12 * Math.log2(hz / 100) : undefined });

@@ -2,6 +2,7 @@
 // (speech up to a pause of `pauseMs`), each cut into equal windows of about `windowMs`. A speaker change almost
 // always comes with a pause, so windows rarely straddle one. Holds the audio of the open region only (at most
 // `maxRegionMs`: a longer region is closed there and the next one goes on).
+import { S16leReader } from '../../audio/s16le.js';
 import { VAD_FRAME_SAMPLES, type VadFrame, type VadStream } from '../../audio/vad.js';
 
 export interface SpeechWindow {
@@ -29,7 +30,7 @@ export class SpeechWindowCutter {
   private chunks: Int16Array[] = [];
   private base = 0;
   private received = 0;
-  private carry: number | undefined;
+  private readonly reader = new S16leReader();
   /** The open region: [start, end) in samples, and the silence after its last speech frame. */
   private region: { start: number; end: number } | undefined;
   private silence = 0;
@@ -55,18 +56,8 @@ export class SpeechWindowCutter {
   }
 
   private keep(pcm: Uint8Array): void {
-    let bytes = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-    if (this.carry !== undefined) {
-      bytes = Buffer.concat([Buffer.from([this.carry]), bytes]);
-      this.carry = undefined;
-    }
-    if (bytes.length % 2) {
-      this.carry = bytes[bytes.length - 1];
-      bytes = bytes.subarray(0, bytes.length - 1);
-    }
-    // A copy: the caller may reuse its buffer, and Int16Array needs 2-byte alignment.
-    const samples = new Int16Array(bytes.length / 2);
-    Buffer.from(samples.buffer).set(bytes);
+    // A copy: the caller may reuse its buffer.
+    const samples = this.reader.read(pcm);
     this.chunks.push(samples);
     this.received += samples.length;
   }
