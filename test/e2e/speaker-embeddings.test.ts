@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConversation, type Conversation, wavBytes } from '../diarization-corpus.js';
 import { writeEmbeddingModelWithoutFramework, writeSpectrumEmbeddingModel } from '../fixtures/sherpa-models.js';
 import { logLines, makeSpeech, type Parlance, startParlance, streamRealtime, tempDir, uploadFile, waitFor } from '../harness.js';
+import { twoSpeakerShare } from '../speaker-labels.js';
 
 const FLITE = 'parlance-tts-flite-v1';
 const SENTENCES = ['The birch canoe slid on the smooth planks.', 'Glue the sheet to the dark blue background.', 'These days a chicken leg is a rare dish.', 'Rice is often served in round bowls.'];
@@ -71,37 +72,6 @@ async function transcribe(s: Parlance, diarize: boolean) {
   return { job, tokens };
 }
 
-/** The reference speaker of a token: the turn it overlaps most. */
-function trueSpeaker(t: Tok): string {
-  let best = '';
-  let most = -Infinity;
-  for (const turn of conv.turns) {
-    const o = Math.min(t.end_ms, turn.endMs) - Math.max(t.start_ms, turn.startMs);
-    if (o > most) {
-      most = o;
-      best = turn.speaker;
-    }
-  }
-  return best;
-}
-
-/** Labels "1" and "2" on every token, one per voice, and the share of tokens under their voice's label. */
-function twoSpeakers(tokens: Tok[]): number {
-  expect(tokens.length).toBeGreaterThan(10);
-  expect(tokens.every((t) => typeof t.speaker === 'string')).toBe(true);
-  expect(tokens[0]!.speaker).toBe('1');
-  expect(new Set(tokens.map((t) => t.speaker))).toEqual(new Set(['1', '2']));
-  const votes = new Map<string, Map<string, number>>();
-  for (const t of tokens) {
-    const v = votes.get(trueSpeaker(t)) ?? new Map<string, number>();
-    v.set(t.speaker!, (v.get(t.speaker!) ?? 0) + 1);
-    votes.set(trueSpeaker(t), v);
-  }
-  const majority = (who: string) => [...votes.get(who)!.entries()].sort((a, b) => b[1] - a[1])[0]![0];
-  expect(majority('kal')).not.toBe(majority('slt'));
-  return tokens.filter((t) => t.speaker === majority(trueSpeaker(t))).length / tokens.length;
-}
-
 describe('with a speaker-embedding model installed', () => {
   let s: Parlance;
   beforeAll(async () => {
@@ -112,7 +82,7 @@ describe('with a speaker-embedding model installed', () => {
   it('async transcription with enable_speaker_diarization: two speakers at the right times, from the embeddings', async () => {
     const { job, tokens } = await transcribe(s, true);
     expect(job.status, job.error_message ?? '').toBe('completed');
-    expect(twoSpeakers(tokens)).toBeGreaterThanOrEqual(0.9);
+    expect(twoSpeakerShare(tokens, conv.turns)).toBeGreaterThanOrEqual(0.9);
     expect(logLines(s).find((l) => l.msg === 'speaker diarization of files with speaker embeddings')).toMatchObject({ model: 'spectrum-v1' });
     // Not an STT model: the catalog does not offer it.
     const { models } = (await (await s.request('/v1/models')).json()) as { models: { id: string }[] };
@@ -163,7 +133,7 @@ describe('without one', () => {
   it('the same transcription is diarized by BIC, as before', async () => {
     const { job, tokens } = await transcribe(s, true);
     expect(job.status, job.error_message ?? '').toBe('completed');
-    expect(twoSpeakers(tokens)).toBeGreaterThanOrEqual(0.8);
+    expect(twoSpeakerShare(tokens, conv.turns)).toBeGreaterThanOrEqual(0.8);
     expect(logLines(s).some((l) => l.msg === 'speaker diarization of files with speaker embeddings')).toBe(false);
   }, 180_000);
 });
