@@ -10,12 +10,14 @@ NPM_STAMP := node_modules/.parlance-setup-stamp
 NATIVE_STAMP := node_modules/.parlance-native-stamp
 NATIVE_INPUTS := $(shell find native -name build -prune -o -type f -print 2>/dev/null)
 BUILD_STAMP := dist/.parlance-build-stamp
+# Narrowband (8 kHz) adaptation of the default English model, estimated from Debian's real recordings.
+NARROWBAND_MLLR := build/adaptation/en-us-narrowband.mllr
 BUILD_INPUTS := $(shell find src -type d -o -name '*.ts' -not -name '*.test.ts' 2>/dev/null) tsconfig.json tsconfig.build.json
 
 # Extra arguments for `make serve`, e.g. make serve SERVE_ARGS="--port 9000 --data-dir /var/lib/parlance"
 SERVE_ARGS ?=
 
-.PHONY: help setup deps debian-packages node-modules native build serve test lint typecheck readme clean
+.PHONY: help setup deps debian-packages node-modules native build adaptation serve test lint typecheck readme clean
 
 help:
 	@echo "make serve      install everything, build and start the server (PARLANCE_* settings apply; SERVE_ARGS=...)"
@@ -27,7 +29,7 @@ help:
 	@echo "make readme     regenerate README.md's settings table from src/config/settings.ts"
 	@echo "make clean      remove dist/ and the setup stamp (never the data directory)"
 
-setup: deps build
+setup: deps build adaptation
 
 deps: debian-packages node-modules
 
@@ -47,6 +49,11 @@ $(NATIVE_STAMP): $(NPM_STAMP) $(NATIVE_INPUTS)
 	@touch $(NATIVE_STAMP)
 
 build: native $(BUILD_STAMP)
+
+adaptation: $(NARROWBAND_MLLR)
+
+$(NARROWBAND_MLLR): $(NPM_STAMP) scripts/adapt-narrowband.mts
+	node --import tsx scripts/adapt-narrowband.mts --out $(NARROWBAND_MLLR)
 
 $(BUILD_STAMP): $(NPM_STAMP) $(BUILD_INPUTS)
 	npm run build --silent
@@ -70,4 +77,4 @@ readme: node-modules
 	node --import tsx scripts/update-readme-settings.mjs
 
 clean:
-	rm -rf dist $(NPM_STAMP) $(NATIVE_STAMP)
+	rm -rf dist build $(NPM_STAMP) $(NATIVE_STAMP)

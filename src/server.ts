@@ -9,6 +9,7 @@ import { BicDiarizer } from './engines/diarization/index.js';
 import { EmbeddingDiarizer } from './engines/diarization/embedding-diarizer.js';
 import { speakerEngineFor } from './engines/speaker/engine.js';
 import { createSttRegistry } from './engines/stt/index.js';
+import { narrowbandOption } from './engines/stt/pocketsphinx/narrowband.js';
 import { createTranslationRegistry, translationOptionsFrom } from './engines/translate/registry.js';
 import { createJobQueue } from './jobs/index.js';
 import type { JobLog, JobQueue } from './jobs/queue.js';
@@ -162,6 +163,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       // A worker node opens no real-time session: no decoder waits idle for one.
       ...(!servesApi ? { warmStreams: 0 } : settings.realtimeWarmDecoders >= 0 ? { warmStreams: settings.realtimeWarmDecoders } : {}),
       secondPass: settings.realtimeSecondPass ? { waitMs: settings.realtimeSecondPassWaitMs } : false,
+      ...narrowbandOption(settings.sttNarrowbandAdaptation),
       log: jobLog,
     },
   });

@@ -258,6 +258,12 @@ export const settingDefs = {
     default: -1,
     doc: 'Streaming decoders kept loaded and idle for new real-time sessions once real-time use began (about 75 MB each; loading one, a worker thread with the model and its 130k-word dictionary, is CPU a new session would otherwise wait for). -1: two per CPU core; 0: none.',
   },
+  sttNarrowbandAdaptation: {
+    env: 'PARLANCE_STT_NARROWBAND_ADAPTATION',
+    kind: 'string',
+    default: 'auto',
+    doc: 'Telephone (8 kHz) audio decoded with an acoustic-model adaptation for that channel, chosen per segment by its spectrum: `auto` uses the one `make setup` estimates for the default English model from Debian\'s real 8 kHz recordings (none if it was not built), `off` none, or the path of an MLLR transform (sphinxtrain\'s `mllr_solve` output) for every pocketsphinx model.',
+  },
   sttPreload: {
     env: 'PARLANCE_STT_PRELOAD',
     kind: 'bool',

@@ -75,6 +75,7 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
                            InstanceMethod("setBias", &Decoder::SetBias),
                            InstanceMethod("biasKey", &Decoder::BiasKey),
                            InstanceMethod("dropBias", &Decoder::DropBias),
+                           InstanceMethod("setMllr", &Decoder::SetMllr),
                            InstanceMethod("free", &Decoder::Free),
                        });
   }
@@ -138,6 +139,7 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
   ps_decoder_t *ps_ = nullptr;
   cmd_ln_t *config_ = nullptr;
   std::vector<mfcc_t> initial_cmn_;
+  std::string mllr_path_;
   std::vector<int16_t> scratch_;
   // The search the decoder was created with (the model's language model), and the key of the biased search kept
   // beside it ("" when none was built yet).
@@ -392,6 +394,23 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
   }
 
   // dropBias(): back to the model's own search, and the biased searches kept are freed.
+  // setMllr(path): adapt the acoustic model's means with the MLLR transform in `path` (sphinxtrain's mllr_solve
+  // format). pocketsphinx re-reads the model's original means before applying a transform, so switching between
+  // transforms (an identity one included) never compounds them. A no-op when `path` is already applied.
+  Napi::Value SetMllr(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ps_decoder_t *ps = Ps(env);
+    if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "setMllr(path): path expected");
+    std::string path = info[0].As<Napi::String>().Utf8Value();
+    if (path == mllr_path_) return env.Undefined();
+    TakeLog();
+    ps_mllr_t *mllr = ps_mllr_read(path.c_str());
+    if (mllr == nullptr) throw Napi::Error::New(env, "pocketsphinx: cannot read MLLR transform " + path + ": " + TakeLog());
+    ps_update_mllr(ps, mllr);  // the decoder owns it from here and frees the one it replaces
+    mllr_path_ = path;
+    return env.Undefined();
+  }
+
   Napi::Value DropBias(const Napi::CallbackInfo &info) {
     DropBiasSearches(info.Env());
     return info.Env().Undefined();

@@ -48,6 +48,11 @@ export interface NativeDecoder {
   setBias(bias: { key: string; words: [string, string][]; lm: string; weight: number; keep?: number } | null): void;
   /** The model's own language model again, and the kept biased searches freed. */
   dropBias(): void;
+  /**
+   * Adapt the acoustic model with the MLLR transform in `path` (sphinxtrain's format; an identity transform restores
+   * the model). Applied to the model's original means each time, so transforms never compound; same path: no-op.
+   */
+  setMllr(path: string): void;
   /** Key of the bias in use, or null. */
   biasKey(): string | null;
   free(): void;
@@ -60,9 +65,19 @@ export interface NativeAddon {
 
 const ADDON_RELATIVE = join('native', 'pocketsphinx', 'build', 'Release', 'pocketsphinx.node');
 
+/** The checkout or package this module runs from (src/… or dist/…): the directory holding native/pocketsphinx. */
+export function projectRoot(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, 'native', 'pocketsphinx', 'binding.gyp'))) return dir;
+    if (dirname(dir) === dir) return undefined;
+    dir = dirname(dir);
+  }
+}
+
 /**
- * Locate the compiled addon: the given path, else walk up from this module (src/… or dist/…) to the directory that
- * holds native/pocketsphinx. Throws EngineUnavailableError with the build command when it is not built.
+ * Locate the compiled addon: the given path, else the one under the project root (projectRoot). Throws
+ * EngineUnavailableError with the build command when it is not built.
  */
 export function findAddon(explicit?: string): string {
   if (explicit !== undefined) {
@@ -70,13 +85,8 @@ export function findAddon(explicit?: string): string {
     if (!existsSync(p)) throw new EngineUnavailableError(`pocketsphinx addon not found at ${p}`, 'run `npm run build:native`');
     return p;
   }
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, ADDON_RELATIVE);
-    if (existsSync(candidate)) return candidate;
-    if (existsSync(join(dir, 'native', 'pocketsphinx', 'binding.gyp')) || dirname(dir) === dir) break;
-    dir = dirname(dir);
-  }
+  const root = projectRoot();
+  if (root && existsSync(join(root, ADDON_RELATIVE))) return join(root, ADDON_RELATIVE);
   throw new EngineUnavailableError(
     'pocketsphinx addon is not built',
     'run `npm run build:native`; it needs the Debian packages libpocketsphinx-dev, libsphinxbase-dev, pkg-config and a C++ compiler',

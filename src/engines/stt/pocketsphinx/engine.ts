@@ -133,7 +133,8 @@ export class PocketsphinxEngine implements SttEngine {
     const init = { addonPath, model: paths, decoderArgs: this.options.decoderArgs };
     // Batch decoders (files, live second passes) yield the cores to live streaming decoders and the event loop when
     // the machine is saturated: a live stream keeps real time, and a second pass that falls behind is late instead.
-    const batch = new BatchPool({ ...init, nice: BATCH_NICE }, {
+    const narrowband = this.options.narrowband[engineModel];
+    const batch = new BatchPool({ ...init, nice: BATCH_NICE, ...(narrowband ? { narrowband } : {}) }, {
       size: this.options.concurrency[engineModel]!,
       perRequestLimit: this.options.maxSegmentsPerRequest,
     });

@@ -2,6 +2,7 @@
 // worker (worker.ts). One worker owns one decoder. A batch worker decodes one segment per 'decode' message; a streaming worker serves one live session at a time. Every
 // message carries its job or session number so late replies of an earlier one are recognisable.
 import type { Token } from '../interface.js';
+import type { NarrowbandAdaptation } from './narrowband.js';
 import type { PocketsphinxModelPaths } from './options.js';
 
 /** workerData of a decoder worker. */
@@ -11,6 +12,8 @@ export interface WorkerInit {
   decoderArgs: Record<string, string>;
   /** OS niceness of the worker's thread (Linux; 0 = as the process). */
   nice?: number;
+  /** Batch decoders: adapt narrowband segments (narrowband.ts). */
+  narrowband?: NarrowbandAdaptation;
 }
 
 export interface StreamSettings {

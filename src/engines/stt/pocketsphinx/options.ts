@@ -10,6 +10,7 @@ import { EngineUnavailableError } from '../interface.js';
 import type { SegmenterOptions } from '../segmenter.js';
 import type { SecondPassOptions } from './second-pass.js';
 import { DEFAULT_BIAS_WEIGHT } from './bias.js';
+import { builtNarrowbandTransform, identityTransformFor, type NarrowbandAdaptation } from './narrowband.js';
 
 export const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
 
@@ -71,6 +72,12 @@ export interface PocketsphinxOptions {
   secondPass?: Partial<SecondPassOptions> | false;
   /** Share of a request's context language model in the interpolation with the model's own (bias.ts; default 0.1). */
   contextWeight?: number;
+  /**
+   * MLLR transform for narrowband (8 kHz) audio in batch decoding and second passes (narrowband.ts). Default: the
+   * one `make setup` built for Debian's en-us model, used with that model only; a path: used with every model;
+   * false: none.
+   */
+  narrowbandTransform?: string | false;
 }
 
 export interface ResolvedPocketsphinxOptions {
@@ -94,6 +101,8 @@ export interface ResolvedPocketsphinxOptions {
   partialIntervalMs: number;
   secondPass: SecondPassOptions | undefined;
   contextWeight: number;
+  /** Narrowband adaptation per model key (none: not adapted). */
+  narrowband: Record<string, NarrowbandAdaptation | undefined>;
 }
 
 export function defaultModelPaths(dir = DEBIAN_MODEL_DIR): PocketsphinxModelPaths {
@@ -158,7 +167,24 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
         ? undefined
         : { budgetMs: options.secondPass?.budgetMs ?? 15_000 * poolSize, waitMs: options.secondPass?.waitMs ?? 1500 },
     contextWeight: options.contextWeight ?? DEFAULT_BIAS_WEIGHT,
+    narrowband: narrowbandPerModel(models, options.narrowbandTransform),
   };
+}
+
+function narrowbandPerModel(
+  models: Record<string, PocketsphinxModelPaths>,
+  option: string | false | undefined,
+): Record<string, NarrowbandAdaptation | undefined> {
+  const out: Record<string, NarrowbandAdaptation | undefined> = {};
+  if (option === false) return out;
+  const transform = option ?? builtNarrowbandTransform();
+  if (!transform) return out;
+  if (!existsSync(transform)) throw new RangeError(`pocketsphinx narrowband transform ${transform} does not exist`);
+  const adaptation = { transform, identity: identityTransformFor(transform) };
+  const debianHmm = defaultModelPaths().hmm;
+  // The built transform belongs to Debian's en-us acoustic model; one given explicitly is the operator's call.
+  for (const [key, paths] of Object.entries(models)) if (option !== undefined || paths.hmm === debianHmm) out[key] = adaptation;
+  return out;
 }
 
 function positiveInteger(name: string, value: number): void {

@@ -12,6 +12,7 @@ import { peakDb, SILENCE_PEAK_DB } from '../utterances.js';
 import { loadAddon, type NativeDecoder } from './addon.js';
 import type { Token } from '../interface.js';
 import type { DecoderBias, FromWorker, StreamSettings, ToWorker, WorkerInit } from './messages.js';
+import { transformFor } from './narrowband.js';
 import { segmentsToTokens } from './tokens.js';
 
 const SAMPLES_PER_MS = 16;
@@ -57,6 +58,7 @@ function useBias(decoder: NativeDecoder, bias: DecoderBias | undefined, keep: nu
  */
 function decodeSegment(decoder: NativeDecoder, startSample: number, samples: Int16Array): Token[] {
   if (peakDb(samples) < SILENCE_PEAK_DB) return []; // nothing to hear; the decoder would invent a word
+  if (init.narrowband) decoder.setMllr(transformFor(samples, init.narrowband));
   decoder.startStream();
   decoder.resetCmn();
   decoder.startUtt();
