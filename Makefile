@@ -24,7 +24,7 @@ help:
 	@echo "make test       install everything, build, lint, typecheck and run the whole test suite"
 	@echo "make setup      install Debian packages and npm dependencies, then build (idempotent)"
 	@echo "make build      compile TypeScript to dist/ and the native addons (npm run build:native)"
-	@echo "make lint       eslint"
+	@echo "make lint       eslint and the Prettier check (npm run format rewrites)"
 	@echo "make typecheck  tsc --noEmit over src, test and bench"
 	@echo "make readme     regenerate README.md's settings table from src/config/settings.ts"
 	@echo "make clean      remove dist/ and the setup stamp (never the data directory)"
@@ -69,6 +69,7 @@ test: setup
 
 lint: node-modules
 	npm run lint --silent
+	npm run format:check --silent
 
 typecheck: node-modules
 	npm run typecheck --silent

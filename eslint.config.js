@@ -12,4 +12,14 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  {
+    // Type-aware rules on the server code: a promise nobody awaits loses its error (an unhandled rejection ends
+    // the process); `void` marks the fire-and-forget ones that handle their own errors.
+    files: ['src/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
 );

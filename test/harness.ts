@@ -62,6 +62,9 @@ export async function runCli(args: string[], env: Record<string, string> = {}): 
   }
 }
 
+/** How long a server may take to listen; a machine shared with other builds may need more (PARLANCE_TEST_START_TIMEOUT_MS). */
+const START_TIMEOUT_MS = Number(process.env.PARLANCE_TEST_START_TIMEOUT_MS) || 30_000;
+
 /** Start `parlance serve --port 0` on a fresh (or given) data dir and wait until it listens. */
 export async function startParlance(opts: { env?: Record<string, string>; dataDir?: string; keepDataDir?: boolean } = {}): Promise<Parlance> {
   const dataDir = opts.dataDir ?? tempDir();
@@ -74,7 +77,7 @@ export async function startParlance(opts: { env?: Record<string, string>; dataDi
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const info = await new Promise<{ url: string; ttsUrl?: string; apiKey?: string; organizationId?: string; projectId?: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s\nstdout: ${stdout}\nstderr: ${stderr}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start in ${START_TIMEOUT_MS / 1000} s\nstdout: ${stdout}\nstderr: ${stderr}`)), START_TIMEOUT_MS);
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
       const m = /Parlance listening on (http:\/\/\S+)/.exec(stdout);

@@ -78,7 +78,7 @@ export const settingDefs = {
   role: {
     env: 'PARLANCE_ROLE',
     kind: 'enum',
-    values: ['all', 'api', 'worker'],
+    values: ['all', 'api', 'worker'] as const,
     default: 'all',
     doc: 'What this node runs (`--role`): `all` (everything); `api` (HTTP and WebSockets; the jobs it enqueues wait for a worker node); `worker` (async transcription, voice preparation and webhook delivery; its port answers only /health, /ready and /metrics). See "Running several nodes".',
   },
@@ -104,7 +104,7 @@ export const settingDefs = {
   compat: {
     env: 'PARLANCE_COMPAT',
     kind: 'enum',
-    values: ['spec', 'soniox-sdk'],
+    values: ['spec', 'soniox-sdk'] as const,
     default: 'spec',
     doc: 'Wire profile: `spec` (service specification) or `soniox-sdk` (the official SDKs\' status words and framing).',
   },
@@ -141,7 +141,7 @@ export const settingDefs = {
   logLevel: {
     env: 'PARLANCE_LOG_LEVEL',
     kind: 'enum',
-    values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
     default: 'info',
     doc: 'Log level (JSON logs on stderr).',
   },
@@ -212,7 +212,7 @@ export const settingDefs = {
   jobQueue: {
     env: 'PARLANCE_JOB_QUEUE',
     kind: 'enum',
-    values: ['local', 'pg-boss'],
+    values: ['local', 'pg-boss'] as const,
     default: 'local',
     doc: 'Job queue: `local` (durable, in this database; works on SQLite and PostgreSQL) or `pg-boss` (PostgreSQL only, for several nodes).',
   },
@@ -609,12 +609,15 @@ export const settingDefs = {
 } satisfies Record<string, SettingDef>;
 
 type Defs = typeof settingDefs;
-type ValueOf<D> = D extends { kind: 'int' | 'number' }
-  ? number
-  : D extends { kind: 'bool' }
-    ? boolean
-    : D extends { kind: 'list' }
-      ? string[]
-      : string;
+/** An enum setting is the union of its values (declared `as const`). */
+type ValueOf<D> = D extends { kind: 'enum'; values: readonly (infer V extends string)[] }
+  ? V
+  : D extends { kind: 'int' | 'number' }
+    ? number
+    : D extends { kind: 'bool' }
+      ? boolean
+      : D extends { kind: 'list' }
+        ? string[]
+        : string;
 export type Settings = { [K in keyof Defs]: ValueOf<Defs[K]> };
 export type SettingKey = keyof Defs;

@@ -89,13 +89,13 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.setValidatorCompiler(validatorCompiler());
 
-  // The SDKs send `Content-Type: application/json` on bodyless GET/DELETE and on some POSTs (sdk-wire-notes
-  // D23): an empty body is "no body", not malformed JSON.
+  // The SDKs send `Content-Type: application/json` on bodyless GET/DELETE and on some POSTs (docs/wire-compat.md,
+  // "REST conventions"): an empty body is "no body", not malformed JSON.
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
-    jsonParser(req, body as string, done);
+    void jsonParser(req, body as string, done);
   });
 
   await app.register(multipart, {

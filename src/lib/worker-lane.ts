@@ -80,7 +80,7 @@ export class WorkerLane<Req extends object, Res> {
 export function serveLane<Req extends { id: number }, Res>(handle: (req: Req) => Promise<Res> | Res): void {
   const { nice } = (workerData ?? {}) as LaneData;
   if (nice) lowerThreadPriority(nice);
-  parentPort!.on('message', async (req: Req) => {
+  const answer = async (req: Req) => {
     let reply: LaneReply<Res>;
     try {
       reply = { id: req.id, result: await handle(req) };
@@ -89,5 +89,7 @@ export function serveLane<Req extends { id: number }, Res>(handle: (req: Req) =>
     }
     // Copied, not transferred: small Buffers share Node's allocation pool, which a transfer would detach.
     parentPort!.postMessage(reply);
-  });
+  };
+  // Requests are answered as they come, each in its own turn (handle's errors are part of the reply).
+  parentPort!.on('message', (req: Req) => void answer(req));
 }

@@ -45,3 +45,8 @@ export function invalidField(location: string, message: string, errorType = 'inv
 export function shuttingDownError(what: string): ApiError {
   return new ApiError('limit_exceeded', `The server is shutting down: ${what}. Connect again to continue.`);
 }
+
+/** What a transport-free service reports for anything thrown: an ApiError as is, anything else as internal_error. */
+export function asApiError(err: unknown): ApiError {
+  return err instanceof ApiError ? err : new ApiError('internal_error', undefined, { cause: err });
+}

@@ -1,5 +1,6 @@
 // Wire profiles. The core keeps the spec's full state machine; only serialisation differs. `soniox-sdk`
-// gives the official SDKs the vocabulary their polling and webhook helpers understand (sdk-wire-notes D1, D2).
+// gives the official SDKs the vocabulary their polling and webhook helpers understand (docs/wire-compat.md,
+// "Compatibility profiles").
 export type CompatProfile = 'spec' | 'soniox-sdk';
 
 export type TranscriptionStatus = 'queued' | 'downloading' | 'transcribing' | 'completed' | 'failed';

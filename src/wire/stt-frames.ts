@@ -1,6 +1,6 @@
 // Real-time STT error frame: `{tokens: [], error_code, error_type, error_message, more_info, request_id}`, then the
-// server closes with 1000. error_code is the integer HTTP status (the SDKs map it to their error classes, D8).
-// Normal frames never carry error_code / error_message keys (D7): they are built in modules/realtime/tokens.ts.
+// server closes with 1000. error_code is the integer HTTP status, and normal frames never carry error_code /
+// error_message keys (docs/wire-compat.md, "Real-time STT WebSocket"): they are built in modules/realtime/tokens.ts.
 import type { ApiError } from './api-error.js';
 import { moreInfoUrl } from './error-catalog.js';
 

@@ -1,24 +1,150 @@
-// Text-to-speech error shapes: the HTTP body of POST /tts and the /tts-websocket error frame.
-// Normal TTS-WS frames never carry error keys (sdk-wire-notes D7); connection-level error frames carry
-// `stream_id: ""` in the spec profile and omit it in the soniox-sdk profile (D9).
-import type { ApiError } from './api-error.js';
+// Every message of /tts-websocket, and the error body of POST /tts (docs/wire-compat.md, "TTS WebSocket").
+//
+// Client messages carry no type field: they are told apart by their keys (api_key → start, cancel → cancel,
+// keep_alive → keep-alive, text / text_end → text). parseTtsClientMessage turns one text frame into a typed
+// message or the connection-level error that closes the socket. Problems that concern one stream only (its
+// generation parameters, a text of the wrong type) are that stream's errors and are left to the session.
+//
+// Server frames are JSON text (audio in base64), always with the stream's id. Normal frames never carry error keys;
+// a connection-level error frame has `stream_id: ""` in the spec profile and none in the soniox-sdk profile.
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { ApiError } from './api-error.js';
 import type { CompatProfile } from './compat.js';
 import { moreInfoUrl } from './error-catalog.js';
 
-export interface TtsErrorBody {
-  error_code: number;
-  error_type: string;
-  error_message: string;
-  more_info: string;
-  request_id: string;
+/** The longest stream_id accepted. */
+export const MAX_STREAM_ID_LENGTH = 256;
+
+// ---- client → server ----
+
+const StreamId = Type.String({ minLength: 1, maxLength: MAX_STREAM_ID_LENGTH });
+
+/** A stream start: the generation parameters of POST /tts (validated per stream by the TTS service). */
+export const TtsStartMessage = Type.Object({
+  stream_id: StreamId,
+  api_key: Type.Optional(Type.String()),
+  model: Type.String(),
+  voice: Type.String(),
+  language: Type.String(),
+  audio_format: Type.String(),
+  sample_rate: Type.Optional(Type.Integer()),
+  bitrate: Type.Optional(Type.Integer()),
+  speed: Type.Optional(Type.Number()),
+  reduce_silence: Type.Optional(Type.Boolean()),
+  client_reference_id: Type.Optional(Type.String()),
+  return_timestamps: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+});
+
+/** Text of a stream; `text_end: true` ends it. */
+export const TtsTextMessage = Type.Object({
+  stream_id: StreamId,
+  text: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  text_end: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+});
+
+export const TtsCancelMessage = Type.Object({ stream_id: StreamId, cancel: Type.Literal(true) });
+
+/** Accepted silently, never answered; no stream_id. */
+export const TtsKeepAliveMessage = Type.Object({ keep_alive: Type.Literal(true) });
+
+/** A client message once parsed: `type` says which of the four it is. */
+export type TtsClientMessage =
+  /** `body` is the whole message, checked by the TTS service (its errors are the stream's). */
+  | { type: 'start'; stream_id: string; api_key: unknown; body: Record<string, unknown> }
+  | { type: 'text'; stream_id: string; text: string; text_end: boolean }
+  /** A text message whose text or text_end has the wrong type: an error of that stream. */
+  | { type: 'text'; stream_id: string; error: ApiError }
+  | { type: 'cancel'; stream_id: string }
+  | { type: 'keep_alive' };
+
+export type TtsParseResult = { ok: true; message: TtsClientMessage } | { ok: false; error: ApiError };
+
+const TextFields = Type.Pick(TtsTextMessage, ['text', 'text_end']);
+
+/**
+ * One client text frame. `handshakeKey`: a key came with the handshake, so a start may omit api_key and is then
+ * recognised by its model or voice.
+ */
+export function parseTtsClientMessage(data: string, handshakeKey: boolean): TtsParseResult {
+  const fail = (message: string): TtsParseResult => ({ ok: false, error: new ApiError('invalid_request', message) });
+  let msg: unknown;
+  try {
+    msg = JSON.parse(data);
+  } catch {
+    return fail('Malformed JSON message.');
+  }
+  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return fail('Each message must be a JSON object.');
+  const m = msg as Record<string, unknown>;
+  let type: 'start' | 'cancel' | 'text';
+  if ('api_key' in m || (handshakeKey && ('model' in m || 'voice' in m) && !('text' in m))) type = 'start';
+  else if ('cancel' in m) type = 'cancel';
+  else if ('keep_alive' in m) return { ok: true, message: { type: 'keep_alive' } };
+  else if ('text' in m || 'text_end' in m) type = 'text';
+  else return fail('Unrecognized message: expected a stream start (api_key), text, text_end, cancel or keep_alive.');
+  const id = m.stream_id;
+  if (typeof id !== 'string' || id.length === 0) return fail(`${type === 'start' ? 'Stream start' : type} message needs a non-empty string stream_id.`);
+  if (id.length > MAX_STREAM_ID_LENGTH) return fail(`stream_id is longer than ${MAX_STREAM_ID_LENGTH} characters.`);
+  if (type === 'start') return { ok: true, message: { type, stream_id: id, api_key: m.api_key, body: m } };
+  if (type === 'cancel') return { ok: true, message: { type, stream_id: id } };
+  if (!Value.Check(TextFields, m))
+    return { ok: true, message: { type, stream_id: id, error: new ApiError('invalid_request', 'text must be a string and text_end a boolean.') } };
+  return { ok: true, message: { type, stream_id: id, text: m.text ?? '', text_end: m.text_end ?? false } };
 }
+
+// ---- server → client ----
+
+/** Character timings of the audio in a frame, seconds from the start of the stream. */
+export const TtsTimestamps = Type.Object(
+  {
+    characters: Type.Array(Type.String()),
+    character_start_times_seconds: Type.Array(Type.Number()),
+    character_end_times_seconds: Type.Array(Type.Number()),
+  },
+  { additionalProperties: false },
+);
+export type TtsTimestamps = Static<typeof TtsTimestamps>;
+
+export const TtsAudioFrame = Type.Object(
+  { stream_id: Type.String(), audio: Type.String({ contentEncoding: 'base64' }), timestamps: Type.Optional(TtsTimestamps) },
+  { additionalProperties: false },
+);
+export type TtsAudioFrame = Static<typeof TtsAudioFrame>;
+
+/** The stream's audio is complete (never sent when the audio cap cut it). */
+export const TtsAudioEndFrame = Type.Object(
+  { stream_id: Type.String(), audio_end: Type.Literal(true), timestamps: Type.Optional(TtsTimestamps) },
+  { additionalProperties: false },
+);
+export type TtsAudioEndFrame = Static<typeof TtsAudioEndFrame>;
+
+/** The stream is over (after audio_end, a cancel, or an error that ended it). */
+export const TtsTerminatedFrame = Type.Object({ stream_id: Type.String(), terminated: Type.Literal(true) }, { additionalProperties: false });
+export type TtsTerminatedFrame = Static<typeof TtsTerminatedFrame>;
+
+/** POST /tts's error body; error_code is the HTTP status. */
+export const TtsErrorBody = Type.Object({
+  error_code: Type.Integer(),
+  error_type: Type.String(),
+  error_message: Type.String(),
+  more_info: Type.String(),
+  request_id: Type.String(),
+});
+export type TtsErrorBody = Static<typeof TtsErrorBody>;
+
+/** The error body with the stream's id ("" or absent for a connection-level error). */
+export const TtsErrorFrame = Type.Object({ stream_id: Type.Optional(Type.String()), ...TtsErrorBody.properties }, { additionalProperties: false });
+export type TtsErrorFrame = Static<typeof TtsErrorFrame>;
+
+export const TtsServerFrame = Type.Union([TtsAudioFrame, TtsAudioEndFrame, TtsTerminatedFrame, TtsErrorFrame]);
+export type TtsServerFrame = Static<typeof TtsServerFrame>;
 
 export function ttsErrorBody(err: ApiError, requestId: string, referenceUrl: string): TtsErrorBody {
   return { error_code: err.status, error_type: err.type, error_message: err.message, more_info: moreInfoUrl(referenceUrl, err.type), request_id: requestId };
 }
 
 /** A per-stream error frame (`streamId` given) or a connection-level one (`streamId` null). */
-export function ttsErrorFrame(err: ApiError, streamId: string | null, requestId: string, referenceUrl: string, profile: CompatProfile): Record<string, unknown> {
+export function ttsErrorFrame(err: ApiError, streamId: string | null, requestId: string, referenceUrl: string, profile: CompatProfile): TtsErrorFrame {
   const body = ttsErrorBody(err, requestId, referenceUrl);
   if (streamId !== null) return { stream_id: streamId, ...body };
   return profile === 'soniox-sdk' ? { ...body } : { stream_id: '', ...body };

@@ -1,11 +1,14 @@
-// Shared pieces of the TTS tests: decoding output with ffprobe/ffmpeg and a small /tts-websocket client.
+// Shared pieces of the TTS tests: decoding output with ffprobe/ffmpeg and a small /tts-websocket client that checks
+// every frame against the wire's TtsServerFrame.
 import { execFile } from 'node:child_process';
 import { writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
+import { Value } from '@sinclair/typebox/value';
 import { WebSocket } from 'ws';
+import { TtsServerFrame } from '../../src/wire/tts-frames.js';
 
 const execFileP = promisify(execFile);
 
@@ -52,9 +55,15 @@ export async function openTts(url: string, handshake: { headers?: Record<string,
   const frames: Record<string, unknown>[] = [];
   const waiters: (() => void)[] = [];
   const binary: Buffer[] = [];
+  const offSchema: unknown[] = [];
   ws.on('message', (data, isBinary) => {
     if (isBinary) binary.push(data as Buffer);
-    else frames.push(JSON.parse((data as Buffer).toString('utf8')) as Record<string, unknown>);
+    else {
+      const frame = JSON.parse((data as Buffer).toString('utf8')) as Record<string, unknown>;
+      // Every frame the server sends is one of the declared server frames (src/wire/tts-frames.ts).
+      if (!Value.Check(TtsServerFrame, frame)) offSchema.push(frame);
+      frames.push(frame);
+    }
     for (const w of waiters.splice(0)) w();
   });
   const closed = new Promise<{ code: number }>((resolve) => ws.on('close', (code) => {
@@ -76,6 +85,7 @@ export async function openTts(url: string, handshake: { headers?: Record<string,
       let seen = 0;
       for (;;) {
         if (binary.length) throw new Error('server sent a binary frame');
+        if (offSchema.length) throw new Error(`server sent a frame outside TtsServerFrame: ${JSON.stringify(offSchema[0]).slice(0, 500)}`);
         for (; seen < frames.length; seen++) if (pred(frames[seen]!)) return frames[seen]!;
         const left = deadline - Date.now();
         if (left <= 0 || ws.readyState === ws.CLOSED) throw new Error(`no matching frame; got ${JSON.stringify(frames).slice(0, 2000)}`);

@@ -1,8 +1,9 @@
-// /tts-websocket against a real server (sdk-wire-notes §5): streams multiplexed by stream_id, base64 audio
+// /tts-websocket against a real server (docs/wire-compat.md): streams multiplexed by stream_id, base64 audio
 // in JSON text frames, timestamps, audio_end then terminated, per-stream errors that keep the connection,
 // connection-level errors that close it (spec and soniox-sdk framing), every invalid_stream_state case,
 // request_timeout, max_audio_duration_reached and the per-connection stream cap.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TtsErrorBody, type TtsTimestamps } from '../../src/wire/tts-frames.js';
 import { startParlance, type Parlance } from '../harness.js';
 import { openTts, probeAudio, startMsg, streamAudio, type WsClient } from './tts-helpers.js';
 
@@ -14,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(async () => Promise.all([s?.stop(), sdk?.stop()]));
 
-const ERROR_KEYS = ['error_code', 'error_type', 'error_message', 'more_info', 'request_id'];
+const ERROR_KEYS = Object.keys(TtsErrorBody.properties);
 const isTerminated = (id: string) => (f: Record<string, unknown>) => f.stream_id === id && f.terminated === true;
 const isError = (id: string) => (f: Record<string, unknown>) => f.stream_id === id && f.error_type !== undefined;
 
@@ -47,7 +48,7 @@ describe('TTS WebSocket: streams', () => {
     const chars: string[] = [];
     let last = -1;
     for (const f of frames) {
-      const ts = f.timestamps as { characters: string[]; character_start_times_seconds: number[]; character_end_times_seconds: number[] } | undefined;
+      const ts = f.timestamps as TtsTimestamps | undefined;
       if (!ts) continue;
       expect(ts.character_start_times_seconds.length).toBe(ts.characters.length);
       expect(ts.character_end_times_seconds.length).toBe(ts.characters.length);

@@ -99,7 +99,7 @@ export class EmbeddingDiarizer implements DiarizationEngine {
   }
 
   private async turns(windows: Embedded[], signal?: AbortSignal): Promise<SpeakerTurn[]> {
-    const withEmbedding = windows.filter((w) => w.embedding);
+    const withEmbedding = windows.filter((w) => w.embedding !== undefined);
     if (withEmbedding.length === 0) return [];
     const embeddings = await Promise.all(withEmbedding.map((w) => w.embedding!));
     const labels = await this.embedder.cluster(

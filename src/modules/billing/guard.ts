@@ -2,12 +2,12 @@
 // session start) and, with the cost accrued so far, while a real-time session runs. Three 402s, checked in
 // this order: the prepaid balance, the organization's monthly budget, the project's monthly budget.
 // Budgets count the usage of the current calendar month (UTC) and so reset on the 1st.
-import { type Clock, systemClock } from '../../lib/clock.js';
+import { type Clock, systemClock, utcMonth } from '../../lib/clock.js';
 import { ApiError } from '../../wire/api-error.js';
 import type { TenancyRepository } from '../tenancy/repository.js';
 import { NANO_PER_USD, Decimal } from '../usage/money.js';
 import type { UsageRepository } from '../usage/repository.js';
-import { balanceExhausted } from './balance.js';
+import { balanceExhausted } from '../usage/balance.js';
 
 export interface BillingGuard {
   /**
@@ -23,8 +23,6 @@ function reached(budgetUsd: string | null | undefined, usedNano: number): boolea
   if (budgetUsd === null || budgetUsd === undefined || !/^\d+(\.\d+)?$/.test(budgetUsd)) return false;
   return new Decimal(budgetUsd).mul(NANO_PER_USD).lte(usedNano);
 }
-
-export const utcMonth = (d: Date): string => d.toISOString().slice(0, 7);
 
 export class BudgetGuard implements BillingGuard {
   constructor(

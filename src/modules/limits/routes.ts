@@ -1,4 +1,4 @@
-// Concurrency report and concurrent-streams history over HTTP (sdk-wire-notes 2.7).
+// Concurrency report and concurrent-streams history over HTTP (docs/wire-compat.md, "REST conventions").
 import type { RouteModule } from '../../http/context.js';
 import { concurrencyLimitsSchema, streamsHistorySchema } from './schemas.js';
 

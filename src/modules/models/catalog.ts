@@ -76,7 +76,7 @@ export class ModelCatalog {
     return planTranslation(config, modelId, languages, this.translation);
   }
 
-  /** GET /v1/models entries in the shape the SDK reads (sdk-wire-notes §2.3), aliases included. */
+  /** GET /v1/models entries in the shape the SDK reads (docs/wire-compat.md, "Models and voices"), aliases included. */
   list(): Record<string, unknown>[] {
     const entry = (id: string, m: CatalogModel, aliasOf: string | null) => {
       const engine = this.registry.resolve(m.engineModelId)!;

@@ -5,7 +5,8 @@ import type { TtsModel, TtsVoice } from '../../engines/tts/registry.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
 import type { AuthContext } from '../auth/service.js';
 import { SPEED_MAX, SPEED_MIN } from '../tts/model-records.js';
-import type { TtsConfig, TtsService } from '../tts/service.js';
+import type { TtsConfig } from '../tts/request-config.js';
+import type { TtsService } from '../tts/service.js';
 
 export const SPEECH_FORMATS = ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] as const;
 export type SpeechFormat = (typeof SPEECH_FORMATS)[number];

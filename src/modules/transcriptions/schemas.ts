@@ -3,7 +3,7 @@ import { ErrorBody, ListQuery } from '../../wire/schemas.js';
 
 const Str256 = Type.String({ maxLength: 256 });
 
-/** `context`: a plain string (spec) or the SDK's structured object (sdk-wire-notes D3); echoed as given. */
+/** `context`: a plain string (spec) or the SDK's structured object (docs/wire-compat.md, "REST conventions"); echoed as given. */
 export const ContextSchema = Type.Union([
   Type.String({ maxLength: 10_000 }),
   Type.Object(

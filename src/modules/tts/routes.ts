@@ -6,7 +6,7 @@ import { toApiError } from '../../http/error-mapping.js';
 import { ttsErrorBody } from '../../wire/tts-frames.js';
 import { AuthService } from '../auth/service.js';
 import { generateSpeechSchema, listTtsModelsSchema, listTtsVoicesSchema } from './schemas.js';
-import type { VoiceQuery } from './service.js';
+import type { VoiceQuery } from './voice-list.js';
 import { streamSpeech } from './stream-response.js';
 
 const listGuard = { permission: null, rate: 'models' } as const;
@@ -38,8 +38,7 @@ export const ttsRoutes: RouteModule = async (app, { ctx }) => {
       validatorCompiler: passThrough,
       errorHandler: renderError,
       onRequest: async (req) => {
-        const key = AuthService.bearerToken(req.headers.authorization);
-        req.auth = await tts.admit(await ctx.auth.authenticate(key, { temporaryUsage: 'tts_rt', consume: true }));
+        req.auth = await tts.admission.authorize(AuthService.bearerToken(req.headers.authorization));
       },
     },
     async (req, reply) => {

@@ -2,16 +2,9 @@
 // TTS error body do not fit the generic validator), so these schemas document rather than enforce.
 import { Type } from '@sinclair/typebox';
 import { ErrorBody } from '../../wire/schemas.js';
-import { AUDIO_FORMATS } from './encoder.js';
-import { BITRATES, SAMPLE_RATES } from './service.js';
-
-const TtsErrorBody = Type.Object({
-  error_code: Type.Integer(),
-  error_type: Type.String(),
-  error_message: Type.String(),
-  more_info: Type.String(),
-  request_id: Type.String(),
-});
+import { TtsErrorBody } from '../../wire/tts-frames.js';
+import { AUDIO_FORMATS } from '../../audio/speech-encoder.js';
+import { BITRATES, SAMPLE_RATES } from './request-config.js';
 
 const Voice = Type.Object({ id: Type.String(), description: Type.String(), gender: Type.Union([Type.Literal('male'), Type.Literal('female'), Type.Literal('neutral')]) });
 

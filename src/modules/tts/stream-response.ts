@@ -6,7 +6,8 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sessionDeadline } from '../auth/service.js';
-import type { TtsConfig, TtsService } from './service.js';
+import type { TtsConfig } from './request-config.js';
+import type { TtsService } from './service.js';
 
 export interface SpeechResponse {
   contentType: string;

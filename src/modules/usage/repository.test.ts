@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASE_ENGINES as engines, type OpenedDatabase as Opened } from '../../../test/databases.js';
-import { drawFromBalance } from '../billing/balance.js';
+import { drawFromBalance } from './balance.js';
 import { type NewUsageRecord, UsageRepository } from './repository.js';
 
 describe.each(engines)('UsageRepository (%s)', (_engine, open) => {

@@ -3,7 +3,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../../storage/database.js';
 import type { Database, UsageMonthlyTable, UsageRecordsTable } from '../../storage/schema.js';
-import { type BalanceState, type Draw } from '../billing/balance.js';
+import { type BalanceState, type Draw } from './balance.js';
 import { Decimal } from './money.js';
 
 export type UsageRecordRow = UsageRecordsTable;

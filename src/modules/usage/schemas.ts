@@ -1,4 +1,5 @@
-// Wire shapes of the usage endpoints (sdk-wire-notes §2.8 and the spec's Monthly usage and Balance).
+// Wire shapes of the usage endpoints (the spec's Monthly usage and Balance; the rest as the SDK reads them,
+// docs/wire-compat.md, "REST conventions").
 import { type Static, Type } from '@sinclair/typebox';
 import { ErrorBody } from '../../wire/schemas.js';
 

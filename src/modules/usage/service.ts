@@ -2,11 +2,10 @@
 // from the balance); the read side answers monthly usage, balance, usage logs and the daily summary.
 // No Fastify or ws types here.
 import { type CursorCodec, stringPairAfter } from '../../lib/cursor.js';
-import { type Clock, systemClock } from '../../lib/clock.js';
+import { type Clock, systemClock, utcMonth } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
-import { drawFromBalance } from '../billing/balance.js';
-import { utcMonth } from '../billing/guard.js';
+import { drawFromBalance } from './balance.js';
 import type { TenancyRepository } from '../tenancy/repository.js';
 import { costNano, Decimal, NANO_PER_USD, nanoToUsd } from './money.js';
 import type { PriceTable } from './prices.js';

@@ -11,7 +11,7 @@ import type { LocalBlobStore } from '../../storage/blob-store.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
 import type { AuthContext } from '../auth/service.js';
 import { ByteLimitExceeded, stagePart, type StagedUpload } from '../files/staging.js';
-import type { ClonedVoiceStyle } from '../tts/service.js';
+import type { ClonedVoiceStyle } from '../tts/request-config.js';
 import type { VoiceAdaptation } from './cloning.js';
 import { type VoiceModelRow, VoiceNameTaken, type VoiceRow, type VoicesRepository } from './repository.js';
 import type { VoiceModelStatus, VoiceRecord } from './schemas.js';

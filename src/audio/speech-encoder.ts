@@ -1,8 +1,8 @@
-// Streaming encoder: mono s16le PCM in (at the engine's rate), the requested format out (at the requested
+// Streaming speech encoder: mono s16le PCM in (at the engine's rate), the requested format out (at the requested
 // rate), through one ffmpeg child process. Output chunks are yielded as ffmpeg produces them; stopping
 // the iteration (or an error) kills ffmpeg.
-import { INTERACTIVE_NICE } from '../../lib/priority.js';
-import { spawnChild } from '../../lib/spawner/spawn-child.js';
+import { INTERACTIVE_NICE } from '../lib/priority.js';
+import { spawnChild } from '../lib/spawner/spawn-child.js';
 
 export const AUDIO_FORMATS = ['pcm_f32le', 'pcm_s16le', 'pcm_s16be', 'pcm_mulaw', 'pcm_alaw', 'wav', 'aac', 'mp3', 'opus', 'flac'] as const;
 export type AudioFormat = (typeof AUDIO_FORMATS)[number];

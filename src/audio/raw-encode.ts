@@ -1,11 +1,9 @@
 // In-process raw output: the uncompressed formats (pcm_* and a streamed WAV) need no codec, so they skip the ffmpeg
 // encoder and its start-up time (first audio byte a few milliseconds after the engine's first segment); compressed
-// formats go through encoder.ts. The per-sample work runs on the audio output thread (audio/audio-thread.ts).
-import { openRawEncoder } from '../../audio/audio-thread.js';
-import { isRawOutputFormat, RAW_OUTPUT_FORMATS } from '../../audio/raw-output.js';
-import type { AudioFormat } from './encoder.js';
-
-export const RAW_FORMATS: readonly AudioFormat[] = RAW_OUTPUT_FORMATS;
+// formats go through speech-encoder.ts. The per-sample work runs on the audio output thread (audio-thread.ts).
+import { openRawEncoder } from './audio-thread.js';
+import { isRawOutputFormat } from './raw-output.js';
+import type { AudioFormat } from './speech-encoder.js';
 
 /** Raw-format output of a PCM stream, chunk for chunk. */
 export async function* rawEncode(source: AsyncIterable<Buffer>, opts: { inputRate: number; outputRate: number; format: AudioFormat }): AsyncGenerator<Buffer> {

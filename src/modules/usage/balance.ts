@@ -1,8 +1,8 @@
-// How a metered cost is paid: invoiced with invoice billing, otherwise drawn from the prepaid balance,
+// How a metered cost is paid (when it is metered; the billing guard reads the same state before work starts): invoiced with invoice billing, otherwise drawn from the prepaid balance,
 // granted (free) part first. The balance never goes below zero: a session that overshoots the last cents
 // is still recorded in full as usage, but only what was available is drawn.
 import { Decimal } from 'decimal.js';
-import { NANO_PER_USD } from '../usage/money.js';
+import { NANO_PER_USD } from './money.js';
 
 export interface BalanceState {
   available_balance_usd: string;
