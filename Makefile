@@ -12,6 +12,9 @@ NATIVE_INPUTS := $(shell find native -name build -prune -o -type f -print 2>/dev
 BUILD_STAMP := dist/.parlance-build-stamp
 BUILD_INPUTS := $(shell find src -type d -o -name '*.ts' -not -name '*.test.ts' 2>/dev/null) tsconfig.json tsconfig.build.json
 
+# Debian package groups to skip (scripts/debian-packages.txt tags), e.g. make setup DEBIAN_WITHOUT=test (Dockerfile)
+DEBIAN_WITHOUT ?=
+
 # Extra arguments for `make serve`, e.g. make serve SERVE_ARGS="--port 9000 --data-dir /var/lib/parlance"
 SERVE_ARGS ?=
 
@@ -32,7 +35,7 @@ setup: deps build
 deps: debian-packages node-modules
 
 debian-packages:
-	@bash scripts/install-debian-packages.sh
+	@bash scripts/install-debian-packages.sh $(if $(DEBIAN_WITHOUT),--without $(DEBIAN_WITHOUT))
 
 node-modules: $(NPM_STAMP)
 
