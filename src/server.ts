@@ -44,6 +44,7 @@ import { deliverWebhook, webhookBackoffMs } from './modules/webhooks/delivery.js
 import { buildApp, type App } from './http/app.js';
 import type { AppContext } from './http/context.js';
 import { attachWebSockets, type WebSocketDispatcher } from './http/websocket.js';
+import { notingWsProject } from './http/websocket-session.js';
 import { atMost } from './lib/at-most.js';
 import type { LiveSurface } from './lib/live-set.js';
 import { CursorCodec } from './lib/cursor.js';
@@ -235,7 +236,8 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const synthesisProcesses = settings.ttsProcesses || availableParallelism();
   synthesisGate.resize(synthesisProcesses);
   metrics.engineSlots(stt, { gate: synthesisGate, slots: synthesisProcesses });
-  const tts = new TtsService(ttsRegistry, auth, rateLimits, billing, cursors, concurrency, {
+  // WebSocket sessions name their project in the access log through the keys they authenticate with.
+  const tts = new TtsService(ttsRegistry, notingWsProject(auth), rateLimits, billing, cursors, concurrency, {
     maxTextChars: settings.ttsMaxTextChars,
     maxAudioSeconds: settings.ttsMaxAudioSeconds,
     meter,
@@ -275,7 +277,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   };
   const realtime = new RealtimeService(
     {
-      auth: ctx.auth,
+      auth: notingWsProject(ctx.auth),
       models,
       rateLimits: ctx.rateLimits,
       billing,
@@ -396,6 +398,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   if (settings.sttPreload) await handle.preloadSpeech();
   await listenOrExplain(() => app.listen({ host: settings.host, port: settings.port }), settings.host, settings.port, '--port / PARLANCE_PORT');
   const sockets = attachWebSockets(app.server, ctx.wsRoutes, {
+    log: ctx.log,
     maxPayload: settings.wsMaxMessageBytes,
     pingIntervalMs: settings.wsPingIntervalSeconds * 1000,
     firstMessageMs: settings.wsFirstMessageTimeoutSeconds * 1000,
@@ -492,6 +495,7 @@ async function listenTts(app: App, ctx: AppContext, settings: Settings): Promise
     res.writeHead(404, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
   });
   const sockets = attachWebSockets(server, { '/tts-websocket': ctx.wsRoutes['/tts-websocket']! }, {
+    log: ctx.log,
     maxPayload: settings.wsMaxMessageBytes,
     pingIntervalMs: settings.wsPingIntervalSeconds * 1000,
     firstMessageMs: settings.wsFirstMessageTimeoutSeconds * 1000,
