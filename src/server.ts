@@ -43,6 +43,7 @@ import { startWyoming } from './modules/wyoming/server.js';
 import { deliverWebhook, webhookBackoffMs } from './modules/webhooks/delivery.js';
 import { buildApp, type App } from './http/app.js';
 import type { AppContext } from './http/context.js';
+import { nodeRole } from './config/node-role.js';
 import { attachWebSockets, type WebSocketDispatcher } from './http/websocket.js';
 import { notingWsProject } from './http/websocket-session.js';
 import { atMost } from './lib/at-most.js';
@@ -130,14 +131,6 @@ function webhookSender(settings: Settings): WebhookSender {
       timeoutMs: settings.webhookTimeoutMs,
       signal: d.signal,
     });
-}
-
-/**
- * What a node runs (PARLANCE_ROLE, `serve --role`): the API (HTTP and both WebSockets; jobs are only enqueued), the
- * job processors (async transcription, webhook delivery, voice preparation), or both. The same modules either way.
- */
-export function nodeRole(settings: Settings): { servesApi: boolean; runsJobs: boolean } {
-  return { servesApi: settings.role !== 'worker', runsJobs: settings.role !== 'api' };
 }
 
 export async function createContext(settings: Settings): Promise<ContextHandle> {
@@ -392,7 +385,6 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const handle = await createContext(settings);
   const { ctx, setPublicUrl, startHousekeeping } = handle;
   const app = await buildApp(ctx);
-  if (!servesApi) answerProbesOnly(app);
   // The speech model and a first warm streaming decoder load before the server listens: once it answers (/health
   // included), the first session is served as fast as later ones. A model that fails here loads on first use.
   if (settings.sttPreload) await handle.preloadSpeech();
@@ -465,17 +457,6 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
       return closing;
     },
   };
-}
-
-/** Paths a worker node's port answers (probes and metrics); everything else there is 404. */
-const WORKER_HTTP_PATHS = new Set(['/health', '/ready', '/metrics']);
-
-/** A worker node registers no API routes; this also turns away the documentation pages every app serves. */
-function answerProbesOnly(app: App): void {
-  app.addHook('onRequest', async (req) => {
-    const path = req.url.split('?')[0] ?? '/';
-    if (!WORKER_HTTP_PATHS.has(path)) throw new ApiError('invalid_request', `This is a worker node: ${path} is served by the API nodes.`, { status: 404 });
-  });
 }
 
 /** Paths the separate TTS interface answers; everything else there is 404. */
