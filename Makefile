@@ -14,6 +14,9 @@ BUILD_STAMP := dist/.parlance-build-stamp
 NARROWBAND_MLLR := build/adaptation/en-us-narrowband.mllr
 BUILD_INPUTS := $(shell find src -type d -o -name '*.ts' -not -name '*.test.ts' 2>/dev/null) tsconfig.json tsconfig.build.json
 
+# Debian package groups to skip (scripts/debian-packages.txt tags), e.g. make setup DEBIAN_WITHOUT=test (Dockerfile)
+DEBIAN_WITHOUT ?=
+
 # Extra arguments for `make serve`, e.g. make serve SERVE_ARGS="--port 9000 --data-dir /var/lib/parlance"
 SERVE_ARGS ?=
 
@@ -34,7 +37,7 @@ setup: deps build adaptation
 deps: debian-packages node-modules
 
 debian-packages:
-	@bash scripts/install-debian-packages.sh
+	@bash scripts/install-debian-packages.sh $(if $(DEBIAN_WITHOUT),--without $(DEBIAN_WITHOUT))
 
 node-modules: $(NPM_STAMP)
 

@@ -44,7 +44,9 @@ import { startWyoming } from './modules/wyoming/server.js';
 import { deliverWebhook, webhookBackoffMs } from './modules/webhooks/delivery.js';
 import { buildApp, type App } from './http/app.js';
 import type { AppContext } from './http/context.js';
+import { nodeRole } from './config/node-role.js';
 import { attachWebSockets, type WebSocketDispatcher } from './http/websocket.js';
+import { notingWsProject } from './http/websocket-session.js';
 import { atMost } from './lib/at-most.js';
 import type { LiveSurface } from './lib/live-set.js';
 import { CursorCodec } from './lib/cursor.js';
@@ -130,14 +132,6 @@ function webhookSender(settings: Settings): WebhookSender {
       timeoutMs: settings.webhookTimeoutMs,
       signal: d.signal,
     });
-}
-
-/**
- * What a node runs (PARLANCE_ROLE, `serve --role`): the API (HTTP and both WebSockets; jobs are only enqueued), the
- * job processors (async transcription, webhook delivery, voice preparation), or both. The same modules either way.
- */
-export function nodeRole(settings: Settings): { servesApi: boolean; runsJobs: boolean } {
-  return { servesApi: settings.role !== 'worker', runsJobs: settings.role !== 'api' };
 }
 
 export async function createContext(settings: Settings): Promise<ContextHandle> {
@@ -237,7 +231,8 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const synthesisProcesses = settings.ttsProcesses || availableParallelism();
   synthesisGate.resize(synthesisProcesses);
   metrics.engineSlots(stt, { gate: synthesisGate, slots: synthesisProcesses });
-  const tts = new TtsService(ttsRegistry, auth, rateLimits, billing, cursors, concurrency, {
+  // WebSocket sessions name their project in the access log through the keys they authenticate with.
+  const tts = new TtsService(ttsRegistry, notingWsProject(auth), rateLimits, billing, cursors, concurrency, {
     maxTextChars: settings.ttsMaxTextChars,
     maxAudioSeconds: settings.ttsMaxAudioSeconds,
     meter,
@@ -277,7 +272,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   };
   const realtime = new RealtimeService(
     {
-      auth: ctx.auth,
+      auth: notingWsProject(ctx.auth),
       models,
       rateLimits: ctx.rateLimits,
       billing,
@@ -392,12 +387,12 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const handle = await createContext(settings);
   const { ctx, setPublicUrl, startHousekeeping } = handle;
   const app = await buildApp(ctx);
-  if (!servesApi) answerProbesOnly(app);
   // The speech model and a first warm streaming decoder load before the server listens: once it answers (/health
   // included), the first session is served as fast as later ones. A model that fails here loads on first use.
   if (settings.sttPreload) await handle.preloadSpeech();
   await listenOrExplain(() => app.listen({ host: settings.host, port: settings.port }), settings.host, settings.port, '--port / PARLANCE_PORT');
   const sockets = attachWebSockets(app.server, ctx.wsRoutes, {
+    log: ctx.log,
     maxPayload: settings.wsMaxMessageBytes,
     pingIntervalMs: settings.wsPingIntervalSeconds * 1000,
     firstMessageMs: settings.wsFirstMessageTimeoutSeconds * 1000,
@@ -466,17 +461,6 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   };
 }
 
-/** Paths a worker node's port answers (probes and metrics); everything else there is 404. */
-const WORKER_HTTP_PATHS = new Set(['/health', '/ready', '/metrics']);
-
-/** A worker node registers no API routes; this also turns away the documentation pages every app serves. */
-function answerProbesOnly(app: App): void {
-  app.addHook('onRequest', async (req) => {
-    const path = req.url.split('?')[0] ?? '/';
-    if (!WORKER_HTTP_PATHS.has(path)) throw new ApiError('invalid_request', `This is a worker node: ${path} is served by the API nodes.`, { status: 404 });
-  });
-}
-
 /** Paths the separate TTS interface answers; everything else there is 404. */
 const TTS_HTTP_PATHS = new Set(['/tts', '/v1/tts-models', '/health', '/ready']);
 
@@ -494,6 +478,7 @@ async function listenTts(app: App, ctx: AppContext, settings: Settings): Promise
     res.writeHead(404, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
   });
   const sockets = attachWebSockets(server, { '/tts-websocket': ctx.wsRoutes['/tts-websocket']! }, {
+    log: ctx.log,
     maxPayload: settings.wsMaxMessageBytes,
     pingIntervalMs: settings.wsPingIntervalSeconds * 1000,
     firstMessageMs: settings.wsFirstMessageTimeoutSeconds * 1000,

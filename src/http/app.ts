@@ -4,6 +4,7 @@ import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { nodeRole } from '../config/node-role.js';
 import type { RateCategory } from '../config/settings.js';
 import { sql } from 'kysely';
 import { newRequestId } from '../lib/ids.js';
@@ -102,14 +103,18 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     limits: { fileSize: settings.maxFileSizeBytes, files: 1, fields: 10, parts: 12, fieldSize: 64 * 1024, headerPairs: 200 },
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: { title: 'Parlance API', version: '1.0.0', description: 'Self-hosted speech-to-text and text-to-speech API.' },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearerAuth: [] }],
-    },
-  });
+  // A worker node answers only its probes and metrics: no API routes (server.ts), no API documentation.
+  const { servesApi } = nodeRole(settings);
+  if (servesApi) {
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.0.3',
+        info: { title: 'Parlance API', version: '1.0.0', description: 'Self-hosted speech-to-text and text-to-speech API.' },
+        components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+        security: [{ bearerAuth: [] }],
+      },
+    });
+  }
 
   // Every response names its request; error bodies carry the same id.
   app.addHook('onRequest', async (req, reply) => {
@@ -154,7 +159,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))];
     const err = allowed.length
       ? new ApiError('invalid_request', `Method ${req.method} is not allowed on ${path}.`, { status: 405, headers: { allow: allowed.join(', ') } })
-      : new ApiError('invalid_request', `No route ${req.method} ${path}.`, { status: 404 });
+      : servesApi
+        ? new ApiError('invalid_request', `No route ${req.method} ${path}.`, { status: 404 })
+        : new ApiError('invalid_request', `This is a worker node: ${path} is served by the API nodes.`, { status: 404 });
     reply.code(err.status).headers(err.headers).send(restErrorBody(err, req.id, ctx.errorReferenceUrl()));
   });
 
@@ -193,8 +200,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       throw new ApiError('unauthenticated', 'GET /metrics needs Authorization: Bearer <PARLANCE_METRICS_TOKEN>.');
     return reply.type(ctx.metrics.contentType).send(await ctx.metrics.render());
   });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  app.get('/docs/errors', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(errorReferencePage()));
+  if (servesApi) {
+    app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    app.get('/docs/errors', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(errorReferencePage()));
+  }
 
   for (const register of ctx.routeModules) await app.register(register, { ctx } as never);
   return app;

@@ -21,6 +21,7 @@ function handlerQueue(): JobQueue & { run(kind: string, job: Partial<Job>): Prom
     stop: async () => {},
     position: async () => null,
     stats: async () => ({ counts: { 'transcription.process': { queued: 3, running: 1 }, 'transcription.webhook': { queued: 1, completed: 9 } } }),
+    queuedCounts: async () => ({ 'transcription.process': 3, 'transcription.webhook': 1 }),
     run: (kind, job) =>
       handlers.get(kind)!({ id: 'j1', kind, payload: {}, attempt: 1, maxAttempts: 3, signal: new AbortController().signal, ...job }),
   };
@@ -99,10 +100,40 @@ describe('job and webhook metrics', () => {
 
   it('leaves the queue gauge empty, without failing the scrape, when the queue does not answer', async () => {
     const metrics = new Metrics();
-    metrics.queueDepth({ stats: () => Promise.reject(new Error('database gone')) });
+    metrics.queueDepth({ queuedCounts: () => Promise.reject(new Error('database gone')) });
     const text = await metrics.render();
     expect(text).toMatch(/# TYPE parlance_jobs_queued gauge/);
     expect(text).not.toMatch(/^parlance_jobs_queued\{/m);
     expect(text).toMatch(/process_cpu_seconds_total/);
+  });
+
+  it('counts the queue at most once per max age, for concurrent and later scrapes alike; a failed count is not kept', async () => {
+    const metrics = new Metrics();
+    let clock = 0;
+    let counts = 0;
+    let fail = false;
+    metrics.queueDepth(
+      {
+        queuedCounts: async () => {
+          counts++;
+          if (fail) throw new Error('database gone');
+          return { 'transcription.process': counts };
+        },
+      },
+      { maxAgeMs: 5000, now: () => clock },
+    );
+    const depth = async () => sample(await metrics.render(), 'parlance_jobs_queued{kind="transcription"}');
+    expect(await Promise.all([depth(), depth(), depth()])).toEqual([1, 1, 1]);
+    clock = 4999;
+    expect(await depth()).toBe(1);
+    expect(counts).toBe(1);
+    clock = 5000;
+    expect(await depth()).toBe(2);
+    clock = 10_000;
+    fail = true;
+    expect(await metrics.render()).not.toMatch(/^parlance_jobs_queued\{/m);
+    fail = false;
+    expect(await depth()).toBe(4); // the failure was not cached: the next scrape counts again
+    expect(counts).toBe(4);
   });
 });

@@ -123,15 +123,30 @@ export class Metrics {
   }
 
   /**
-   * Queued jobs by kind, counted in the database when scraped (one grouped count). The queue is shared, so every
+   * Queued jobs by kind: an indexed count of the queued jobs alone, made at most once per `maxAgeMs` whoever scrapes
+   * (scrapes in between, and concurrent ones, share it; a failed count is not kept). The queue is shared, so every
    * node reports the same numbers: aggregate with max, not sum.
    */
-  queueDepth(queue: Pick<JobQueue, 'stats'>): void {
+  queueDepth(queue: Pick<JobQueue, 'queuedCounts'>, opts: { maxAgeMs?: number; now?: () => number } = {}): void {
+    const maxAgeMs = opts.maxAgeMs ?? QUEUE_DEPTH_MAX_AGE_MS;
+    const now = opts.now ?? Date.now;
+    let last: { at: number; samples: Promise<Sample<'kind'>[]> } | undefined;
+    const read = (): Promise<Sample<'kind'>[]> => {
+      if (!last || now() - last.at >= maxAgeMs) {
+        const samples = withinMs(queue.queuedCounts(), QUEUE_READ_MS).then(queuedByKind);
+        const entry = { at: now(), samples };
+        last = entry;
+        samples.catch(() => {
+          if (last === entry) last = undefined;
+        });
+      }
+      return last.samples;
+    };
     this.labelledGauge(
       'parlance_jobs_queued',
-      'Async jobs waiting to run, by kind (transcription, voice_preparation, webhook), including retries waiting out their backoff. Read from the shared queue: the same on every node.',
+      'Async jobs waiting to run, by kind (transcription, voice_preparation, webhook), including retries waiting out their backoff. Read from the shared queue at most every 5 s: the same on every node.',
       ['kind'],
-      async () => queuedByKind(await withinMs(queue.stats(), QUEUE_READ_MS)),
+      read,
     );
   }
 
@@ -173,6 +188,8 @@ export class Metrics {
 
 /** Longest a scrape waits for the queue's counts (a database that does not answer leaves the gauge empty). */
 const QUEUE_READ_MS = 1000;
+/** How long one count of the queued jobs serves scrapes (several Prometheus servers, every node of a cluster). */
+const QUEUE_DEPTH_MAX_AGE_MS = 5000;
 
 function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -180,9 +197,9 @@ function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-function queuedByKind(stats: QueueStats): Sample<'kind'>[] {
+function queuedByKind(queued: Record<string, number>): Sample<'kind'>[] {
   const depth = new Map(Object.values(JOB_KINDS).map((k) => [k, 0]));
-  for (const [kind, states] of Object.entries(stats.counts)) depth.set(jobLabel(kind), (depth.get(jobLabel(kind)) ?? 0) + (states.queued ?? 0));
+  for (const [kind, n] of Object.entries(queued)) depth.set(jobLabel(kind), (depth.get(jobLabel(kind)) ?? 0) + n);
   return [...depth].map(([kind, n]) => [{ kind }, n]);
 }
 
@@ -258,6 +275,10 @@ class ObservedJobQueue implements JobQueue {
 
   stats(): Promise<QueueStats> {
     return this.queue.stats();
+  }
+
+  queuedCounts(): Promise<Record<string, number>> {
+    return this.queue.queuedCounts();
   }
 }
 

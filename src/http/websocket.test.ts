@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { notingWsProject } from './websocket-session.js';
 import { attachWebSockets, handshakeApiKey } from './websocket.js';
 
 let server: Server | undefined;
@@ -128,5 +129,47 @@ describe('attachWebSockets', () => {
     ws.pong = () => undefined;
     const closed = await new Promise<number>((r) => ws.once('close', (c) => r(c)));
     expect(closed).toBe(1006);
+  });
+});
+
+describe('session access lines', () => {
+  it('logs one line per connection when it closes, with the project that authenticated in any of its events', async () => {
+    const lines: Record<string, unknown>[] = [];
+    let twoLogged!: () => void;
+    const logged = new Promise<void>((r) => (twoLogged = r));
+    // An authenticator noting its project, called from a message handler after an await (the scope follows it).
+    const auth = notingWsProject({ authenticate: async (key: string) => ({ projectId: `project-of-${key.length}` }), other: () => 'bound' });
+    expect(auth.other()).toBe('bound');
+    expect(await auth.authenticate('outside any session')).toEqual({ projectId: 'project-of-19' });
+    server = createServer();
+    const ws = attachWebSockets(
+      server,
+      {
+        '/auth': (socket) => {
+          socket.on('message', async (m) => {
+            await new Promise((r) => setImmediate(r));
+            await auth.authenticate(String(m));
+            socket.close(1000);
+          });
+        },
+      },
+      { maxPayload: 1024, pingIntervalMs: 10_000, firstMessageMs: 10_000, log: { info: (fields, msg) => lines.push({ ...fields, msg }) === 2 && twoLogged() } },
+    );
+    detach = ws.close;
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const base = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const clients = await Promise.all([open(`${base}/auth?secret=1`), open(`${base}/auth`)]);
+    const closed = clients.map((c) => new Promise<number>((r) => c.once('close', (code) => r(code))));
+    clients[0]!.send('abc');
+    clients[1]!.close(4000);
+    expect(await Promise.all(closed)).toEqual([1000, 4000]);
+    await logged;
+    expect(lines).toHaveLength(2);
+    const byCode = Object.fromEntries(lines.map((l) => [l.close_code as number, l]));
+    expect(byCode[1000]).toMatchObject({ msg: 'websocket session ended', route: '/auth', project_id: 'project-of-3' });
+    expect(byCode[4000]).toMatchObject({ msg: 'websocket session ended', route: '/auth' });
+    expect(byCode[4000]).not.toHaveProperty('project_id');
+    for (const l of lines) expect(typeof l.duration_ms).toBe('number');
+    expect(lines[0]!.session_id).not.toBe(lines[1]!.session_id);
   });
 });

@@ -6,6 +6,8 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { atMost } from '../lib/at-most.js';
+import { newRequestId } from '../lib/ids.js';
+import { inWsSession, type WsSession } from './websocket-session.js';
 
 /** What a handler may ask the dispatcher to tell it about its connection. */
 export interface WsConnectionHooks {
@@ -53,6 +55,8 @@ export interface WebSocketOptions {
    * unauthenticated idle sockets would otherwise hold memory and a file descriptor for as long as they answer pings.
    */
   firstMessageMs: number;
+  /** The access log: one line per connection when it closes (route, close code, duration, session id, project). */
+  log?: { info(fields: Record<string, unknown>, msg: string): void };
 }
 
 /** After the surface's timeout frame, a peer that does not complete the closing handshake is cut. */
@@ -87,12 +91,30 @@ export function attachWebSockets(server: Server, routes: WsRoutes, opts: WebSock
     if (!handler) return refuse(socket, 404, 'Not Found');
     if (refusing) return refuse(socket, 503, 'Service Unavailable');
     wss.handleUpgrade(request, socket, head, (ws) => {
+      const session: WsSession = {};
+      const sessionId = newRequestId();
+      const opened = performance.now();
+      // Every event of this socket runs in the session's scope, so the module's work for it does (websocket-session.ts).
+      const emit = ws.emit.bind(ws);
+      ws.emit = ((event: string | symbol, ...args: unknown[]) => inWsSession(session, () => emit(event, ...args))) as typeof ws.emit;
+      ws.once('close', (code: number) => {
+        opts.log?.info(
+          {
+            session_id: sessionId,
+            route: path,
+            close_code: code,
+            duration_ms: Math.round((performance.now() - opened) * 10) / 10,
+            ...(session.projectId ? { project_id: session.projectId } : {}),
+          },
+          'websocket session ended',
+        );
+      });
       alive.set(ws, true);
       ws.on('pong', () => alive.set(ws, true));
       // Protocol errors (oversized or malformed frames) close the socket themselves; without a listener
       // the 'error' event would crash the process.
       ws.on('error', () => undefined);
-      const hooks = handler(ws, request);
+      const hooks = inWsSession(session, () => handler(ws, request));
       const firstMessage = setTimeout(() => {
         if (ws.readyState !== ws.OPEN) return;
         if (hooks?.firstMessageTimeout) hooks.firstMessageTimeout(opts.firstMessageMs);

@@ -166,6 +166,17 @@ export class LocalJobQueue extends QueueRunner {
     return { counts };
   }
 
+  async queuedCounts(): Promise<Record<string, number>> {
+    // Served by jobs_claim_idx (state, kind, run_at) alone, however many finished jobs are retained.
+    const rows = await this.db.kysely
+      .selectFrom('jobs')
+      .select((eb) => ['kind', eb.fn.countAll<number>().as('n')])
+      .where('state', '=', 'queued')
+      .groupBy('kind')
+      .execute();
+    return Object.fromEntries(rows.map((r) => [r.kind, Number(r.n)]));
+  }
+
   protected async claim(kind: string, limit: number): Promise<ClaimedJob[]> {
     const now = this.now();
     const leaseUntil = new Date(now.getTime() + this.leaseMs).toISOString();

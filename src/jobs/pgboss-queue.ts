@@ -230,6 +230,14 @@ export class PgBossJobQueue extends QueueRunner {
     return { counts };
   }
 
+  async queuedCounts(): Promise<Record<string, number>> {
+    await this.ready();
+    // created and retry: pg-boss's fetch index (job_i5, WHERE state < 'active') covers them, not its finished jobs.
+    const { rows } = await sql<{ name: string; n: number }>`
+      SELECT name, count(*) AS n FROM ${this.jobTable} WHERE state < 'active' GROUP BY name`.execute(this.db.kysely);
+    return Object.fromEntries(rows.map((r) => [r.name, Number(r.n)]));
+  }
+
   protected async claim(kind: string, limit: number): Promise<ClaimedJob[]> {
     await this.ensureQueue(kind);
     const fetched = await this.boss.fetch<unknown>(kind, { batchSize: limit, includeMetadata: true });

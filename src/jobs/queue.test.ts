@@ -373,7 +373,14 @@ describe.each(targets)('job queue (%s)', (_name, mode, dialect) => {
     await q.enqueue(kind, { do: 'ok' }, { runAt: new Date(Date.now() + 60_000) });
     await q.enqueue(kind, { do: 'ok' }, { runAt: new Date(Date.now() + 60_000) });
     expect(await countsOf(q, kind)).toEqual({ completed: 1, failed: 1, running: 1, queued: 2 });
+    expect((await q.queuedCounts())[kind]).toBe(2);
     gate.resolve();
+  });
+
+  it.runIf(dialect === 'sqlite')('counts queued jobs from the claim index alone (SQLite: a covering index search)', async () => {
+    // The statement LocalQueue.queuedCounts() sends.
+    const { rows } = await sql<{ detail: string }>`EXPLAIN QUERY PLAN SELECT kind, count(*) AS n FROM jobs WHERE state = 'queued' GROUP BY kind`.execute(db.kysely);
+    expect(rows.map((r) => r.detail).join('\n')).toMatch(/SEARCH jobs USING COVERING INDEX jobs_claim_idx \(state=\?\)/);
   });
 
   it('stop() aborts job.signal, waits for the handler and gives the job back without using an attempt', async () => {

@@ -95,4 +95,9 @@ export interface JobQueue {
   /** Position of a queued job among the queued jobs of its kind (0 = next), or null when not queued. */
   position(jobId: string): Promise<number | null>;
   stats(): Promise<QueueStats>;
+  /**
+   * Queued jobs per kind (waiting, and retries waiting out their backoff): an indexed count that reads no finished
+   * job, for the metrics scrape. A kind with none may be absent.
+   */
+  queuedCounts(): Promise<Record<string, number>>;
 }

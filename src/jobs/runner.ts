@@ -145,6 +145,7 @@ export abstract class QueueRunner implements JobQueue {
   abstract enqueue<P extends JsonValue>(kind: string, payload: P, options?: EnqueueOptions): Promise<string>;
   abstract position(jobId: string): Promise<number | null>;
   abstract stats(): Promise<QueueStats>;
+  abstract queuedCounts(): Promise<Record<string, number>>;
   /** Claim up to `limit` due jobs of `kind` for this process. */
   protected abstract claim(kind: string, limit: number): Promise<ClaimedJob[]>;
   /** Extend the lease; false when the run no longer owns the job. */

@@ -1,9 +1,11 @@
 // The access log: one JSON line per HTTP request at info, on stderr, with method, route pattern, status, duration,
 // request_id (the one of the x-request-id header and of an error body) and the project when authenticated; never a
-// key, an auth header or the query string.
+// key, an auth header or the query string. And one line per WebSocket session when it ends.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { errorBody, logLines, startParlance, waitFor, type Parlance } from '../harness.js';
+import { openTts, startMsg } from './tts-helpers.js';
 
 let s: Parlance;
 beforeAll(async () => {
@@ -70,4 +72,56 @@ describe('access log', () => {
     const line = await waitFor(async () => logLines(s).find((l) => l.request_id === requestId), (l) => l !== undefined, 5000, 20);
     expect(line).toMatchObject({ level: 30, status: 400, msg: 'malformed HTTP request refused' });
   });
+});
+
+describe('access log of WebSocket sessions', () => {
+  /** The session lines of `route` so far. */
+  const sessionLines = (route: string) => logLines(s).filter((l) => l.msg === 'websocket session ended' && l.route === route);
+
+  /** A /transcribe-websocket session: the configuration with `apiKey`, 0.2 s of silence, the end; its close code. */
+  async function realtimeSession(apiKey: string): Promise<number> {
+    const ws = new WebSocket(`${s.url.replace('http', 'ws')}/transcribe-websocket?api_key=query-secret`);
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    await new Promise((r) => ws.once('open', r));
+    ws.send(JSON.stringify({ api_key: apiKey, model: 'stt-rt-v4', audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1 }));
+    ws.send(Buffer.alloc(6400));
+    ws.send('');
+    return closed;
+  }
+
+  it('logs a /transcribe-websocket session when it ends: close code, duration, session id and project, never the key', async () => {
+    const before = sessionLines('/transcribe-websocket').length;
+    expect(await realtimeSession(s.apiKey)).toBe(1000);
+    const lines = await waitFor(async () => sessionLines('/transcribe-websocket'), (l) => l.length > before, 5000, 20);
+    expect(lines).toHaveLength(before + 1);
+    const line = lines.at(-1)!;
+    expect(line).toMatchObject({ level: 30, route: '/transcribe-websocket', close_code: 1000, project_id: s.projectId });
+    expect(line.session_id).toMatch(/^req_[0-9a-f-]{36}$/);
+    expect(line.duration_ms as number).toBeGreaterThan(0);
+    expect(s.stderr()).not.toContain(s.apiKey);
+    expect(s.stderr()).not.toContain('query-secret');
+  });
+
+  it('logs a refused session without a project, with the close code the client saw', async () => {
+    const badKey = 'prl_not-a-real-key-but-a-secret-all-the-same';
+    const before = sessionLines('/transcribe-websocket').length;
+    const code = await realtimeSession(badKey);
+    const line = (await waitFor(async () => sessionLines('/transcribe-websocket'), (l) => l.length > before, 5000, 20)).at(-1)!;
+    expect(line.close_code).toBe(code);
+    expect(line).not.toHaveProperty('project_id');
+    expect(s.stderr()).not.toContain(badKey);
+  });
+
+  it('logs a /tts-websocket connection when it ends, with the project of its streams', async () => {
+    const before = sessionLines('/tts-websocket').length;
+    const c = await openTts(s.url);
+    c.send(startMsg(s.apiKey, 'log1'));
+    c.send({ stream_id: 'log1', text: 'Logged once.', text_end: true });
+    await c.next((f) => f.stream_id === 'log1' && f.terminated === true, 30_000);
+    c.ws.close(1000);
+    expect((await c.closed).code).toBe(1000);
+    const line = (await waitFor(async () => sessionLines('/tts-websocket'), (l) => l.length > before, 5000, 20)).at(-1)!;
+    expect(line).toMatchObject({ level: 30, route: '/tts-websocket', close_code: 1000, project_id: s.projectId });
+    expect(s.stderr()).not.toContain(s.apiKey);
+  }, 60_000);
 });

@@ -163,7 +163,9 @@ describe('GET /metrics: jobs, webhooks, usage, live work and engines, after the 
     const batch = { pool: 'stt_batch', model: 'parlance-en-pocketsphinx-v1' };
     expect(metric(text, 'parlance_engine_slots', batch)).toBeGreaterThanOrEqual(1);
     expect(metric(text, 'parlance_engine_slots_busy', batch)).toBe(0);
-    expect(metric(text, 'parlance_jobs_queued', { kind: 'transcription' })).toBe(0);
+    // The queue count serves scrapes for up to 5 s: it falls to 0 within that.
+    const queued = (t: string) => metric(t, 'parlance_jobs_queued', { kind: 'transcription' });
+    expect(queued(await waitFor(scrape, (t) => queued(t) === 0, 10_000, 100))).toBe(0);
   }, 120_000);
 
   it('reports queued jobs by kind while they wait', async () => {
@@ -177,7 +179,8 @@ describe('GET /metrics: jobs, webhooks, usage, live work and engines, after the 
       expect(metric(await scrape(), 'parlance_jobs_queued', { kind: 'webhook' })).toBe(0);
       audio.release();
       for (const id of ids) await waitFor(() => record(id), (r) => r.status === 'completed', 60_000);
-      expect(queued(await scrape())).toBe(0);
+      // The count serves scrapes for up to 5 s: the gauge falls to 0 within that.
+      expect(queued(await waitFor(scrape, (t) => queued(t) === 0, 10_000, 100))).toBe(0);
     } finally {
       await audio.close();
     }

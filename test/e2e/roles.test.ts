@@ -127,10 +127,13 @@ describe.each([
       ['GET', '/v1/models'],
       ['POST', '/tts'],
       ['GET', '/openapi.json'],
+      ['GET', '/docs/errors'],
     ]) {
       const res = await w.request(pathname!, { method });
       expect(res.status, `${method} ${pathname}`).toBe(404);
-      expect((await errorBody(res)).error_type).toBe('invalid_request');
+      const body = await errorBody(res);
+      expect(body.error_type).toBe('invalid_request');
+      expect(body.message).toBe(`This is a worker node: ${pathname} is served by the API nodes.`);
     }
     for (const pathname of ['/transcribe-websocket', '/tts-websocket']) {
       const ws = new WebSocket(`${w.url.replace('http', 'ws')}${pathname}`);
