@@ -11,6 +11,9 @@ NATIVE_STAMP := node_modules/.parlance-native-stamp
 NATIVE_INPUTS := $(shell find native -name build -prune -o -type f -print 2>/dev/null)
 BUILD_STAMP := dist/.parlance-build-stamp
 BUILD_INPUTS := $(shell find src -type d -o -name '*.ts' -not -name '*.test.ts' 2>/dev/null) tsconfig.json tsconfig.build.json
+# The web console (console/, Vite) builds into dist-console/, which the server serves at /.
+CONSOLE_STAMP := dist-console/.parlance-console-stamp
+CONSOLE_INPUTS := $(shell find console 2>/dev/null)
 
 # Extra arguments for `make serve`, e.g. make serve SERVE_ARGS="--port 9000 --data-dir /var/lib/parlance"
 SERVE_ARGS ?=
@@ -21,7 +24,7 @@ help:
 	@echo "make serve      install everything, build and start the server (PARLANCE_* settings apply; SERVE_ARGS=...)"
 	@echo "make test       install everything, build, lint, typecheck and run the whole test suite"
 	@echo "make setup      install Debian packages and npm dependencies, then build (idempotent)"
-	@echo "make build      compile TypeScript to dist/ and the native addons (npm run build:native)"
+	@echo "make build      compile TypeScript to dist/, the web console to dist-console/ and the native addons"
 	@echo "make lint       eslint"
 	@echo "make typecheck  tsc --noEmit over src, test and bench"
 	@echo "make readme     regenerate README.md's settings table from src/config/settings.ts"
@@ -46,11 +49,15 @@ $(NATIVE_STAMP): $(NPM_STAMP) $(NATIVE_INPUTS)
 	npm run build:native --if-present --silent
 	@touch $(NATIVE_STAMP)
 
-build: native $(BUILD_STAMP)
+build: native $(BUILD_STAMP) $(CONSOLE_STAMP)
 
 $(BUILD_STAMP): $(NPM_STAMP) $(BUILD_INPUTS)
 	npm run build --silent
 	@touch $(BUILD_STAMP)
+
+$(CONSOLE_STAMP): $(NPM_STAMP) $(CONSOLE_INPUTS)
+	npm run build:console --silent
+	@touch $(CONSOLE_STAMP)
 
 serve: setup
 	node bin/parlance.js serve $(SERVE_ARGS)
@@ -70,4 +77,4 @@ readme: node-modules
 	node --import tsx scripts/update-readme-settings.mjs
 
 clean:
-	rm -rf dist $(NPM_STAMP) $(NATIVE_STAMP)
+	rm -rf dist dist-console $(NPM_STAMP) $(NATIVE_STAMP)
