@@ -2,7 +2,7 @@
 // cloned voices and usage. Hash routes (#/files, ...) so the server serves one index.html.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { signedIn, signOut } from './lib/api.js';
+import { SIGNED_OUT_EVENT, signedIn, signOut } from './lib/api.js';
 import './styles.css';
 import { FilesView } from './views/files.js';
 import { LiveView } from './views/live.js';
@@ -54,6 +54,11 @@ function App() {
   const [authed, setAuthed] = useState(signedIn());
   const route = useHash();
   const current = route.split(/[/?]/)[0] || 'files';
+  useEffect(() => {
+    const onSignedOut = () => setAuthed(false);
+    addEventListener(SIGNED_OUT_EVENT, onSignedOut);
+    return () => removeEventListener(SIGNED_OUT_EVENT, onSignedOut);
+  }, []);
   useEffect(() => {
     const label = pages.find((p) => p.path === current)?.label ?? 'Files';
     document.title = authed ? `${label} · Parlance console` : 'Sign in · Parlance console';

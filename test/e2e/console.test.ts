@@ -2,11 +2,11 @@
 // API key, upload files, transcribe one and read its transcript, export SRT, play TTS over HTTP and stream it over
 // the WebSocket, clone a voice and try it, a live session from Chromium's fake microphone (a WAV of real speech),
 // usage; every action counted as `playground`; 390 px wide with no horizontal scrolling; no browser console errors.
-import { readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeAudio, makeSpeech, startParlance, tempDir, type Parlance } from '../harness.js';
+import { errorBody, makeAudio, makeSpeech, startParlance, tempDir, type Parlance } from '../harness.js';
 import { collectErrors, launchBrowser, playing } from '../browser.js';
 
 const work = tempDir('parlance-console-e2e-');
@@ -26,6 +26,8 @@ let page: Page;
 let errors: string[];
 let speechWav: string;
 let toneWav: string;
+/** Nine more small files: with speech.wav and tone.wav, one more than the console's first page holds. */
+let copies: string[];
 
 async function shot(name: string) {
   if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
@@ -43,6 +45,8 @@ beforeAll(async () => {
     makeSpeech(path.join(work, 'speech.wav'), SPOKEN, { padSeconds: 1 }),
     makeAudio(path.join(work, 'tone.wav'), { seconds: 1 }),
   ]);
+  copies = Array.from({ length: 9 }, (_, i) => path.join(work, `tone-${i + 1}.wav`));
+  for (const c of copies) copyFileSync(toneWav, c);
   // The fake microphone loops its file: silence after the speech lets endpoints show between the repetitions.
   const mic = await makeSpeech(path.join(work, 'mic.wav'), SPOKEN, { padSeconds: 2 });
   browser = await launchBrowser({ microphoneWav: mic });
@@ -61,7 +65,32 @@ afterAll(async () => {
 });
 
 describe('web console', () => {
-  it('is served at / and refuses a wrong key with a message', { timeout: 60_000 }, async () => {
+  it('is served at / beside the API, whose 404s keep the REST body', async () => {
+    const index = await fetch(`${s.url}/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toMatch(/^text\/html/);
+    const asset = /src="(\/assets\/[^"]+\.js)"/.exec(await index.text())![1]!;
+    const js = await fetch(`${s.url}${asset}`);
+    expect([js.status, js.headers.get('cache-control')]).toEqual([200, 'public, max-age=31536000, immutable']);
+    const missing = await fetch(`${s.url}/no-such-page`);
+    expect(missing.status).toBe(404);
+    expect((await errorBody(missing)).error_type).toBe('invalid_request');
+  });
+
+  it('opens console sessions for an API key from the console\'s own origin only, never from another session', async () => {
+    const refused = await s.request('/v1/auth/playground-session', { method: 'POST' });
+    expect(refused.status).toBe(403);
+    expect((await errorBody(refused)).error_type).toBe('permission_denied');
+    const headers = { 'sec-fetch-site': 'same-origin' };
+    const opened = await s.request('/v1/auth/playground-session', { method: 'POST', headers });
+    expect(opened.status).toBe(201);
+    const session = (await opened.json()) as { api_key: string; expires_at: string };
+    expect(Date.parse(session.expires_at) - Date.now()).toBeGreaterThan(3000_000);
+    expect((await s.request('/v1/files/count', { key: session.api_key })).status).toBe(200);
+    expect((await s.request('/v1/auth/playground-session', { method: 'POST', headers, key: session.api_key })).status).toBe(401);
+  });
+
+  it('refuses a wrong key at sign-in with a message', { timeout: 60_000 }, async () => {
     const other = await browser.newPage();
     await other.goto(s.url);
     await other.getByLabel('API key').fill('prl_not-a-real-key-at-all');
@@ -83,10 +112,22 @@ describe('web console', () => {
     await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
   });
 
-  it('uploads several files at once and by drag and drop, lists, counts and deletes them (source playground)', { timeout: 120_000 }, async () => {
-    await page.getByLabel('Choose audio files').setInputFiles([speechWav, toneWav]);
-    await page.getByText('uploaded').nth(1).waitFor();
+  it('uploads several files at once and by drag and drop, with progress; lists them in pages, counts and deletes them (source playground)', { timeout: 180_000 }, async () => {
+    await page.getByLabel('Choose audio files').setInputFiles([speechWav, toneWav, ...copies]);
+    await page.getByText('11 files: 11 from the playground').waitFor({ timeout: 120_000 });
+    expect(await page.getByText('uploaded', { exact: true }).count()).toBe(11);
     expect(await page.getByRole('progressbar', { name: 'Uploading speech.wav' }).getAttribute('value')).toBe('1');
+    const list = page.getByRole('list', { name: 'Files' });
+    // Ten per page: the eleventh is on the next page, and back.
+    expect(await list.getByRole('listitem').count()).toBe(10);
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByText('Page 2').waitFor();
+    await list.getByRole('listitem').nth(0).waitFor();
+    expect(await list.getByRole('listitem').count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await page.getByText('Page 1').waitFor();
+
     // Drag and drop: a real drop event carrying a File.
     const bytes = [...readFileSync(toneWav)];
     const dataTransfer = await page.evaluateHandle((b) => {
@@ -95,17 +136,15 @@ describe('web console', () => {
       return dt;
     }, bytes);
     await page.dispatchEvent('.drop-zone', 'drop', { dataTransfer });
-    const list = page.getByRole('list', { name: 'Files' });
     await list.getByText('dropped.wav').waitFor();
-    expect(await api<{ playground: number; public_api: number; total: number }>('/v1/files/count')).toEqual({ playground: 3, public_api: 0, total: 3 });
-    await page.getByText('3 files: 3 from the playground').waitFor();
+    expect(await api<{ playground: number; public_api: number; total: number }>('/v1/files/count')).toEqual({ playground: 12, public_api: 0, total: 12 });
+    await page.getByText('12 files: 12 from the playground').waitFor();
     await shot('files');
 
     await page.getByRole('button', { name: 'Delete dropped.wav' }).click();
-    await page.getByText('2 files: 2 from the playground').waitFor();
+    await page.getByText('11 files: 11 from the playground').waitFor();
     const listed = await api<{ files: { filename: string }[] }>('/v1/files');
-    expect(listed.files.map((f) => f.filename).sort()).toEqual(['speech.wav', 'tone.wav']);
-    expect(await list.getByRole('listitem').count()).toBe(2);
+    expect(listed.files.map((f) => f.filename).sort()).toEqual(['speech.wav', 'tone.wav', ...copies.map((c) => path.basename(c))].sort());
   });
 
   let transcriptionId = '';
@@ -113,19 +152,32 @@ describe('web console', () => {
     await page.getByRole('link', { name: 'Transcriptions' }).click();
     await page.getByLabel('File', { exact: true }).selectOption({ label: 'speech.wav' });
     await page.getByLabel('Context terms').fill('birch\ncanoe');
+    await page.getByLabel('Speaker diarization').check();
+    await page.getByLabel('Translation').selectOption({ label: 'Into es' });
     await page.getByRole('button', { name: 'Start transcription' }).click();
     // The list polls: the status moves on by itself until the transcript can be opened.
     await page.getByRole('link', { name: 'Open transcript of speech.wav' }).click({ timeout: 120_000 });
     transcriptionId = decodeURIComponent(page.url().split('#/transcriptions/')[1]!);
-    await page.locator('.timeline .word').first().waitFor();
-    const transcript = await api<{ text: string; tokens: { text: string; start_ms: number; confidence: number }[] }>(`/v1/transcriptions/${transcriptionId}/transcript`);
-    const shown = await page.locator('.timeline .word').allTextContents();
-    expect(shown).toEqual(transcript.tokens.map((t) => t.text.trim()));
-    expect(recalled(transcript.text)).toBeGreaterThanOrEqual(0.6);
+    const originalWords = page.locator('.timeline').first().locator('.word');
+    await originalWords.first().waitFor();
+    type Tok = { text: string; start_ms: number; speaker?: string; translation_status?: string };
+    const transcript = await api<{ tokens: Tok[] }>(`/v1/transcriptions/${transcriptionId}/transcript`);
+    const original = transcript.tokens.filter((t) => t.translation_status !== 'translation');
+    const translated = transcript.tokens.filter((t) => t.translation_status === 'translation');
+    expect(await originalWords.allTextContents()).toEqual(original.map((t) => t.text.trim()));
+    expect(recalled(original.map((t) => t.text).join(''))).toBeGreaterThanOrEqual(0.6);
+    // The translation, side by side; speakers labelled as the API labels them.
+    expect(translated.length).toBeGreaterThan(0);
+    expect(await page.locator('.timeline').nth(1).locator('.word').allTextContents()).toEqual(translated.map((t) => t.text.trim()));
+    const speakers = [...new Set(original.map((t) => t.speaker))];
+    expect(await page.locator('.timeline').first().locator('.speaker-label').allTextContents()).toEqual(
+      original.filter((t, i) => t.speaker !== original[i - 1]?.speaker).map((t) => `Speaker ${t.speaker}`),
+    );
+    expect(speakers.every((sp) => sp !== undefined)).toBe(true);
     await shot('transcript');
 
-    const third = transcript.tokens[2]!;
-    await page.locator('.timeline .word').nth(2).click();
+    const third = original[2]!;
+    await originalWords.nth(2).click();
     const { currentTime } = await playing(page, 'audio[aria-label="Transcribed audio"]');
     expect(currentTime).toBeGreaterThanOrEqual(third.start_ms / 1000 - 0.05);
     expect(await api<{ playground: number }>('/v1/transcriptions/count')).toMatchObject({ playground: 1, public_api: 0 });

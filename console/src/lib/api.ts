@@ -22,6 +22,9 @@ interface Session {
   expires_at: string;
 }
 
+/** Fired on window when the stored API key stopped working. */
+export const SIGNED_OUT_EVENT = 'parlance:signed-out';
+
 export const signedIn = (): boolean => sessionStorage.getItem(KEY_ITEM) !== null;
 
 export function signOut(): void {
@@ -55,7 +58,16 @@ export async function sessionKey(renew = false): Promise<string> {
   if (!renew && session && Date.parse(session.expires_at) - Date.now() > RENEW_MARGIN_MS) return session.api_key;
   const apiKey = sessionStorage.getItem(KEY_ITEM);
   if (!apiKey) throw new ApiError(401, 'unauthenticated', 'Signed out.');
-  return (await mintSession(apiKey)).api_key;
+  try {
+    return (await mintSession(apiKey)).api_key;
+  } catch (err) {
+    // The API key itself was refused (revoked, project deleted): back to the sign-in form.
+    if (err instanceof ApiError && err.status === 401) {
+      signOut();
+      dispatchEvent(new Event(SIGNED_OUT_EVENT));
+    }
+    throw err;
+  }
 }
 
 export interface RequestOptions {
