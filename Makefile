@@ -13,6 +13,9 @@ BUILD_STAMP := dist/.parlance-build-stamp
 # Narrowband (8 kHz) adaptation of the default English model, estimated from Debian's real recordings.
 NARROWBAND_MLLR := build/adaptation/en-us-narrowband.mllr
 BUILD_INPUTS := $(shell find src -type d -o -name '*.ts' -not -name '*.test.ts' 2>/dev/null) tsconfig.json tsconfig.build.json
+# The web console (console/, Vite) builds into dist-console/, which the server serves at /.
+CONSOLE_STAMP := dist-console/.parlance-console-stamp
+CONSOLE_INPUTS := $(shell find console 2>/dev/null)
 
 # Debian package groups to skip (scripts/debian-packages.txt tags), e.g. make setup DEBIAN_WITHOUT=test (Dockerfile)
 DEBIAN_WITHOUT ?=
@@ -26,7 +29,7 @@ help:
 	@echo "make serve      install everything, build and start the server (PARLANCE_* settings apply; SERVE_ARGS=...)"
 	@echo "make test       install everything, build, lint, typecheck and run the whole test suite"
 	@echo "make setup      install Debian packages and npm dependencies, then build (idempotent)"
-	@echo "make build      compile TypeScript to dist/ and the native addons (npm run build:native)"
+	@echo "make build      compile TypeScript to dist/, the web console to dist-console/ and the native addons"
 	@echo "make lint       eslint and the Prettier check (npm run format rewrites)"
 	@echo "make typecheck  tsc --noEmit over src, test and bench"
 	@echo "make readme     regenerate README.md's settings table from src/config/settings.ts"
@@ -51,7 +54,7 @@ $(NATIVE_STAMP): $(NPM_STAMP) $(NATIVE_INPUTS)
 	npm run build:native --if-present --silent
 	@touch $(NATIVE_STAMP)
 
-build: native $(BUILD_STAMP)
+build: native $(BUILD_STAMP) $(CONSOLE_STAMP)
 
 adaptation: $(NARROWBAND_MLLR)
 
@@ -61,6 +64,10 @@ $(NARROWBAND_MLLR): $(NPM_STAMP) scripts/adapt-narrowband.mts
 $(BUILD_STAMP): $(NPM_STAMP) $(BUILD_INPUTS)
 	npm run build --silent
 	@touch $(BUILD_STAMP)
+
+$(CONSOLE_STAMP): $(NPM_STAMP) $(CONSOLE_INPUTS)
+	npm run build:console --silent
+	@touch $(CONSOLE_STAMP)
 
 serve: setup
 	node bin/parlance.js serve $(SERVE_ARGS)
@@ -81,4 +88,4 @@ readme: node-modules
 	node --import tsx scripts/update-readme-settings.mjs
 
 clean:
-	rm -rf dist build $(NPM_STAMP) $(NATIVE_STAMP)
+	rm -rf dist dist-console build $(NPM_STAMP) $(NATIVE_STAMP)

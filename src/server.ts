@@ -37,6 +37,7 @@ import { VoiceCloner } from './modules/voices/cloning.js';
 import { VoiceProcessor } from './modules/voices/processor.js';
 import { VoicesRepository } from './modules/voices/repository.js';
 import { voicesRoutes } from './modules/voices/routes.js';
+import { consoleRoutes } from './modules/console/routes.js';
 import { VoicesService } from './modules/voices/service.js';
 import { realtimeWsHandler } from './modules/realtime/routes.js';
 import { RealtimeService } from './modules/realtime/service.js';
@@ -267,7 +268,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     cursors,
     metrics,
     errorReferenceUrl: () => referenceUrl,
-    routeModules: servesApi ? [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes, organizationRoutes, limitsRoutes, usageRoutes, openaiRoutes] : [],
+    routeModules: servesApi ? [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes, organizationRoutes, limitsRoutes, usageRoutes, openaiRoutes, consoleRoutes] : [],
     wsRoutes: {},
   };
   const realtime = new RealtimeService(

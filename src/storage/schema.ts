@@ -63,6 +63,8 @@ export interface TemporaryApiKeysTable {
   max_session_duration_seconds: number | null;
   client_reference_id: string | null;
   created_at: string;
+  /** 'public_api' | 'playground': the source of the credential that issued the key. */
+  source: string;
 }
 
 export interface FilesTable {

@@ -114,7 +114,7 @@ describe.each([
     expect(transcript.text.toLowerCase()).toContain('hello');
   }, 180_000);
 
-  it('the worker node answers its probes and metrics, 404 for every API route, and refuses WebSockets', async () => {
+  it('the worker node answers its probes and metrics, 404 for every API route and the console, and refuses WebSockets', async () => {
     const w = worker!;
     expect(await (await w.request('/health', { key: null })).json()).toEqual({ status: 'ok' });
     expect((await w.request('/ready', { key: null })).status).toBe(200);
@@ -128,6 +128,9 @@ describe.each([
       ['POST', '/tts'],
       ['GET', '/openapi.json'],
       ['GET', '/docs/errors'],
+      // No web console either (the API nodes serve it).
+      ['GET', '/'],
+      ['POST', '/v1/auth/playground-session'],
     ]) {
       const res = await w.request(pathname!, { method });
       expect(res.status, `${method} ${pathname}`).toBe(404);

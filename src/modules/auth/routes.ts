@@ -22,4 +22,17 @@ export const authRoutes: RouteModule = async (app, { ctx }) => {
     },
     async (req, reply) => reply.code(201).send(await ctx.auth.createTemporaryKey(req.auth, req.body)),
   );
+
+  // The web console's sign-in (AuthService.createPlaygroundSession). Not part of the public API. Browsers stamp
+  // Sec-Fetch-Site themselves (page scripts cannot set it), so another web page cannot open a session with a key it
+  // got hold of, and API clients never get the playground label by accident.
+  app.post(
+    '/v1/auth/playground-session',
+    { schema: { hide: true }, config: { guard: { permission: null, rate: 'temporary_api_key' } } },
+    async (req, reply) => {
+      if (req.headers['sec-fetch-site'] !== 'same-origin')
+        throw new ApiError('permission_denied', 'Console sessions are opened by the Parlance web console, from its own origin.');
+      return reply.code(201).send(await ctx.auth.createPlaygroundSession(req.auth));
+    },
+  );
 };

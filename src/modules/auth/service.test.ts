@@ -9,7 +9,7 @@ import { TenancyRepository } from '../tenancy/repository.js';
 import { TenancyService } from '../tenancy/service.js';
 import { allRead, allWrite } from './permissions.js';
 import { KeyRepository } from './repository.js';
-import { assertSessionWithinCap, AuthService, sessionDeadline, type AuthContext } from './service.js';
+import { assertSessionWithinCap, AuthService, PLAYGROUND_SESSION_SECONDS, sessionDeadline, type AuthContext } from './service.js';
 
 const T0 = Date.parse('2025-03-01T12:00:00.000Z');
 
@@ -289,6 +289,42 @@ describe.each(['sqlite', 'postgres'] as const)('AuthService on %s', (dialect) =>
         expect(sessionDeadline(ctx, start)).toBeNull();
         expect(() => assertSessionWithinCap(ctx, start, muchLater)).not.toThrow();
       }
+    });
+  });
+
+  describe('console (playground) sessions', () => {
+    it('act as the API key that opened them, on REST and streaming alike, counted as playground', async () => {
+      const k = await newKey({ readOnly: true });
+      const kctx = await auth.authenticate(k.api_key);
+      const session = await auth.createPlaygroundSession(kctx);
+      expect(session.expires_at).toBe(new Date(T0 + PLAYGROUND_SESSION_SECONDS * 1000).toISOString());
+      const rest = await auth.authenticate(session.api_key);
+      expect(rest).toMatchObject({ organizationId, projectId, apiKeyId: k.id, permissions: kctx.permissions, source: 'playground' });
+      expect(rest.temporary).toBeUndefined();
+      expect((await auth.authenticate(session.api_key, { temporaryUsage: 'tts_rt' })).source).toBe('playground');
+    });
+
+    it('mint WebSocket keys that count as playground, while an API key\'s stay public_api', async () => {
+      const session = await auth.authenticate((await auth.createPlaygroundSession(full)).api_key);
+      const fromSession = await auth.createTemporaryKey(session, { usage_type: 'transcribe_websocket', expires_in_seconds: 60 });
+      const fromKey = await auth.createTemporaryKey(full, { usage_type: 'transcribe_websocket', expires_in_seconds: 60 });
+      expect((await auth.authenticate(fromSession.api_key, { temporaryUsage: 'transcribe_websocket' })).source).toBe('playground');
+      expect((await auth.authenticate(fromKey.api_key, { temporaryUsage: 'transcribe_websocket' })).source).toBe('public_api');
+    });
+
+    it('cannot be opened by a temporary key or by another session; end at expiry and when the key is revoked', async () => {
+      const parent = await newKey();
+      const pctx = await auth.authenticate(parent.api_key);
+      const session = await auth.createPlaygroundSession(pctx);
+      const sctx = await auth.authenticate(session.api_key);
+      await expectRefused(auth.createPlaygroundSession(sctx), 'unauthenticated', /not a temporary key/);
+      const t = await auth.createTemporaryKey(pctx, { usage_type: 'tts_rt', expires_in_seconds: 60 });
+      await expectRefused(auth.createPlaygroundSession(await auth.authenticate(t.api_key, { temporaryUsage: 'tts_rt' })), 'unauthenticated');
+      clock.advance(PLAYGROUND_SESSION_SECONDS * 1000);
+      await expectRefused(auth.authenticate(session.api_key), 'unauthenticated', /expired/);
+      clock.t = T0;
+      await tenancy.revokeKey(parent.id);
+      await expectRefused(auth.authenticate(session.api_key), 'unauthenticated', /revoked/);
     });
   });
 });

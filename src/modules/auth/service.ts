@@ -18,6 +18,14 @@ const usagePermission: Record<UsageType, PermissionScope> = {
 
 export type RequestSource = 'public_api' | 'playground';
 
+/**
+ * The web console's sign-in: the API key typed into the console mints a session key (a temporary key with this
+ * internal usage type, never accepted by the public temporary-key endpoint) that acts with the API key's own
+ * permissions and counts every action as `playground`. The console mints a new one from the API key on expiry.
+ */
+const PLAYGROUND_USAGE = 'playground';
+export const PLAYGROUND_SESSION_SECONDS = 3600;
+
 export interface AuthContext {
   organizationId: string;
   projectId: string;
@@ -31,6 +39,8 @@ export interface AuthContext {
     maxSessionDurationSeconds: number | null;
     clientReferenceId: string | null;
   };
+  /** Set when the request came with a console session key (the temporary key row's id). */
+  playgroundSessionId?: string;
 }
 
 export interface TemporaryKeyRequest {
@@ -75,10 +85,7 @@ export class AuthService {
     if (key.length > MAX_KEY_LENGTH) throw unauthenticated(`API key is longer than ${MAX_KEY_LENGTH} characters.`);
     const shape = parseKey(key);
     if (!shape) throw unauthenticated('Invalid API key.');
-    if (shape.kind === 'temporary') {
-      if (!opts.temporaryUsage) throw unauthenticated('Temporary API keys are not accepted for this action.');
-      return this.authenticateTemporary(key, shape.prefix, opts.temporaryUsage, opts.consume ?? true);
-    }
+    if (shape.kind === 'temporary') return this.authenticateTemporary(key, shape.prefix, opts.temporaryUsage, opts.consume ?? true);
     const row = await this.keys.findApiKeyByPrefix(shape.prefix);
     // Compare even when no row matched, so timing does not tell a known prefix from an unknown one.
     const ok = keyMatches(key, row?.key_hash ?? '0'.repeat(64));
@@ -96,12 +103,15 @@ export class AuthService {
     };
   }
 
-  private async authenticateTemporary(key: string, prefix: string, usage: UsageType, consume: boolean): Promise<AuthContext> {
+  private async authenticateTemporary(key: string, prefix: string, usage: UsageType | undefined, consume: boolean): Promise<AuthContext> {
     const row = await this.keys.findTemporaryKeyByPrefix(prefix);
     const ok = keyMatches(key, row?.key_hash ?? '0'.repeat(64));
+    if (row?.usage_type !== PLAYGROUND_USAGE && !usage) throw unauthenticated('Temporary API keys are not accepted for this action.');
     if (!row || !ok) throw unauthenticated('Invalid temporary API key.');
     const now = this.clock.now();
     if (new Date(row.expires_at) <= now) throw unauthenticated('Temporary API key has expired.');
+    if (row.usage_type === PLAYGROUND_USAGE) return this.playgroundSession(row.id, row.api_key_id);
+    if (!usage) throw unauthenticated('Temporary API keys are not accepted for this action.');
     if (row.usage_type !== usage) throw unauthenticated(`Temporary API key was issued for ${row.usage_type}, not ${usage}.`);
     if (row.single_use && row.consumed_at) throw unauthenticated('Single-use temporary API key has already been used.');
     const parent = await this.keys.getApiKeyWithProject(row.api_key_id);
@@ -114,7 +124,7 @@ export class AuthService {
       projectId: row.project_id,
       apiKeyId: row.api_key_id,
       permissions: [`${usagePermission[usage]}:write`],
-      source: parent.source === 'playground' ? 'playground' : 'public_api',
+      source: row.source === 'playground' || parent.source === 'playground' ? 'playground' : 'public_api',
       temporary: {
         id: row.id,
         usageType: usage,
@@ -124,11 +134,43 @@ export class AuthService {
     };
   }
 
+  /** A console session key acts as the API key that minted it (checked again on every use), as `playground`. */
+  private async playgroundSession(sessionId: string, apiKeyId: string): Promise<AuthContext> {
+    const parent = await this.keys.getApiKeyWithProject(apiKeyId);
+    if (!parent || parent.revoked_at) throw unauthenticated('The API key that opened this console session has been revoked.');
+    if (parent.project_deleted_at) throw unauthenticated('Console session belongs to a deleted project.');
+    return {
+      organizationId: parent.organization_id,
+      projectId: parent.project_id,
+      apiKeyId: parent.id,
+      permissions: JSON.parse(parent.permissions) as string[],
+      source: 'playground',
+      playgroundSessionId: sessionId,
+    };
+  }
+
+  /**
+   * Open a console session for an API key (see PLAYGROUND_USAGE). A session cannot open another one, so it ends
+   * when its hour is up or its API key is revoked.
+   */
+  async createPlaygroundSession(ctx: AuthContext): Promise<{ api_key: string; expires_at: string }> {
+    if (ctx.temporary || ctx.playgroundSessionId) throw unauthenticated('Sign in to the console with an API key, not a temporary key.');
+    return this.insertTemporary(ctx, { usage_type: PLAYGROUND_USAGE, expires_in_seconds: PLAYGROUND_SESSION_SECONDS }, 'playground');
+  }
+
   /** Issue a temporary key. Needs the temporary-keys permission and the permission of the named service. */
   async createTemporaryKey(ctx: AuthContext, req: TemporaryKeyRequest): Promise<{ api_key: string; expires_at: string }> {
     if (ctx.temporary) throw unauthenticated('A temporary API key cannot issue temporary keys.');
     requirePermission(ctx.permissions, 'temporary_api_keys', 'write');
     requirePermission(ctx.permissions, usagePermission[req.usage_type], 'write');
+    return this.insertTemporary(ctx, req, ctx.source);
+  }
+
+  private async insertTemporary(
+    ctx: AuthContext,
+    req: Omit<TemporaryKeyRequest, 'usage_type'> & { usage_type: string },
+    source: RequestSource,
+  ): Promise<{ api_key: string; expires_at: string }> {
     const issued = issueTemporaryKey();
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + req.expires_in_seconds * 1000).toISOString();
@@ -146,6 +188,7 @@ export class AuthService {
       max_session_duration_seconds: req.max_session_duration_seconds ?? null,
       client_reference_id: req.client_reference_id ?? null,
       created_at: now.toISOString(),
+      source,
     });
     return { api_key: issued.key, expires_at: expiresAt };
   }

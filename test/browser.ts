@@ -1,0 +1,52 @@
+// A real browser for the console's tests: Debian's chromium (scripts/debian-packages.txt) driven by playwright-core,
+// which downloads no browser of its own.
+import { chromium, type Browser, type ConsoleMessage, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.PARLANCE_TEST_CHROMIUM ?? '/usr/bin/chromium';
+
+// This machine's network is closed: Chromium's background connections (updates, sync, QUIC probes) are switched off
+// so they neither wait nor log. --no-sandbox: CI runs the tests as root.
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--autoplay-policy=no-user-gesture-required',
+];
+
+/** Launch Chromium; `microphoneWav` becomes its (looping) fake microphone, granted without a prompt. */
+export async function launchBrowser(opts: { microphoneWav?: string } = {}): Promise<Browser> {
+  const mic = opts.microphoneWav
+    ? ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${opts.microphoneWav}`]
+    : [];
+  return chromium.launch({ executablePath: CHROMIUM, args: [...FLAGS, ...mic] });
+}
+
+/** Every console error and uncaught exception of a page, as text. */
+export function collectErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (m: ConsoleMessage) => m.type() === 'error' && errors.push(`console: ${m.text()} (${m.location().url})`));
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  return errors;
+}
+
+/** Resolves once the <audio> element matched by `selector` is playing (its own event, not a poll). */
+export async function playing(page: Page, selector: string, timeoutMs = 30_000): Promise<{ currentTime: number }> {
+  await page.waitForSelector(selector, { timeout: timeoutMs });
+  return page.$eval(
+    selector,
+    (el, ms) =>
+      new Promise<{ currentTime: number }>((resolve, reject) => {
+        const audio = el as HTMLAudioElement;
+        const done = () => resolve({ currentTime: audio.currentTime });
+        if (!audio.paused && audio.currentTime > 0) return done();
+        const timer = setTimeout(() => reject(new Error(`audio did not play within ${ms} ms (error ${audio.error?.message ?? 'none'})`)), ms);
+        audio.addEventListener('timeupdate', () => audio.currentTime > 0 && (clearTimeout(timer), done()), { once: false });
+      }),
+    timeoutMs,
+  );
+}
