@@ -3,7 +3,7 @@
 // and beta (`transcription_session.update`), and the server events we send. Unknown fields are ignored (SDK versions
 // add them); known fields of the wrong type or range are refused naming the field (parseClientEvent).
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { Value, type ValueError } from '@sinclair/typebox/value';
 import { MAX_CONTEXT_CHARS } from '../realtime/config.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -160,10 +160,23 @@ export function parseClientEvent(text: string): ClientEvent {
   return msg as ClientEvent;
 }
 
-/** The error deepest in the event: a union reports its own failure first, the field inside it says more. */
-function deepestError(schema: TSchema, value: unknown): { path: string; message: string; value: unknown } {
-  let best = { path: '', message: 'invalid', value };
-  for (const e of Value.Errors(schema, value)) if (e.path.split('/').length > best.path.split('/').length || best.path === '') best = e;
+type Issue = { path: string; message: string; value: unknown };
+
+/**
+ * The error deepest in the event: a union reports only its own failure, the errors of its members say which field.
+ * Between members, the one whose `type` matched (its error is not about `type`) names the field.
+ */
+function deepestError(schema: TSchema, value: unknown): Issue {
+  let best: Issue = { path: '', message: 'invalid', value };
+  const depth = (i: Issue) => i.path.split('/').length;
+  const visit = (errors: Iterable<ValueError>) => {
+    for (const e of errors) {
+      const tie = depth(e) === depth(best) && best.path.endsWith('/type') && !e.path.endsWith('/type');
+      if (best.path === '' || depth(e) > depth(best) || tie) best = e;
+      for (const inner of e.errors) visit(inner);
+    }
+  };
+  visit(Value.Errors(schema, value));
   return best;
 }
 
