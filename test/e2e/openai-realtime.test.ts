@@ -442,3 +442,26 @@ describe('OpenAI Realtime limits', () => {
     expect(await c.closed).toBe(1000);
   });
 });
+
+describe('OpenAI Realtime shutdown', () => {
+  let s: Parlance;
+  beforeAll(async () => {
+    s = await startParlance({ env: { PARLANCE_SHUTDOWN_DRAIN_SECONDS: '30' } });
+  }, 60_000);
+  afterAll(() => s.stop());
+
+  // SIGTERM itself: the harness's stop() would cut a drain longer than 5 s.
+  it('a graceful shutdown completes the turn under way before the connection closes', async () => {
+    const c = await rawSession(s);
+    // Mid-sentence: no pause has ended the turn yet.
+    appendAll(c, fox.subarray(0, 48 * 2000));
+    const started = await c.until((e) => e.type === 'input_audio_buffer.speech_started');
+    process.kill(s.pid, 'SIGTERM');
+    const done = await c.until((e) => e.type === 'conversation.item.input_audio_transcription.completed', 40_000);
+    expect(done.item_id).toBe(started.item_id);
+    expect(done.transcript).toMatch(/quick|brown|fox/i);
+    expect(c.events.find((e) => e.type === 'input_audio_buffer.committed')!.item_id).toBe(started.item_id);
+    expect(await c.closed).toBe(1000);
+    expect(await s.exited).toBe(0);
+  }, 60_000);
+});
