@@ -345,6 +345,14 @@ describe('OpenAI Realtime transcription sessions', () => {
         (e) => expect(e).toMatchObject({ code: 'invalid_value', param: expect.stringMatching(/^session\.audio\.input\.turn_detection/) }),
       ],
       [JSON.stringify({ type: 'transcription_session.update', session: { input_audio_format: 'mp3' } }), (e) => expect(e).toMatchObject({ param: 'session.input_audio_format' })],
+      [
+        JSON.stringify({ type: 'session.update', session: { type: 'transcription', audio: { input: { transcription: { model: 'no-such-model' } } } } }),
+        (e) => expect(e).toMatchObject({ code: 'model_not_found', param: 'session.audio.input.transcription.model', message: expect.stringMatching(/parlance-rt-en-v1/) }),
+      ],
+      [
+        JSON.stringify({ type: 'transcription_session.update', session: { input_audio_transcription: { prompt: '.'.repeat(8001) } } }),
+        (e) => expect(e).toMatchObject({ code: 'invalid_value', param: 'session.input_audio_transcription.prompt' }),
+      ],
       [JSON.stringify({ type: 'input_audio_buffer.append' }), (e) => expect(e).toMatchObject({ code: 'missing_required_parameter', param: 'audio' })],
       [JSON.stringify({ type: 'input_audio_buffer.append', audio: '@@@', event_id: 'e3' }), (e) => expect(e).toMatchObject({ code: 'invalid_value', param: 'audio', event_id: 'e3' })],
       [JSON.stringify({ type: 'input_audio_buffer.commit' }), (e) => expect(e).toMatchObject({ code: 'input_audio_buffer_commit_empty' })],
@@ -357,6 +365,10 @@ describe('OpenAI Realtime transcription sessions', () => {
       expect(err.type, text).toBe('invalid_request_error');
       check(err);
     }
+    // The prompt's token cap at its boundary (every '.' is a token).
+    const atCap = c.events.length;
+    c.send({ type: 'transcription_session.update', session: { input_audio_transcription: { prompt: '.'.repeat(8000) } } });
+    expect(await c.until((x) => c.events.indexOf(x) >= atCap)).toMatchObject({ type: 'transcription_session.updated' });
     c.ws.send(Buffer.from([1, 2, 3]), { binary: true });
     expect(errorOf(await c.until((x) => x.type === 'error' && (x.error as { code: string }).code === 'invalid_event' && (x.error as { message: string }).message.includes('Binary')))).toMatchObject({ param: null });
 

@@ -122,11 +122,16 @@ export function turnSilenceMs(t: TurnDetection | null): number {
 /** OpenAI's transcription model names: served by the configured real-time model. */
 const OPENAI_MODEL = /^(whisper-|gpt-)/;
 
+/** The real-time model id (or alias) serving a transcription model name. */
+export function nativeModel(model: string, defaultModel: string): string {
+  return OPENAI_MODEL.test(model) ? defaultModel : model;
+}
+
 /** The native configuration message (src/modules/realtime/config.ts) of a session with these settings. */
 export function nativeConfig(s: TranscriptionSettings, defaultModel: string): Record<string, unknown> {
   const raw = s.format === 'pcm16' ? { audio_format: 'pcm_s16le', sample_rate: 24000 } : { audio_format: s.format === 'g711_ulaw' ? 'mulaw' : 'alaw', sample_rate: 8000 };
   return {
-    model: OPENAI_MODEL.test(s.model) ? defaultModel : s.model,
+    model: nativeModel(s.model, defaultModel),
     ...raw,
     num_channels: 1,
     // Engine endpoints always come: with turn detection off they are ignored, so it can be switched either way mid-session.

@@ -13,11 +13,12 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../wire/api-error.js';
 import { isErrorType } from '../../wire/error-catalog.js';
 import type { SttErrorFrame } from '../../wire/stt-frames.js';
+import { approximateTokens, MAX_CONTEXT_TOKENS } from '../realtime/config.js';
 import type { RealtimeService, RealtimeSession } from '../realtime/service.js';
 import { END_TOKEN, FIN_TOKEN, type ResultFrame, type WireToken } from '../realtime/tokens.js';
 import { openAiErrorBody } from './errors.js';
 import {
-  applyBeta, applyGa, BYTES_PER_MS, defaultSettings, lockedFields, nativeConfig, renderBeta, renderGa, type TranscriptionSettings,
+  applyBeta, applyGa, BYTES_PER_MS, defaultSettings, lockedFields, nativeConfig, nativeModel, renderBeta, renderGa, type TranscriptionSettings,
 } from './realtime-config.js';
 import { type ClientEvent, ClientEventError, type LogProb, parseClientEvent, type RealtimeErrorBody, type ServerEvent } from './realtime-schemas.js';
 
@@ -149,9 +150,9 @@ export class OpenAiRealtimeSession {
     const eventId = event.event_id ?? null;
     switch (event.type) {
       case 'session.update':
-        return this.update(applyGa(this.settings, event.session, eventId), 'session.updated', eventId);
+        return this.update(applyGa(this.settings, event.session, eventId), 'session.updated', eventId, 'session.audio.input.transcription');
       case 'transcription_session.update':
-        return this.update(applyBeta(this.settings, event.session), 'transcription_session.updated', eventId);
+        return this.update(applyBeta(this.settings, event.session), 'transcription_session.updated', eventId, 'session.input_audio_transcription');
       case 'input_audio_buffer.append':
         return this.append(event.audio, eventId);
       case 'input_audio_buffer.commit':
@@ -161,7 +162,18 @@ export class OpenAiRealtimeSession {
     }
   }
 
-  private update(next: TranscriptionSettings, answer: 'session.updated' | 'transcription_session.updated', eventId: string | null): void {
+  /** `transcription`: where the transcription settings are in this update's shape (for `param`). */
+  private update(next: TranscriptionSettings, answer: 'session.updated' | 'transcription_session.updated', eventId: string | null, transcription: string): void {
+    // Refused here, the update is an error of this event; at the first audio it would end the session.
+    try {
+      this.service.deps.models.resolve(nativeModel(next.model, this.opts.defaultModel), 'real_time');
+    } catch (err) {
+      if (err instanceof ApiError) throw new ClientEventError('model_not_found', err.message, `${transcription}.model`, eventId);
+      throw err;
+    }
+    const tokens = next.prompt ? approximateTokens(next.prompt) : 0;
+    if (tokens > MAX_CONTEXT_TOKENS)
+      throw new ClientEventError('invalid_value', `Invalid value for '${transcription}.prompt': over ${MAX_CONTEXT_TOKENS} tokens (about ${tokens}).`, `${transcription}.prompt`, eventId);
     if (this.native) {
       const was = lockedFields(this.settings);
       const now = lockedFields(next);
