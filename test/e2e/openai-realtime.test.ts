@@ -375,7 +375,7 @@ describe('OpenAI Realtime transcription sessions', () => {
     // Once audio flows the recognizer's format is fixed; turn detection may still change.
     appendAll(c, fox.subarray(0, 48_000));
     c.send({ type: 'session.update', event_id: 'e4', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcmu' } } } } });
-    expect(errorOf(await c.until((x) => x.type === 'error' && (x.error as { event_id: string | null }).event_id === 'e4'))).toMatchObject({ code: 'invalid_value', param: 'audio.input.format' });
+    expect(errorOf(await c.until((x) => x.type === 'error' && (x.error as { event_id: string | null }).event_id === 'e4'))).toMatchObject({ code: 'invalid_value', param: 'session.audio.input.format' });
     const before = c.events.length;
     c.send({ type: 'session.update', session: { type: 'transcription', audio: { input: { turn_detection: null } } } });
     const ok = await c.until((x) => c.events.indexOf(x) >= before && x.type === 'session.updated');

@@ -38,7 +38,8 @@ describe('transcription session settings', () => {
 
   it('lock what the running recognizer depends on, not turn detection', () => {
     const s = defaultSettings();
-    expect(lockedFields(applyGa(s, { type: 'transcription', audio: { input: { turn_detection: null } } }, null))).toEqual(lockedFields(s));
-    expect(lockedFields({ ...s, format: 'g711_alaw' })['audio.input.format']).toBe('g711_alaw');
+    expect(lockedFields(applyGa(s, { type: 'transcription', audio: { input: { turn_detection: null } } }, null), 'ga')).toEqual(lockedFields(s, 'ga'));
+    expect(lockedFields({ ...s, format: 'g711_alaw' }, 'ga')['session.audio.input.format']).toBe('g711_alaw');
+    expect(lockedFields({ ...s, language: 'en' }, 'beta')['session.input_audio_transcription.language']).toBe('en');
   });
 });

@@ -107,9 +107,10 @@ export function renderBeta(s: TranscriptionSettings, id: string, expiresAt: numb
   };
 }
 
-/** What the running recognizer was started with: these cannot change once audio flows. */
-export function lockedFields(s: TranscriptionSettings): Record<string, string | null> {
-  return { 'audio.input.format': s.format, 'audio.input.transcription.model': s.model, 'audio.input.transcription.language': s.language, 'audio.input.transcription.prompt': s.prompt };
+/** What the running recognizer was started with, by the update's field names: these cannot change once audio flows. */
+export function lockedFields(s: TranscriptionSettings, shape: 'ga' | 'beta'): Record<string, string | null> {
+  const [format, transcription] = shape === 'ga' ? ['session.audio.input.format', 'session.audio.input.transcription'] : ['session.input_audio_format', 'session.input_audio_transcription'];
+  return { [format]: s.format, [`${transcription}.model`]: s.model, [`${transcription}.language`]: s.language, [`${transcription}.prompt`]: s.prompt };
 }
 
 /** Silence that ends a turn: server VAD's silence_duration_ms, semantic VAD's eagerness (its max timeouts, shortened). */

@@ -150,9 +150,9 @@ export class OpenAiRealtimeSession {
     const eventId = event.event_id ?? null;
     switch (event.type) {
       case 'session.update':
-        return this.update(applyGa(this.settings, event.session, eventId), 'session.updated', eventId, 'session.audio.input.transcription');
+        return this.update(applyGa(this.settings, event.session, eventId), 'ga', eventId);
       case 'transcription_session.update':
-        return this.update(applyBeta(this.settings, event.session), 'transcription_session.updated', eventId, 'session.input_audio_transcription');
+        return this.update(applyBeta(this.settings, event.session), 'beta', eventId);
       case 'input_audio_buffer.append':
         return this.append(event.audio, eventId);
       case 'input_audio_buffer.commit':
@@ -162,8 +162,9 @@ export class OpenAiRealtimeSession {
     }
   }
 
-  /** `transcription`: where the transcription settings are in this update's shape (for `param`). */
-  private update(next: TranscriptionSettings, answer: 'session.updated' | 'transcription_session.updated', eventId: string | null, transcription: string): void {
+  /** Apply a session update (GA or beta shape, answered in the same shape). */
+  private update(next: TranscriptionSettings, shape: 'ga' | 'beta', eventId: string | null): void {
+    const transcription = shape === 'ga' ? 'session.audio.input.transcription' : 'session.input_audio_transcription';
     // Refused here, the update is an error of this event; at the first audio it would end the session.
     try {
       this.service.deps.models.resolve(nativeModel(next.model, this.opts.defaultModel), 'real_time');
@@ -175,14 +176,14 @@ export class OpenAiRealtimeSession {
     if (tokens > MAX_CONTEXT_TOKENS)
       throw new ClientEventError('invalid_value', `Invalid value for '${transcription}.prompt': over ${MAX_CONTEXT_TOKENS} tokens (about ${tokens}).`, `${transcription}.prompt`, eventId);
     if (this.native) {
-      const was = lockedFields(this.settings);
-      const now = lockedFields(next);
+      const was = lockedFields(this.settings, shape);
+      const now = lockedFields(next, shape);
       const changed = Object.keys(was).find((k) => was[k] !== now[k]);
       if (changed)
         throw new ClientEventError('invalid_value', `${changed} cannot change once audio has been appended (the recognizer runs with ${JSON.stringify(was[changed])}).`, changed, eventId);
     }
     this.settings = next;
-    this.emitSession(answer);
+    this.emitSession(shape === 'ga' ? 'session.updated' : 'transcription_session.updated');
   }
 
   private append(audio: string, eventId: string | null): void {
