@@ -39,6 +39,7 @@ import { VoicesRepository } from './modules/voices/repository.js';
 import { voicesRoutes } from './modules/voices/routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
 import { VoicesService } from './modules/voices/service.js';
+import { openAiRealtimeHandler } from './modules/openai/realtime-routes.js';
 import { realtimeWsHandler } from './modules/realtime/routes.js';
 import { RealtimeService } from './modules/realtime/service.js';
 import { startWyoming } from './modules/wyoming/server.js';
@@ -301,6 +302,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const ttsSockets = ttsWebSocketSurface(ctx);
   if (servesApi) {
     ctx.wsRoutes['/transcribe-websocket'] = realtimeWsHandler(realtime);
+    ctx.wsRoutes['/v1/realtime'] = openAiRealtimeHandler(realtime, { defaultModel: settings.openaiRealtimeModel });
     ctx.wsRoutes['/tts-websocket'] = ttsSockets.handler;
   }
   return {

@@ -377,6 +377,12 @@ export const settingDefs = {
     ],
     doc: 'STT model aliases, `alias=model` pairs: public model ids that client code pins (the Soniox ids, and OpenAI\'s `whisper-1`, `gpt-4o-transcribe`, `gpt-4o-mini-transcribe` for `/v1/audio/transcriptions`), served by our models.',
   },
+  openaiRealtimeModel: {
+    env: 'PARLANCE_OPENAI_REALTIME_MODEL',
+    kind: 'string',
+    default: 'parlance-rt-en-v1',
+    doc: 'Real-time model of OpenAI Realtime transcription sessions (`/v1/realtime`) whose transcription model is an OpenAI name (`whisper-1`, `gpt-4o-transcribe`, `gpt-4o-mini-transcribe`, ...); other names are our real-time model ids and aliases.',
+  },
   realtimeAudioTimeoutSeconds: {
     env: 'PARLANCE_REALTIME_AUDIO_TIMEOUT_SECONDS',
     kind: 'number',

@@ -3,7 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { notingWsProject } from './websocket-session.js';
-import { attachWebSockets, handshakeApiKey } from './websocket.js';
+import { attachWebSockets, handshakeApiKey, type WsHandler } from './websocket.js';
+
+/** Admits a connection whose URL says ?let=in; refuses others with 401 and a JSON body, before the handshake. */
+const guarded: WsHandler = (socket) => void socket.send('admitted');
+guarded.admit = (request) => Promise.resolve(request.url?.includes('let=in') ? undefined : { status: 401, body: { error: { code: 'invalid_api_key' } } });
 
 let server: Server | undefined;
 let detach: (() => Promise<void>) | undefined;
@@ -16,6 +20,7 @@ async function start(pingIntervalMs = 10_000, maxPayload = 1024, firstMessageMs 
       '/echo': (socket) => {
         socket.on('message', (m, binary) => socket.send(m, { binary }));
       },
+      '/guarded': guarded,
       // Answers with the key it was offered, and reports oversized messages in a frame of its own.
       '/keyed': (socket, request) => {
         socket.send(JSON.stringify({ key: handshakeApiKey(request) ?? null }));
@@ -62,6 +67,31 @@ describe('attachWebSockets', () => {
       bad.once('error', () => resolve(-1));
     });
     expect(refused).toBe(404);
+  });
+
+  it('lets a handler refuse the handshake with an HTTP status and JSON body (admit), or let it through', async () => {
+    const base = await start();
+    const refused = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+      const ws = new WebSocket(`${base}/guarded`);
+      ws.once('open', () => reject(new Error('admitted')));
+      ws.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }));
+      });
+    });
+    expect(refused).toEqual({ status: 401, type: 'application/json', body: JSON.stringify({ error: { code: 'invalid_api_key' } }) });
+    const ws = new WebSocket(`${base}/guarded?let=in`);
+    expect(await new Promise<string>((r) => ws.once('message', (m) => r(String(m))))).toBe('admitted');
+    ws.close();
+  });
+
+  it('selects OpenAI\'s `realtime` subprotocol when a browser client offers it', async () => {
+    const base = await start();
+    const ws = new WebSocket(`${base}/echo`, ['realtime', 'openai-insecure-api-key.prl_abc']);
+    await new Promise((r) => ws.once('open', r));
+    expect(ws.protocol).toBe('realtime');
+    ws.close();
   });
 
   it('closes a connection whose message exceeds maxPayload with 1009', async () => {

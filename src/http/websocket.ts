@@ -1,10 +1,11 @@
-// One upgrade dispatcher for the WebSocket interfaces (/transcribe-websocket, /tts-websocket): modules
+// One upgrade dispatcher for the WebSocket interfaces (/transcribe-websocket, /tts-websocket, /v1/realtime): modules
 // register a handler per path; anything else is refused before the handshake completes. Credentials travel in the
-// first JSON messages (sdk-wire-notes §1.4) or at the handshake (handshakeApiKey), and each module authenticates.
+// first JSON messages (sdk-wire-notes §1.4) or at the handshake (handshakeApiKey), and each module authenticates; a
+// handler may also refuse the handshake itself (`admit`: OpenAI's clients expect a bad key as an HTTP error).
 import type { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type WebSocket, WebSocketServer } from 'ws';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { atMost } from '../lib/at-most.js';
 import { newRequestId } from '../lib/ids.js';
 import { inWsSession, type WsSession } from './websocket-session.js';
@@ -17,10 +18,21 @@ export interface WsConnectionHooks {
   firstMessageTimeout?(ms: number): void;
 }
 
-export type WsHandler = (socket: WebSocket, request: IncomingMessage) => WsConnectionHooks | void;
+/** An HTTP answer instead of the handshake. */
+export interface WsRefusal {
+  status: number;
+  body: object;
+}
+
+export type WsHandler = ((socket: WebSocket, request: IncomingMessage) => WsConnectionHooks | void) & {
+  /** Checked before the handshake completes: a refusal is sent as HTTP and the connection closed. */
+  admit?(request: IncomingMessage): Promise<WsRefusal | undefined>;
+};
 
 /** Subprotocol a browser offers to carry its key: `new WebSocket(url, ['soniox-api-key', encodeURIComponent(key)])`. */
 export const API_KEY_SUBPROTOCOL = 'soniox-api-key';
+/** OpenAI's browser clients offer `realtime` plus `openai-insecure-api-key.<key>` (src/modules/openai/realtime-routes.ts). */
+export const OPENAI_SUBPROTOCOL = 'realtime';
 
 /**
  * The API key offered at the handshake: `Authorization: Bearer <key>`, or (browsers cannot set headers) the
@@ -39,6 +51,13 @@ export function handshakeApiKey(request: IncomingMessage): string | undefined {
   } catch {
     return encoded; // not percent-encoded: authentication refuses it if it is not a key
   }
+}
+
+/** A message's bytes, whatever form ws delivered them in. */
+export function messageBytes(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
 }
 
 export interface WsRoutes {
@@ -62,8 +81,10 @@ export interface WebSocketOptions {
 /** After the surface's timeout frame, a peer that does not complete the closing handshake is cut. */
 const CLOSE_GRACE_MS = 1000;
 
-function refuse(socket: Duplex, status: number, reason: string): void {
-  const body = JSON.stringify({ error: reason });
+const REASONS: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 429: 'Too Many Requests', 500: 'Internal Server Error' };
+
+function refuse(socket: Duplex, status: number, reason: string, payload: object = { error: reason }): void {
+  const body = JSON.stringify(payload);
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
@@ -81,7 +102,7 @@ export function attachWebSockets(server: Server, routes: WsRoutes, opts: WebSock
     maxPayload: opts.maxPayload,
     perMessageDeflate: false,
     // A client that offered the key subprotocol must see it selected, or browsers fail the handshake.
-    handleProtocols: (protocols) => (protocols.has(API_KEY_SUBPROTOCOL) ? API_KEY_SUBPROTOCOL : false),
+    handleProtocols: (protocols) => (protocols.has(API_KEY_SUBPROTOCOL) ? API_KEY_SUBPROTOCOL : protocols.has(OPENAI_SUBPROTOCOL) ? OPENAI_SUBPROTOCOL : false),
   });
   const alive = new WeakMap<WebSocket, boolean>();
 
@@ -90,6 +111,23 @@ export function attachWebSockets(server: Server, routes: WsRoutes, opts: WebSock
     const handler = Object.prototype.hasOwnProperty.call(routes, path) ? routes[path] : undefined;
     if (!handler) return refuse(socket, 404, 'Not Found');
     if (refusing) return refuse(socket, 503, 'Service Unavailable');
+    if (!handler.admit) return accept(handler, request, socket, head);
+    // A reset while the check runs must not crash the process (the socket has no other listener yet).
+    const onError = () => socket.destroy();
+    socket.on('error', onError);
+    handler.admit(request).then(
+      (refusal) => {
+        socket.off('error', onError);
+        if (socket.destroyed) return;
+        if (refusal) return refuse(socket, refusal.status, REASONS[refusal.status] ?? 'Error', refusal.body);
+        if (refusing) return refuse(socket, 503, 'Service Unavailable');
+        accept(handler, request, socket, head);
+      },
+      () => refuse(socket, 500, 'Internal Server Error'),
+    );
+  });
+
+  function accept(handler: WsHandler, request: IncomingMessage, socket: Duplex, head: Buffer): void {
     wss.handleUpgrade(request, socket, head, (ws) => {
       const session: WsSession = {};
       const sessionId = newRequestId();
@@ -101,7 +139,7 @@ export function attachWebSockets(server: Server, routes: WsRoutes, opts: WebSock
         opts.log?.info(
           {
             session_id: sessionId,
-            route: path,
+            route: (request.url ?? '/').split('?')[0],
             close_code: code,
             duration_ms: Math.round((performance.now() - opened) * 10) / 10,
             ...(session.projectId ? { project_id: session.projectId } : {}),
@@ -134,7 +172,7 @@ export function attachWebSockets(server: Server, routes: WsRoutes, opts: WebSock
         });
       }
     });
-  });
+  }
 
   const heartbeat = setInterval(() => {
     for (const ws of wss.clients) {

@@ -5,21 +5,12 @@
 // Authentication: the `api_key` field of the configuration message (spec); when it is absent, the key offered at
 // the handshake (Authorization header or the soniox-api-key subprotocol, see handshakeApiKey) is used instead.
 import type { IncomingMessage } from 'node:http';
-import type { RawData, WebSocket } from 'ws';
-import { handshakeApiKey, type WsHandler } from '../../http/websocket.js';
+import type { WebSocket } from 'ws';
+import { handshakeApiKey, messageBytes, type WsHandler } from '../../http/websocket.js';
+import { backpressure } from '../../http/ws-backpressure.js';
 import { newRequestId } from '../../lib/ids.js';
 import { ApiError } from '../../wire/api-error.js';
 import type { RealtimeService } from './service.js';
-
-/** Pause reading from a client that sends audio much faster than it is recognised; resume once caught up. */
-const PAUSE_ABOVE_BYTES = 8 << 20;
-const RESUME_BELOW_BYTES = 2 << 20;
-
-function toBytes(data: RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
-}
 
 export function realtimeWsHandler(service: RealtimeService): WsHandler {
   return (ws: WebSocket, request: IncomingMessage) => {
@@ -35,24 +26,15 @@ export function realtimeWsHandler(service: RealtimeService): WsHandler {
       newRequestId(),
       handshakeApiKey(request),
     );
-    let resumeTimer: NodeJS.Timeout | undefined;
+    const pressure = backpressure(ws, session);
     ws.on('message', (data, isBinary) => {
-      const bytes = toBytes(data);
+      const bytes = messageBytes(data);
       if (isBinary) session.binary(bytes);
       else session.text(bytes.toString('utf8'));
-      if (!resumeTimer && session.backlogBytes > PAUSE_ABOVE_BYTES) {
-        ws.pause();
-        resumeTimer = setInterval(() => {
-          if (session.closed || session.backlogBytes < RESUME_BELOW_BYTES) {
-            clearInterval(resumeTimer);
-            resumeTimer = undefined;
-            ws.resume();
-          }
-        }, 20);
-      }
+      pressure.check();
     });
     ws.on('close', () => {
-      if (resumeTimer) clearInterval(resumeTimer);
+      pressure.stop();
       session.gone();
     });
     return {

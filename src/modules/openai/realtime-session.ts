@@ -1,0 +1,369 @@
+// One OpenAI Realtime transcription session, as a thin adapter over a native real-time session (RealtimeService:
+// the same keys, tenancy, limits, metering and engines as /transcribe-websocket). Transport-free: client events come
+// in as text, server events leave through OpenAiRealtimeIO.
+//
+//   connect ──▶ session.created ──session.update…──▶ first append: the native session starts (auth, limits, engine)
+//
+// Turns: with server VAD an engine endpoint (`<end>`) ends the turn: speech_stopped, committed, its deltas, completed.
+// speech_started comes with the turn's first recognised word. `input_audio_buffer.commit` ends the turn by hand: the
+// native `finalize`, whose `<fin>` completes the item. Words are routed to items by time (the audio offset of each
+// commit), so words still being decoded land in the item their audio belongs to. `clear` drops the words of the
+// uncommitted audio. Deltas are the item's final words, sent once the item is committed (OpenAI's order).
+import { randomBytes } from 'node:crypto';
+import { ApiError } from '../../wire/api-error.js';
+import { isErrorType } from '../../wire/error-catalog.js';
+import type { SttErrorFrame } from '../../wire/stt-frames.js';
+import { approximateTokens, MAX_CONTEXT_TOKENS } from '../realtime/config.js';
+import type { RealtimeService, RealtimeSession } from '../realtime/service.js';
+import { END_TOKEN, FIN_TOKEN, type ResultFrame, type WireToken } from '../realtime/tokens.js';
+import { openAiErrorBody } from './errors.js';
+import {
+  applyBeta, applyGa, BYTES_PER_MS, defaultSettings, lockedFields, nativeConfig, nativeModel, renderBeta, renderGa, type TranscriptionSettings,
+} from './realtime-config.js';
+import { type ClientEvent, ClientEventError, type LogProb, parseClientEvent, type RealtimeErrorBody, type ServerEvent } from './realtime-schemas.js';
+
+export interface OpenAiRealtimeIO {
+  send(event: Record<string, unknown>): void;
+  /** Close the connection normally after the events sent so far. */
+  close(): void;
+}
+
+export interface OpenAiRealtimeOptions {
+  /** The beta protocol (OpenAI-Beta: realtime=v1): transcription_session.created first. */
+  beta: boolean;
+  /** The `model` of the connection URL, the transcription model until a session update names one. */
+  urlModel?: string;
+  /** Real-time model serving OpenAI's transcription model names (whisper-1, gpt-4o-transcribe, ...). */
+  defaultModel: string;
+  requestId: string;
+  handshakeKey?: string;
+}
+
+/** A commit needs this much audio (OpenAI's input_audio_buffer_commit_empty). */
+const MIN_COMMIT_MS = 100;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')}`;
+
+interface Item {
+  id: string;
+  /** Audio offset where the item's audio starts, ms. */
+  startMs: number;
+  text: string;
+  /** Final words not yet sent as deltas (the item is not committed yet). */
+  unsent: Piece[];
+  logprobs: LogProb[];
+  speechStartMs?: number;
+  lastEndMs?: number;
+}
+
+/** A final word as a delta carries it: its text and, when asked for, its log probability. */
+interface Piece {
+  text: string;
+  logprob?: LogProb;
+}
+
+interface Committed {
+  item: Item;
+  /** Audio offset where the item's audio ends, ms. */
+  endMs: number;
+}
+
+export class OpenAiRealtimeSession {
+  private settings: TranscriptionSettings;
+  private readonly id = newId('sess');
+  private native: RealtimeSession | undefined;
+  /** The session ended (error, server stop or client gone): nothing more is sent. */
+  private ended = false;
+  private appendedBytes = 0;
+  private current: Item;
+  /** Committed items whose `<fin>` (manual commits) is still to come, oldest first. */
+  private awaiting: Committed[] = [];
+  private lastItemId: string | null = null;
+  /** Words whose audio starts before this offset were cleared. */
+  private clearedUntilMs = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly service: RealtimeService,
+    private readonly io: OpenAiRealtimeIO,
+    private readonly opts: OpenAiRealtimeOptions,
+  ) {
+    this.settings = defaultSettings(opts.urlModel);
+    this.current = this.newItem(0);
+  }
+
+  get backlogBytes(): number {
+    return this.native?.backlogBytes ?? 0;
+  }
+
+  get closed(): boolean {
+    return this.ended;
+  }
+
+  /** The connection is open: announce the session; audio is due within the real-time audio timeout. */
+  start(): void {
+    this.emitSession(this.opts.beta ? 'transcription_session.created' : 'session.created');
+    const timeoutMs = this.service.opts.audioTimeoutMs;
+    this.idleTimer = setTimeout(
+      () => this.fail(new ApiError('request_timeout', `Request timeout: no audio received for ${Math.round(timeoutMs / 100) / 10} seconds.`)),
+      timeoutMs,
+    );
+  }
+
+  /** A text message from the client. */
+  text(text: string): void {
+    if (this.ended) return;
+    let event: ClientEvent;
+    try {
+      event = parseClientEvent(text);
+      this.handle(event);
+    } catch (err) {
+      if (err instanceof ClientEventError) return this.emitError({ type: 'invalid_request_error', code: err.code, message: err.message, param: err.param, event_id: err.eventId });
+      this.fail(err);
+    }
+  }
+
+  /** Binary messages are not part of the protocol (audio travels base64 in input_audio_buffer.append). */
+  binary(): void {
+    if (this.ended) return;
+    this.emitError({ type: 'invalid_request_error', code: 'invalid_event', message: 'Binary messages are not accepted: send audio as base64 in input_audio_buffer.append events.', param: null, event_id: null });
+  }
+
+  /** The client went away: free everything at once, send nothing. */
+  gone(): void {
+    this.ended = true;
+    clearTimeout(this.idleTimer);
+    this.native?.gone();
+  }
+
+  /** End the session with one error event, then close (a failure of the session, not of one event). */
+  fail(err: unknown): void {
+    if (this.ended) return;
+    if (this.native && !this.native.closed) return this.native.fail(err); // its error frame comes back through nativeFrame
+    const apiErr = err instanceof ApiError ? err : new ApiError('internal_error', 'Internal server error.', { cause: err });
+    this.emitError({ ...openAiErrorBody(apiErr).error, event_id: null });
+    this.end();
+  }
+
+  private handle(event: ClientEvent): void {
+    const eventId = event.event_id ?? null;
+    switch (event.type) {
+      case 'session.update':
+        return this.update(applyGa(this.settings, event.session, eventId), 'ga', eventId);
+      case 'transcription_session.update':
+        return this.update(applyBeta(this.settings, event.session), 'beta', eventId);
+      case 'input_audio_buffer.append':
+        return this.append(event.audio, eventId);
+      case 'input_audio_buffer.commit':
+        return this.commitByClient(eventId);
+      case 'input_audio_buffer.clear':
+        return this.clear();
+    }
+  }
+
+  /** Apply a session update (GA or beta shape, answered in the same shape). */
+  private update(next: TranscriptionSettings, shape: 'ga' | 'beta', eventId: string | null): void {
+    const transcription = shape === 'ga' ? 'session.audio.input.transcription' : 'session.input_audio_transcription';
+    // Refused here, the update is an error of this event; at the first audio it would end the session.
+    try {
+      this.service.deps.models.resolve(nativeModel(next.model, this.opts.defaultModel), 'real_time');
+    } catch (err) {
+      if (err instanceof ApiError) throw new ClientEventError('model_not_found', err.message, `${transcription}.model`, eventId);
+      throw err;
+    }
+    const tokens = next.prompt ? approximateTokens(next.prompt) : 0;
+    if (tokens > MAX_CONTEXT_TOKENS)
+      throw new ClientEventError('invalid_value', `Invalid value for '${transcription}.prompt': over ${MAX_CONTEXT_TOKENS} tokens (about ${tokens}).`, `${transcription}.prompt`, eventId);
+    if (this.native) {
+      const was = lockedFields(this.settings, shape);
+      const now = lockedFields(next, shape);
+      const changed = Object.keys(was).find((k) => was[k] !== now[k]);
+      if (changed)
+        throw new ClientEventError('invalid_value', `${changed} cannot change once audio has been appended (the recognizer runs with ${JSON.stringify(was[changed])}).`, changed, eventId);
+    }
+    this.settings = next;
+    this.emitSession(shape === 'ga' ? 'session.updated' : 'transcription_session.updated');
+  }
+
+  private append(audio: string, eventId: string | null): void {
+    const b64 = audio.replace(/\s+/g, '');
+    if (b64.length % 4 === 1 || !BASE64.test(b64)) throw new ClientEventError('invalid_value', 'Invalid value for \'audio\': not valid base64.', 'audio', eventId);
+    const bytes = Buffer.from(b64, 'base64');
+    if (bytes.length === 0) return; // an empty message would end the native stream
+    if (!this.native) this.startNative();
+    this.appendedBytes += bytes.length;
+    this.native!.binary(bytes);
+  }
+
+  private startNative(): void {
+    clearTimeout(this.idleTimer);
+    this.native = this.service.open(
+      { send: (frame) => this.nativeFrame(frame as ResultFrame | SttErrorFrame), close: () => this.end() },
+      this.opts.requestId,
+      this.opts.handshakeKey,
+    );
+    this.native.text(JSON.stringify(nativeConfig(this.settings, this.opts.defaultModel)));
+  }
+
+  private get appendedMs(): number {
+    return this.appendedBytes / BYTES_PER_MS[this.settings.format];
+  }
+
+  private commitByClient(eventId: string | null): void {
+    const bufferMs = this.appendedMs - this.current.startMs;
+    if (!this.native || bufferMs < MIN_COMMIT_MS)
+      throw new ClientEventError(
+        'input_audio_buffer_commit_empty',
+        `Error committing input audio buffer: buffer too small. Expected at least ${MIN_COMMIT_MS}ms of audio, but buffer only has ${Math.max(0, bufferMs).toFixed(2)}ms of audio.`,
+        null,
+        eventId,
+      );
+    const endMs = this.appendedMs;
+    const item = this.commit(endMs);
+    this.awaiting.push({ item, endMs });
+    this.native.text(JSON.stringify({ type: 'finalize' }));
+  }
+
+  private clear(): void {
+    this.clearedUntilMs = this.appendedMs;
+    this.current = this.newItem(this.appendedMs);
+    this.emit({ type: 'input_audio_buffer.cleared' });
+  }
+
+  /** Commit the open item at `endMs`: committed, then the words it already has as deltas. */
+  private commit(endMs: number): Item {
+    const item = this.current;
+    this.emit({ type: 'input_audio_buffer.committed', item_id: item.id, previous_item_id: this.lastItemId });
+    this.lastItemId = item.id;
+    this.current = this.newItem(endMs);
+    for (const piece of item.unsent.splice(0)) this.emitDelta(item, piece);
+    return item;
+  }
+
+  private complete(item: Item, endMs: number): void {
+    this.emit({
+      type: 'conversation.item.input_audio_transcription.completed',
+      item_id: item.id,
+      content_index: 0,
+      transcript: item.text,
+      usage: { type: 'duration', seconds: Math.max(0, Math.round(endMs - item.startMs)) / 1000 },
+      ...(this.settings.logprobs ? { logprobs: item.logprobs } : {}),
+    });
+  }
+
+  private nativeFrame(frame: ResultFrame | SttErrorFrame): void {
+    if (this.ended) return;
+    if ('error_type' in frame) {
+      const type = isErrorType(frame.error_type) ? frame.error_type : 'internal_error';
+      this.emitError({ ...openAiErrorBody(new ApiError(type, frame.error_message, { status: frame.error_code })).error, event_id: null });
+      return; // the native session closes next (end)
+    }
+    for (const t of frame.tokens) {
+      if (t.text === END_TOKEN) this.onEndpoint();
+      else if (t.text === FIN_TOKEN) this.onFinalized();
+      else if (t.is_final) this.onFinalWord(t);
+      else this.onPartialWord(t);
+    }
+    if (frame.finished) this.onFinished();
+  }
+
+  private get vad(): boolean {
+    return this.settings.turnDetection !== null;
+  }
+
+  private onPartialWord(t: WireToken): void {
+    const start = t.start_ms ?? 0;
+    if (this.vad && start >= this.clearedUntilMs && start >= this.current.startMs) this.speechStarted(this.current, start);
+  }
+
+  private onFinalWord(t: WireToken): void {
+    const start = t.start_ms ?? 0;
+    const committed = this.awaiting.find((c) => c.item.startMs <= start && start < c.endMs);
+    if (committed) {
+      const piece = this.addWord(committed.item, t);
+      if (piece) this.emitDelta(committed.item, piece);
+      return;
+    }
+    if (start < this.clearedUntilMs) return;
+    if (this.vad) this.speechStarted(this.current, start);
+    const piece = this.addWord(this.current, t);
+    if (piece) this.current.unsent.push(piece);
+  }
+
+  /** Add a final word to an item's transcript; what it adds (the item's first word without its leading space). */
+  private addWord(item: Item, t: WireToken): Piece | undefined {
+    const text = item.text === '' ? t.text.trimStart() : t.text;
+    if (t.end_ms !== undefined) item.lastEndMs = t.end_ms;
+    if (!text) return undefined;
+    item.text += text;
+    if (!this.settings.logprobs) return { text };
+    // The engine's confidence as a probability: what clients of logprobs read (exp(logprob)).
+    const logprob = { token: text, logprob: Math.log(Math.max(t.confidence, 1e-6)), bytes: [...Buffer.from(text)] };
+    item.logprobs.push(logprob);
+    return { text, logprob };
+  }
+
+  private speechStarted(item: Item, startMs: number): void {
+    if (item.speechStartMs !== undefined) return;
+    const padding = this.settings.turnDetection?.type === 'server_vad' ? (this.settings.turnDetection.prefix_padding_ms ?? 0) : 0;
+    item.speechStartMs = Math.max(item.startMs, startMs - padding);
+    this.emit({ type: 'input_audio_buffer.speech_started', audio_start_ms: Math.round(item.speechStartMs), item_id: item.id });
+  }
+
+  /** An engine endpoint: with turn detection, the open turn is over. */
+  private onEndpoint(): void {
+    const item = this.current;
+    if (!this.vad || (item.speechStartMs === undefined && item.text === '')) return;
+    const endMs = Math.min(this.appendedMs, Math.max(item.lastEndMs ?? item.startMs, item.startMs));
+    this.emit({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: Math.round(endMs), item_id: item.id });
+    this.commit(endMs);
+    this.complete(item, endMs);
+  }
+
+  /** A native `<fin>`: the oldest manual commit has all its words. */
+  private onFinalized(): void {
+    const c = this.awaiting.shift();
+    if (c) this.complete(c.item, c.endMs);
+  }
+
+  /** The native session finished (the server is stopping): complete what was committed, and a turn in progress. */
+  private onFinished(): void {
+    for (const c of this.awaiting.splice(0)) this.complete(c.item, c.endMs);
+    if (this.vad && this.current.text !== '') {
+      const item = this.current;
+      const endMs = this.appendedMs;
+      this.commit(endMs);
+      this.complete(item, endMs);
+    }
+  }
+
+  private newItem(startMs: number): Item {
+    return { id: newId('item'), startMs, text: '', unsent: [], logprobs: [] };
+  }
+
+  private emitDelta(item: Item, piece: Piece): void {
+    this.emit({ type: 'conversation.item.input_audio_transcription.delta', item_id: item.id, content_index: 0, delta: piece.text, ...(piece.logprob ? { logprobs: [piece.logprob] } : {}) });
+  }
+
+  private emitSession(type: 'session.created' | 'session.updated' | 'transcription_session.created' | 'transcription_session.updated'): void {
+    const expiresAt = Math.floor(Date.now() / 1000) + Math.round(this.service.opts.maxDurationMs / 1000);
+    const session = type.startsWith('session.') ? renderGa(this.settings, this.id, expiresAt) : renderBeta(this.settings, this.id, expiresAt);
+    this.emit({ type, session } as ServerEvent);
+  }
+
+  private emitError(error: RealtimeErrorBody): void {
+    this.emit({ type: 'error', error });
+  }
+
+  private emit(event: ServerEvent): void {
+    if (!this.ended) this.io.send({ event_id: newId('event'), ...event });
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearTimeout(this.idleTimer);
+    this.io.close();
+  }
+}
