@@ -1,11 +1,14 @@
-// Two-pass finals for live sessions. The streaming decoder (live cepstral mean, pruned for speed) gives the partial
-// results while audio arrives; when an utterance closes, its audio is decoded again the way a file segment is (mean
-// over the whole utterance, the file decoders' settings, on the batch pool ahead of file work), and those words
-// become the final tokens, so a live transcript reads like the async one of the same audio.
+// Two-pass finals for live sessions, whatever the engines. The streaming decoder (pocketsphinx's, or a streaming
+// sherpa-onnx model) gives the partial results while audio arrives; when an utterance closes, its audio is decoded
+// again by a file decoder (pocketsphinx's batch pool at file settings, or an offline sherpa-onnx model such as
+// Whisper or Parakeet) ahead of file work, and those words become the final tokens, so a live transcript reads like
+// the async one of the same audio. The file decoder is a SecondPassDecoder (pocketsphinx/second-pass.ts,
+// sherpa/second-pass.ts).
 //
 // - At a pause the second pass starts as soon as the speech gate begins holding audio back ('hold', 300 ms into the
 //   pause), so it is usually done when the endpoint is decided (600 ms); if speech resumes, that decoding is dropped.
-//   Finalize, the maximum utterance length and the end of the stream start it when the streaming final arrives.
+//   Finalize, the maximum utterance length, the end of the stream and engines without a gate start it when the
+//   streaming final arrives.
 // - Budget: at most `budgetMs` of live audio waits for or is in a second pass at once (all sessions of the model),
 //   and an utterance is decoded again only if, at the pace of recent second passes, it would be done within twice
 //   `waitMs` behind the audio already queued (its wait starts at the streaming final, later than now, so the
@@ -13,14 +16,20 @@
 //   skipped), so a saturated machine degrades to one-pass finals instead of delaying them. A second pass not done
 //   `waitMs` after the streaming final is abandoned the same way (counted as late).
 import { performance } from 'node:perf_hooks';
-import type { SecondPassReport, Token } from '../interface.js';
-import type { BatchPool } from './batch-pool.js';
-import type { UtteranceSpan } from './stream-pool.js';
-import type { DecoderBias } from './messages.js';
+import type { SecondPassReport, Token } from './interface.js';
 
 const SAMPLES_PER_MS = 16;
-/** Scheduling priority of second passes in the batch pool (files: 0). */
-const LIVE_PRIORITY = 1;
+
+/**
+ * A file decoder that second passes run on, ahead of file work. `B` is what biases it toward a session's context
+ * (pocketsphinx: its compiled decoder bias; sherpa-onnx: the context itself).
+ */
+export interface SecondPassDecoder<B> {
+  /** Decoders working in parallel (the audio queued ahead of a second pass is shared among them). */
+  readonly size: number;
+  /** Decode `samples`, which start at sample `startSample` of the stream: tokens on the stream's clock. */
+  decode(startSample: number, samples: Int16Array, bias?: B): { tokens: Promise<Token[]>; cancel(): void };
+}
 
 export interface SecondPassOptions {
   /** Most live audio waiting for or in a second pass at once, per model, ms. */
@@ -31,15 +40,15 @@ export interface SecondPassOptions {
 
 const emptyStats = (): SecondPassReport => ({ decoded: 0, early: 0, skipped: 0, late: 0, failed: 0 });
 
-/** What every live session of one model shares: the budget and the totals. */
-export class SecondPassPool {
+/** What every live session using one file decoder shares: the budget and the totals. */
+export class SecondPassPool<B = unknown> {
   private pendingMs = 0;
   /** Wall ms per audio ms of recent second passes, the audio queued ahead of each counted (EWMA); 0 until one ends. */
   private pace = 0;
   readonly totals = emptyStats();
 
   constructor(
-    private readonly batch: BatchPool,
+    private readonly decoder: SecondPassDecoder<B>,
     readonly options: SecondPassOptions,
   ) {}
 
@@ -49,17 +58,22 @@ export class SecondPassPool {
   }
 
   /** Decode `samples` (starting at sample `startSample` of the stream) as a file segment; undefined over budget. */
-  decode(startSample: number, samples: Int16Array, bias?: DecoderBias): Job | undefined {
+  decode(startSample: number, samples: Int16Array, bias?: B): Job | undefined {
     const ms = samples.length / SAMPLES_PER_MS;
     // Read before submitting: a free batch worker takes the samples at once (their buffer is transferred, and empty here).
     const end = startSample + samples.length;
     if (this.pendingMs + ms > this.options.budgetMs) return undefined;
     // Audio ahead of it is shared by the workers; with none ahead it always runs (and keeps the pace current).
-    const work = this.pendingMs / this.batch.size + ms;
+    const work = this.pendingMs / this.decoder.size + ms;
     if (this.pendingMs > 0 && this.pace * work > 2 * this.options.waitMs) return undefined;
     this.pendingMs += ms;
-    const request = this.batch.open({ priority: LIVE_PRIORITY, bias });
     const started = performance.now();
+    let job: ReturnType<SecondPassDecoder<B>['decode']>;
+    try {
+      job = this.decoder.decode(startSample, samples, bias);
+    } catch (err) {
+      job = { tokens: Promise.reject(err instanceof Error ? err : new Error(String(err))), cancel: () => {} };
+    }
     let settled = false;
     const settle = () => {
       if (settled) return;
@@ -68,8 +82,7 @@ export class SecondPassPool {
     };
     const tokens = (async () => {
       try {
-        await request.submit({ startSample, samples, speechMs: ms });
-        const out = await request.finish();
+        const out = await job.tokens;
         const pace = (performance.now() - started) / work;
         this.pace = this.pace ? 0.7 * this.pace + 0.3 * pace : pace;
         return out;
@@ -82,7 +95,7 @@ export class SecondPassPool {
       end,
       tokens,
       cancel: () => {
-        request.cancel();
+        job.cancel();
         settle();
       },
     };
@@ -115,7 +128,7 @@ function signal(): { promise: Promise<'late'>; resolve(): void } {
 }
 
 /** One live session's second passes: the audio of its utterances, matched to the streaming decoder's finals. */
-export class SecondPass {
+export class SecondPass<B = unknown> {
   readonly stats = emptyStats();
   private current: Utterance | undefined;
   /** A second pass started at a pause, before the endpoint. */
@@ -126,9 +139,9 @@ export class SecondPass {
   private hurried = signal();
 
   constructor(
-    private readonly pool: SecondPassPool,
+    private readonly pool: SecondPassPool<B>,
     /** The session's context bias: its second passes decode with it too. */
-    private readonly bias?: DecoderBias,
+    private readonly bias?: B,
   ) {}
 
   /** Audio handed to the streaming decoder (contiguous within an utterance; the first piece opens one). */
@@ -163,7 +176,7 @@ export class SecondPass {
   }
 
   /** The final tokens of the streaming decoder's utterance `span`: resolves with the tokens to send in their place. */
-  async finalTokens(streamTokens: Token[], span: UtteranceSpan): Promise<Token[]> {
+  async finalTokens(streamTokens: Token[], span: { startSample: number }): Promise<Token[]> {
     // Utterances before this one had no final (silence): their decoding is not needed.
     while (this.closed.length && this.closed[0]!.start < span.startSample) this.closed.shift()!.job?.cancel();
     const u = this.closed[0]?.start === span.startSample ? this.closed.shift()! : undefined;
@@ -191,6 +204,21 @@ export class SecondPass {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * For engines without a speech gate (the streaming decoder decides the utterances): close the open utterance, whose
+   * streaming final is `streamTokens`, and resolve with the tokens to send in their place. Empty `streamTokens`: the
+   * utterance had no words, and is dropped.
+   */
+  closeWithFinal(streamTokens: Token[]): Promise<Token[]> {
+    const start = this.current?.start;
+    this.close();
+    if (start === undefined || streamTokens.length === 0) {
+      this.dropUnanswered();
+      return Promise.resolve(streamTokens);
+    }
+    return this.finalTokens(streamTokens, { startSample: start });
   }
 
   /** Stop waiting: every utterance whose second pass is not done now keeps the streaming decoder's words (late). */
