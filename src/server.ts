@@ -20,7 +20,7 @@ import { UsageRepository } from './modules/usage/repository.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { UsageService } from './modules/usage/service.js';
 import { ModelCatalog } from './modules/models/catalog.js';
-import { catalogOf, installedModels } from './modules/models/installed.js';
+import { catalogOf, installedModels, secondPassModelOf } from './modules/models/installed.js';
 import { AudioFetchError, type AudioFetcher, TranscriptionProcessor, type WebhookSender } from './modules/transcriptions/processor.js';
 import { TranscriptionsRepository } from './modules/transcriptions/repository.js';
 import { transcriptionsRoutes } from './modules/transcriptions/routes.js';
@@ -162,6 +162,8 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       ...narrowbandOption(settings.sttNarrowbandAdaptation),
       log: jobLog,
     },
+    sherpa: { log: jobLog },
+    secondPassModel: secondPassModelOf(installed, settings),
   });
   const translation = await createTranslationRegistry(translationOptionsFrom(settings));
   if (settings.translationEnabled && translation.pairs().length === 0)

@@ -289,6 +289,12 @@ export const settingDefs = {
     default: 1500,
     doc: 'Longest wait for an utterance\'s second pass after the streaming decoder closed it; a later one is dropped and the streaming words become final (counted in the session log). The second passes of all sessions also share a budget of 15 s of audio per STT worker, beyond which utterances keep their streaming words.',
   },
+  realtimeSecondPassModel: {
+    env: 'PARLANCE_REALTIME_SECOND_PASS_MODEL',
+    kind: 'string',
+    default: '',
+    doc: 'An installed offline model (models directory, by id) that decodes each utterance of real-time sessions again for their final tokens, whichever model streams the partial results (built-in or a streaming model you bring); the same wait and budget rules apply. Empty: the offline model whose manifest says `"second_pass": true`, else the built-in second pass.',
+  },
   transcriptionConcurrency: {
     env: 'PARLANCE_TRANSCRIPTION_CONCURRENCY',
     kind: 'int',

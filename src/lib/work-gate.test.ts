@@ -36,6 +36,18 @@ describe('WorkGate', () => {
     expect(gate.waiting).toBe(0);
   });
 
+  it('starts waiting tasks of a higher priority first, each priority in arrival order', async () => {
+    const gate = new WorkGate(1);
+    const hold = deferred();
+    const started: string[] = [];
+    const task = (name: string) => async () => void started.push(name);
+    const first = gate.run(() => hold.promise);
+    const runs = [gate.run(task('file a')), gate.run(task('live a'), undefined, 1), gate.run(task('file b')), gate.run(task('live b'), undefined, 1)];
+    hold.resolve();
+    await Promise.all([first, ...runs]);
+    expect(started).toEqual(['live a', 'live b', 'file a', 'file b']);
+  });
+
   it('frees the slot when a task fails, and an abort while waiting leaves the queue', async () => {
     const gate = new WorkGate(1);
     const hold = deferred();

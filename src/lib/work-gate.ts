@@ -4,6 +4,7 @@
 
 interface Waiter {
   start(): void;
+  priority: number;
 }
 
 export class WorkGate {
@@ -34,10 +35,13 @@ export class WorkGate {
     return Math.max(1, Math.ceil(ms / 1000));
   }
 
-  /** Run `task` in a slot; an abort while it waits removes it from the queue and rejects with the signal's reason. */
-  async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  /**
+   * Run `task` in a slot; an abort while it waits removes it from the queue and rejects with the signal's reason.
+   * Tasks of a higher `priority` (live work) are started before waiting ones of a lower (files: 0).
+   */
+  async run<T>(task: () => Promise<T>, signal?: AbortSignal, priority = 0): Promise<T> {
     signal?.throwIfAborted();
-    if (this.active >= this.slots) await this.wait(signal);
+    if (this.active >= this.slots) await this.wait(signal, priority);
     else this.active++;
     const started = performance.now();
     try {
@@ -50,7 +54,7 @@ export class WorkGate {
     }
   }
 
-  private wait(signal?: AbortSignal): Promise<void> {
+  private wait(signal: AbortSignal | undefined, priority: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const onAbort = () => {
         const i = this.queue.indexOf(waiter);
@@ -62,8 +66,11 @@ export class WorkGate {
           signal?.removeEventListener('abort', onAbort);
           resolve();
         },
+        priority,
       };
-      this.queue.push(waiter);
+      const behind = this.queue.findIndex((w) => w.priority < priority);
+      if (behind < 0) this.queue.push(waiter);
+      else this.queue.splice(behind, 0, waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }

@@ -47,6 +47,9 @@ const speaker = (file: string) => `${RELEASES}/speaker-recongition-models/${file
 
 const KOKORO_EN_V019_VOICES = ['af', 'af_bella', 'af_nicole', 'af_sarah', 'af_sky', 'am_adam', 'am_michael', 'bf_emma', 'bf_isabella', 'bm_george', 'bm_lewis'];
 
+/** Kitten nano's speaker ids in order (sherpa-onnx's model page): voices 2 to 5, male then female. */
+const KITTEN_VOICES = ['expr-voice-2-m', 'expr-voice-2-f', 'expr-voice-3-m', 'expr-voice-3-f', 'expr-voice-4-m', 'expr-voice-4-f', 'expr-voice-5-m', 'expr-voice-5-f'];
+
 export const CATALOGUE: readonly CatalogueEntry[] = [
   // Offline recognition (async transcriptions).
   {
@@ -163,6 +166,17 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     aliases: ['tts-rt-v2'],
     sha256: '912804855a04745fa77a30be545b3f9a5d15c4d66db00b88cbcd4921df605ac7',
     voices: Object.fromEntries(KOKORO_EN_V019_VOICES.map((v, i) => [v, i])),
+  },
+  {
+    name: 'kitten-nano-en-v0_1-fp16',
+    title: 'KittenTTS nano v0.1 (English, 8 voices, fp16)',
+    url: tts('kitten-nano-en-v0_1-fp16.tar.bz2'),
+    family: 'tts',
+    type: 'kitten',
+    languages: ['en'],
+    size_mb: 25,
+    id: 'kitten-nano-en-0.1-v1',
+    voices: Object.fromEntries(KITTEN_VOICES.map((v, i) => [v, i])),
   },
   {
     name: 'matcha-en-ljspeech',

@@ -44,6 +44,7 @@ describe('model folders', () => {
     ['a missing file role', ctc({ files: { model: 'model.onnx' } }), /files\.tokens is missing.*add "tokens"/],
     ['a file that is not there', ctc({ files: { model: 'model.onnx', tokens: 'vocab.txt' } }), /files\.tokens: vocab\.txt does not exist.*copy the file/],
     ['an unknown field', ctc({ colour: 'blue' }), /colour|additional/i],
+    ['a BPE modeling unit without its vocabulary', ctc({ modeling_unit: 'bpe' }), /modeling_unit "bpe" needs files\.bpe_vocab.*add the model's bpe\.vocab/],
   ])('stops at %s, naming the file and the fix', (_what, manifest, message) => {
     root = tempDir('models-');
     const dir = folder('bad', manifest);

@@ -29,6 +29,7 @@ export const MODEL_TYPES = {
     vits: ['model', 'tokens'],
     matcha: ['acoustic_model', 'vocoder', 'tokens'],
     kokoro: ['model', 'voices', 'tokens'],
+    kitten: ['model', 'voices', 'tokens'],
   },
   'speaker-embedding': {
     embedding: ['model'],
@@ -57,6 +58,13 @@ export const ManifestSchema = Type.Object(
     sample_rate: Type.Optional(Type.Integer({ minimum: 8000, maximum: 48000 })),
     /** Decoder threads of ONNX Runtime per recognizer (default 1: the server runs several at once). */
     threads: Type.Optional(Type.Integer({ minimum: 1, maximum: 16 })),
+    /**
+     * Offline transducer STT: how words split into the model's tokens (sherpa-onnx's modeling unit; `bpe` needs
+     * files.bpe_vocab). Set, the model is decoded with modified_beam_search and honours a request's context terms.
+     */
+    modeling_unit: Type.Optional(Type.Union([Type.Literal('bpe'), Type.Literal('cjkchar'), Type.Literal('cjkchar+bpe')])),
+    /** Offline STT: this model decodes each utterance of live sessions again for their final tokens. */
+    second_pass: Type.Optional(Type.Boolean()),
     /** TTS: voice names by speaker id (default: one voice named after the model). */
     voices: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.Integer({ minimum: 0 }))),
   },
@@ -105,6 +113,10 @@ export function readManifest(dir: string): InstalledModel {
   const needed = types[manifest.type];
   if (!needed) {
     throw new ModelManifestError(file, `type "${manifest.type}" is not a ${manifest.family} model type`, `use one of: ${Object.keys(types).join(', ')}`);
+  }
+  // sherpa-onnx splits hotwords into BPE pieces with this file, and crashes without it.
+  if (manifest.modeling_unit?.includes('bpe') && !manifest.files.bpe_vocab) {
+    throw new ModelManifestError(file, `modeling_unit "${manifest.modeling_unit}" needs files.bpe_vocab`, 'add the model\'s bpe.vocab as "bpe_vocab" to "files", or remove modeling_unit');
   }
   const paths: Record<string, string> = {};
   for (const role of needed) {

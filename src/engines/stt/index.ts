@@ -27,13 +27,23 @@ export interface SttRegistryOptions {
   /** Models users brought (the models directory); the STT ones are registered under their manifest ids. */
   installed?: readonly InstalledModel[];
   sherpa?: SherpaOptions;
+  /**
+   * An installed offline model whose words are the final tokens of live sessions (a second pass of each utterance),
+   * for pocketsphinx's sessions and streaming models' alike; unset: pocketsphinx decodes its own again, streaming
+   * models' words are final. Off when pocketsphinx.secondPass is false.
+   */
+  secondPassModel?: string;
 }
 
 export function createSttRegistry(options: SttRegistryOptions = {}): SttRegistry {
-  const registry = new SttRegistry().registerEngine(new PocketsphinxEngine(options.pocketsphinx)).registerModel(POCKETSPHINX_EN_MODEL);
   const stt = (options.installed ?? []).filter((m) => m.family === 'stt-offline' || m.family === 'stt-streaming');
-  if (stt.length === 0) return registry;
-  registry.registerEngine(new SherpaEngine(stt, options.sherpa));
+  const ps = options.pocketsphinx ?? {};
+  const secondPass = options.secondPassModel && ps.secondPass !== false ? { model: options.secondPassModel, ...ps.secondPass } : undefined;
+  const sherpa = stt.length ? new SherpaEngine(stt, { ...options.sherpa, ...(secondPass ? { secondPass } : {}) }) : undefined;
+  const pocketsphinx = new PocketsphinxEngine(secondPass && sherpa ? { ...ps, externalSecondPass: () => sherpa.secondPassPool() } : ps);
+  const registry = new SttRegistry().registerEngine(pocketsphinx).registerModel(POCKETSPHINX_EN_MODEL);
+  if (!sherpa) return registry;
+  registry.registerEngine(sherpa);
   for (const m of stt) {
     registry.registerModel({
       id: m.id,

@@ -17,6 +17,25 @@ export function installedModels(settings: { modelsDir: string }): InstalledModel
   }
 }
 
+/**
+ * The installed offline model that decodes live utterances again (PARLANCE_REALTIME_SECOND_PASS_MODEL, else the one
+ * whose manifest says `"second_pass": true`); undefined: the built-in second pass. A name that is not an installed
+ * offline model, or two models claiming the role, is a configuration error.
+ */
+export function secondPassModelOf(installed: readonly InstalledModel[], settings: { realtimeSecondPass: boolean; realtimeSecondPassModel: string }): string | undefined {
+  if (!settings.realtimeSecondPass) return undefined;
+  const offline = installed.filter((m) => m.family === 'stt-offline');
+  if (settings.realtimeSecondPassModel) {
+    if (offline.some((m) => m.id === settings.realtimeSecondPassModel)) return settings.realtimeSecondPassModel;
+    throw new ConfigError(
+      `PARLANCE_REALTIME_SECOND_PASS_MODEL (realtimeSecondPassModel): ${settings.realtimeSecondPassModel} is not an installed offline STT model (installed: ${offline.map((m) => m.id).join(', ') || 'none'})`,
+    );
+  }
+  const claims = offline.filter((m) => m.second_pass);
+  if (claims.length > 1) throw new ConfigError(`models ${claims.map((m) => `${m.id} (${m.dir})`).join(' and ')} both claim the second pass ("second_pass": true): keep it in one manifest, or name one with PARLANCE_REALTIME_SECOND_PASS_MODEL`);
+  return claims[0]?.id;
+}
+
 /** The public catalog and alias table with `installed` in (a claim that cannot hold is a configuration error). */
 export function catalogOf(installed: readonly InstalledModel[], settings: { sttModelAliases: readonly string[] }): { catalog: CatalogModel[]; aliases: string[] } {
   try {

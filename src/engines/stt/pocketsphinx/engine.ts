@@ -9,6 +9,7 @@ import { defaultLog, type Vad } from '../../../audio/vad.js';
 import type {
   FinalInfo,
   LoadOptions,
+  RecognitionContext,
   Recognizer,
   SecondPassReport,
   StreamEvents,
@@ -32,8 +33,11 @@ import { StreamListeners } from '../stream-listeners.js';
 import { SpeechGate, type GateEvent } from '../speech-gate.js';
 import { BatchPool, type BatchPoolStats } from './batch-pool.js';
 import { StreamPool, type SessionChannel, type StreamPoolStats, type UtteranceSpan } from './stream-pool.js';
-import { SecondPass, SecondPassPool } from './second-pass.js';
+import { SecondPass, SecondPassPool } from '../second-pass.js';
+import { TwoPassFinals } from '../two-pass-finals.js';
+import { batchSecondPass } from './second-pass.js';
 import { type Bias, BiasBuilder } from './bias.js';
+import type { DecoderBias } from './messages.js';
 import { BATCH_NICE } from '../../../lib/priority.js';
 
 /** Incoming PCM is fed to the segmenter in pieces of at most this many bytes (0.5 s), which bounds its buffer. */
@@ -151,13 +155,25 @@ export class PocketsphinxEngine implements SttEngine {
     const streams = new StreamPool({ ...init, decoderArgs: this.options.streamDecoderArgs }, this.options.maxStreams, this.options.streamIdleMs, this.options.warmStreams);
     const bias = new BiasBuilder(paths.dict, this.options.log ?? defaultLog, this.options.contextWeight);
     const [fileVad, liveVad] = await vadLoading;
-    return new PocketsphinxRecognizer(this.id, engineModel, batch, streams, { file: fileVad, live: liveVad }, this.options, bias);
+    const external = await this.externalSecondPass();
+    return new PocketsphinxRecognizer(this.id, engineModel, batch, streams, { file: fileVad, live: liveVad }, this.options, bias, external);
+  }
+
+  /** The other engine's second passes, if configured and loadable (else the batch pool's, logged). */
+  private async externalSecondPass(): Promise<SecondPassPool<RecognitionContext> | undefined> {
+    if (!this.options.externalSecondPass) return undefined;
+    try {
+      return await this.options.externalSecondPass();
+    } catch (err) {
+      (this.options.log ?? defaultLog)('error', 'the second-pass model could not be loaded: live finals come from pocketsphinx', { cause: (err as Error).message });
+      return undefined;
+    }
   }
 }
 
 export class PocketsphinxRecognizer implements Recognizer {
-  /** Second passes of live utterances on the batch pool (undefined when turned off). */
-  private readonly secondPass: SecondPassPool | undefined;
+  /** Second passes of live utterances: on the batch pool, or on another engine's file decoder (undefined when off). */
+  private readonly secondPass: { pool: SecondPassPool<DecoderBias>; own: true } | { pool: SecondPassPool<RecognitionContext>; own: false } | undefined;
 
   constructor(
     readonly engineId: string,
@@ -167,8 +183,10 @@ export class PocketsphinxRecognizer implements Recognizer {
     private readonly vad: { file: Vad; live: Vad },
     private readonly options: ResolvedPocketsphinxOptions,
     private readonly biasBuilder: BiasBuilder,
+    external?: SecondPassPool<RecognitionContext>,
   ) {
-    this.secondPass = options.secondPass ? new SecondPassPool(batch, options.secondPass) : undefined;
+    if (external) this.secondPass = { pool: external, own: false };
+    else if (options.secondPass) this.secondPass = { pool: new SecondPassPool(batchSecondPass(batch), options.secondPass), own: true };
   }
 
   /** Pool state: batch workers and the transcriptions sharing them, live sessions, the VAD in use. */
@@ -177,7 +195,7 @@ export class PocketsphinxRecognizer implements Recognizer {
       ...this.batch.stats(),
       streams: this.streams.stats(),
       vad: this.vad.file.backend,
-      secondPass: this.secondPass ? { ...this.secondPass.totals, pendingAudioMs: this.secondPass.pendingAudioMs } : undefined,
+      secondPass: this.secondPass ? { ...this.secondPass.pool.totals, pendingAudioMs: this.secondPass.pool.pendingAudioMs } : undefined,
     };
   }
 
@@ -246,7 +264,9 @@ export class PocketsphinxRecognizer implements Recognizer {
   async stream(options: StreamOptions & { signal?: AbortSignal; busyWaitMs?: number } = {}): Promise<PocketsphinxStream> {
     const bias = options.context && (await this.biasBuilder.build(options.context));
     const gate = new SpeechGate(this.vad.live.createStream(), { endpointMs: options.endpointSilenceMs ?? this.options.endpointSilenceMs });
-    const session = new PocketsphinxStream(gate, this.secondPass && new SecondPass(this.secondPass, bias?.decoder), bias);
+    const sp = this.secondPass;
+    const second = !sp ? undefined : sp.own ? new SecondPass(sp.pool, bias?.decoder) : new SecondPass(sp.pool, options.context);
+    const session = new PocketsphinxStream(gate, second, bias);
     const channel = await this.streams.open(
       { partialIntervalMs: options.partialIntervalMs ?? this.options.partialIntervalMs, bias: bias?.decoder },
       {
@@ -277,19 +297,20 @@ export class PocketsphinxStream implements StreamingSession {
   private failure: Error | undefined;
   /** Writes, finalize and end run one after another: the gate's state is what each of them acts on. */
   private queue: Promise<unknown> = Promise.resolve();
-  /** Closed utterances waiting for their second pass: the streaming decoder's words, shown as non-final meanwhile. */
-  private readonly provisional: Token[][] = [];
-  /** The streaming decoder's hypothesis of the open utterance. */
-  private openPartial: Token[] = [];
-  /** Final tokens go out in utterance order, each once its second pass is done. */
-  private finals: Promise<void> = Promise.resolve();
+  private readonly finals: TwoPassFinals;
 
   constructor(
     private readonly gate: SpeechGate,
-    private readonly second: SecondPass | undefined,
+    private readonly second: SecondPass<never> | SecondPass<unknown> | undefined,
     /** The session's context: recognised terms are written as given. */
     private readonly bias?: Bias,
-  ) {}
+  ) {
+    this.finals = new TwoPassFinals(second, {
+      partial: (t) => this.emit('partial', t),
+      final: (t, info) => this.emit('final', t, info),
+      failed: () => this.failure !== undefined,
+    });
+  }
 
   /** How this session's utterances got their final tokens (undefined without a second pass). */
   get secondPass(): SecondPassReport | undefined {
@@ -298,30 +319,12 @@ export class PocketsphinxStream implements StreamingSession {
 
   /** @internal the streaming decoder's hypothesis of the open utterance */
   decoderPartial(tokens: Token[]): void {
-    this.openPartial = tokens;
-    this.emitPartial();
+    this.finals.partial(tokens);
   }
 
   /** @internal the streaming decoder closed an utterance */
   decoderFinal(tokens: Token[], info: FinalInfo & UtteranceSpan): void {
-    this.openPartial = [];
-    if (!this.second) return this.emit('final', tokens, { endpoint: info.endpoint });
-    const accurate = this.second.finalTokens(tokens, info);
-    this.provisional.push(tokens);
-    this.emitPartial();
-    this.finals = this.finals.then(async () => {
-      const out = await accurate;
-      this.provisional.shift();
-      if (this.failure) return;
-      this.emit('final', out, { endpoint: info.endpoint });
-      this.emitPartial();
-    });
-  }
-
-  /** Everything not final yet: utterances in their second pass, then the open one. */
-  private emitPartial(): void {
-    const tokens = this.provisional.length ? [...this.provisional.flat(), ...this.openPartial] : this.openPartial;
-    if (tokens.length) this.emit('partial', tokens);
+    this.finals.final(tokens, { endpoint: info.endpoint }, this.second?.finalTokens(tokens, info));
   }
 
   /** @internal */
@@ -374,16 +377,8 @@ export class PocketsphinxStream implements StreamingSession {
       this.second?.close();
       await this.channel.finalize();
       this.second?.dropUnanswered();
-      const second = this.second;
-      if (!second || options.waitMs === undefined) return this.finals;
       // Second passes not done within waitMs give way to the streaming decoder's words.
-      if (options.waitMs <= 0) second.hurry();
-      const timer = options.waitMs > 0 ? setTimeout(() => second.hurry(), options.waitMs) : undefined;
-      try {
-        await this.finals;
-      } finally {
-        clearTimeout(timer);
-      }
+      await this.finals.settle(options.waitMs);
     });
   }
 
@@ -397,7 +392,7 @@ export class PocketsphinxStream implements StreamingSession {
       this.second?.close();
       await this.channel.end();
       this.second?.dropUnanswered();
-      await this.finals;
+      await this.finals.settle();
     });
   }
 

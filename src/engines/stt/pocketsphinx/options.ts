@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import type { VadBackend, VadLog } from '../../../audio/vad.js';
 import { EngineUnavailableError } from '../interface.js';
 import type { SegmenterOptions } from '../segmenter.js';
-import type { SecondPassOptions } from './second-pass.js';
+import type { RecognitionContext } from '../interface.js';
+import type { SecondPassOptions, SecondPassPool } from '../second-pass.js';
 import { DEFAULT_BIAS_WEIGHT } from './bias.js';
 import { builtNarrowbandTransform, identityTransformFor, type NarrowbandAdaptation } from './narrowband.js';
 
@@ -70,6 +71,11 @@ export interface PocketsphinxOptions {
    * decoder's own words. Defaults: budgetMs 15 000 per batch decoder, waitMs 1 500.
    */
   secondPass?: Partial<SecondPassOptions> | false;
+  /**
+   * Second passes on another engine's file decoder (an offline sherpa-onnx model) instead of the batch pool; its
+   * pool has its own budget and wait. Loaded with the model; if it cannot load, the batch pool serves (logged).
+   */
+  externalSecondPass?: () => Promise<SecondPassPool<RecognitionContext>>;
   /** Share of a request's context language model in the interpolation with the model's own (bias.ts; default 0.1). */
   contextWeight?: number;
   /**
@@ -100,6 +106,7 @@ export interface ResolvedPocketsphinxOptions {
   endpointSilenceMs: number;
   partialIntervalMs: number;
   secondPass: SecondPassOptions | undefined;
+  externalSecondPass: (() => Promise<SecondPassPool<RecognitionContext>>) | undefined;
   contextWeight: number;
   /** Narrowband adaptation per model key (none: not adapted). */
   narrowband: Record<string, NarrowbandAdaptation | undefined>;
@@ -166,6 +173,7 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
       options.secondPass === false
         ? undefined
         : { budgetMs: options.secondPass?.budgetMs ?? 15_000 * poolSize, waitMs: options.secondPass?.waitMs ?? 1500 },
+    externalSecondPass: options.secondPass === false ? undefined : options.externalSecondPass,
     contextWeight: options.contextWeight ?? DEFAULT_BIAS_WEIGHT,
     narrowband: narrowbandPerModel(models, options.narrowbandTransform),
   };

@@ -11,7 +11,8 @@ import { findAddon } from './addon.js';
 import { BatchPool } from './batch-pool.js';
 import { PocketsphinxEngine } from './engine.js';
 import { BASE_DECODER_ARGS, defaultModelPaths } from './options.js';
-import { SecondPassPool } from './second-pass.js';
+import { SecondPassPool } from '../second-pass.js';
+import { batchSecondPass } from './second-pass.js';
 import { testdataClips, werOf } from '../../../../test/real-speech.js';
 
 const execFileP = promisify(execFile);
@@ -174,7 +175,7 @@ describe('two-pass live finals', () => {
     try {
       const pcm = (c: Clip) => new Int16Array(c.pcm.buffer.slice(c.pcm.byteOffset, c.pcm.byteOffset + c.pcm.length));
       // A 100 ms wait: nothing queued behind a few seconds of audio can make it (twice that, as a margin).
-      const hurried = new SecondPassPool(batch, { budgetMs: 1e9, waitMs: 100 });
+      const hurried = new SecondPassPool(batchSecondPass(batch), { budgetMs: 1e9, waitMs: 100 });
       // Nothing queued: decoded whatever the pace (and the pace is learnt).
       expect(await hurried.decode(0, pcm(clips[0]!))!.tokens).not.toHaveLength(0);
       const first = hurried.decode(0, pcm(clips[1]!));
@@ -186,7 +187,7 @@ describe('two-pass live finals', () => {
       expect(again).toBeDefined();
       await again!.tokens;
       // With time to wait, the same queue is accepted.
-      const patient = new SecondPassPool(batch, { budgetMs: 1e9, waitMs: 60_000 });
+      const patient = new SecondPassPool(batchSecondPass(batch), { budgetMs: 1e9, waitMs: 60_000 });
       await patient.decode(0, pcm(clips[0]!))!.tokens;
       const jobs = [patient.decode(0, pcm(clips[1]!)), patient.decode(0, pcm(clips[2]!))];
       expect(jobs.every((j) => j !== undefined)).toBe(true);

@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from '../../../../test/harness.js';
 import { toneBursts, writeCtcModelWithoutMetadata, writeEnergyCtcModel, writeEnergyStreamingModel } from '../../../../test/fixtures/sherpa-models.js';
+import { HOTWORD_MODEL, writeHotwordTransducerModel } from '../../../../test/fixtures/sherpa-hotword-model.js';
 import { readManifest, MANIFEST_FILE } from '../../model-dir/manifest.js';
 import type { Token } from '../interface.js';
 import * as source from './engine.js';
@@ -64,6 +65,34 @@ describe.each([
       });
       expect(progress.flat()).toEqual(words);
       await expect(recognizer.stream()).rejects.toThrow(/transcribes files only/);
+    } finally {
+      await engine.close();
+    }
+  }, 60_000);
+});
+
+describe.each([
+  ['from sources (in-process)', () => source],
+  ['compiled (worker threads)', () => compiled],
+])('an offline transducer with a modeling unit %s', (how, impl) => {
+  it('takes a request’s context terms as hotwords, for that request only', async () => {
+    const dir = modelFolder(`hotword-${how.startsWith('from') ? 'src' : 'dist'}`, (d) => writeHotwordTransducerModel(d), {
+      type: 'transducer',
+      files: { encoder: 'encoder.onnx', decoder: 'decoder.onnx', joiner: 'joiner.onnx', tokens: 'tokens.txt' },
+      modeling_unit: 'cjkchar',
+    });
+    const model = readManifest(dir);
+    const engine = new (impl().SherpaEngine)([model], { vad: { backend: 'energy' }, concurrency: 1 });
+    try {
+      const recognizer = await engine.load(model.id);
+      const t = toneBursts(3, { gapMs: 1500 });
+      const plain = await recognizer.transcribe(pieces(t.pcm16));
+      const biased = await recognizer.transcribe(pieces(t.pcm16), { context: { terms: [HOTWORD_MODEL.hotword], text: '' } });
+      const again = await recognizer.transcribe(pieces(t.pcm16), { context: { terms: ['unrelated'], text: '' } });
+      expect(plain.map((w) => w.text)).toEqual([HOTWORD_MODEL.plain, HOTWORD_MODEL.plain, HOTWORD_MODEL.plain]);
+      expect(biased.map((w) => w.text)).toEqual([HOTWORD_MODEL.hotword, HOTWORD_MODEL.hotword, HOTWORD_MODEL.hotword]);
+      expect(again.map((w) => w.text)).toEqual(plain.map((w) => w.text));
+      biased.forEach((w, i) => expect(Math.abs(w.start_ms - t.bursts[i]!.startMs)).toBeLessThanOrEqual(100));
     } finally {
       await engine.close();
     }

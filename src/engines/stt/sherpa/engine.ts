@@ -14,7 +14,7 @@ import { runChild } from '../../../lib/spawner/spawn-child.js';
 import { WorkGate } from '../../../lib/work-gate.js';
 import { WorkerLane } from '../../../lib/worker-lane.js';
 import type { InstalledModel } from '../../model-dir/manifest.js';
-import { EngineUnavailableError, type Recognizer, type SttEngine, type SttFeatures, type Token, type TranscribeOptions } from '../interface.js';
+import { EngineUnavailableError, type RecognitionContext, type Recognizer, type SttEngine, type SttFeatures, type Token, type TranscribeOptions } from '../interface.js';
 import { type SegmenterOptions, VadSegmenter } from '../segmenter.js';
 import { type OfflineRecognizer, pcmToFloat32, sherpa } from './load-sherpa.js';
 import { offlineRecognizerConfig } from './offline-config.js';
@@ -23,7 +23,10 @@ import { onlineRecognizerConfig } from './online-config.js';
 import { type OnlineCall, onlineHandler } from './online-sessions.js';
 import type { OnlineReply } from './online-worker-messages.js';
 import { type OnlineLane, SherpaStreamingRecognizer } from './streaming.js';
-import { resultWords } from './words.js';
+import { type SecondPassOptions, SecondPassPool } from '../second-pass.js';
+import { offlineSecondPass } from './second-pass.js';
+import { hotwordsOf, takesHotwords, tokenCase } from './hotwords.js';
+import { type OfflineResult, resultWords } from './words.js';
 
 export const SHERPA_ENGINE_ID = 'sherpa-onnx';
 const WORKER_FILE = fileURLToPath(new URL('./offline-worker.js', import.meta.url));
@@ -47,13 +50,22 @@ export interface SherpaOptions {
   /** Voice activity detector of the segmenter: Silero (default, falls back to energy) or energy. */
   vad?: { backend?: VadBackend; modelPath?: string };
   log?: VadLog;
+  /**
+   * An installed offline model that decodes each utterance of live sessions again for their final tokens (of this
+   * engine's streaming models, and of other engines through secondPassPool()).
+   */
+  secondPass?: { model: string } & Partial<SecondPassOptions>;
 }
+
+/** Live audio in second passes at once per recognizer of the second-pass model, ms (as pocketsphinx's). */
+const SECOND_PASS_BUDGET_MS = 15_000;
 
 export class SherpaEngine implements SttEngine {
   readonly id = SHERPA_ENGINE_ID;
   readonly features = SHERPA_OFFLINE_FEATURES;
   private readonly models = new Map<string, InstalledModel>();
   private readonly loaded = new Map<string, Promise<SherpaOfflineRecognizer | SherpaStreamingRecognizer>>();
+  private secondPasses: Promise<SecondPassPool<RecognitionContext>> | undefined;
 
   constructor(
     models: readonly InstalledModel[],
@@ -77,6 +89,22 @@ export class SherpaEngine implements SttEngine {
     return p;
   }
 
+  /**
+   * The second passes of every live session on the second-pass model (options.secondPass), loading it on first use;
+   * rejects when there is none or it cannot load (tried again on the next call).
+   */
+  secondPassPool(): Promise<SecondPassPool<RecognitionContext>> {
+    const options = this.options.secondPass;
+    if (!options) return Promise.reject(new Error('no second-pass model'));
+    this.secondPasses ??= (async () => {
+      const recognizer = await this.load(options.model);
+      if (!(recognizer instanceof SherpaOfflineRecognizer)) throw new EngineUnavailableError(`model ${options.model} is not an offline model: it cannot be the second pass`);
+      return new SecondPassPool(offlineSecondPass(recognizer), { budgetMs: options.budgetMs ?? SECOND_PASS_BUDGET_MS * recognizer.size, waitMs: options.waitMs ?? 1500 });
+    })();
+    this.secondPasses.catch(() => (this.secondPasses = undefined));
+    return this.secondPasses;
+  }
+
   private async open(engineModel: string): Promise<SherpaOfflineRecognizer | SherpaStreamingRecognizer> {
     const model = this.models.get(engineModel);
     if (!model) throw new EngineUnavailableError(`no installed model ${engineModel}`);
@@ -88,12 +116,13 @@ export class SherpaEngine implements SttEngine {
     if (!existsSync(WORKER_FILE)) {
       // Running from sources (tests importing modules): one recognizer on this thread's async decoder.
       const recognizer = await sherpa().OfflineRecognizer.createAsync(config);
-      return new SherpaOfflineRecognizer(model, vad, [{ decode: (samples) => recognizer.decodeAsync(streamOf(recognizer, pcmToFloat32(samples))) }], this.options.segmentation);
+      const decoder = { decode: (samples: Int16Array, hotwords?: string) => recognizer.decodeAsync(streamOf(recognizer, pcmToFloat32(samples), hotwords)) };
+      return new SherpaOfflineRecognizer(model, vad, [decoder], this.options.segmentation);
     }
     const lanes = Array.from({ length: concurrency }, () => new WorkerLane<Request, OfflineReply>(WORKER_FILE, { nice: BATCH_NICE }));
     await Promise.all(lanes.map((l) => l.call({ op: 'load', config })));
     const decoders = lanes.map((lane) => ({
-      decode: async (samples: Int16Array) => ((await lane.call({ op: 'decode', samples })) as Extract<OfflineReply, { result: unknown }>).result,
+      decode: async (samples: Int16Array, hotwords?: string) => ((await lane.call({ op: 'decode', samples, hotwords })) as Extract<OfflineReply, { result: unknown }>).result,
       stop: () => lane.stop(),
     }));
     return new SherpaOfflineRecognizer(model, vad, decoders, this.options.segmentation);
@@ -114,7 +143,18 @@ export class SherpaEngine implements SttEngine {
       });
     }
     await Promise.all(lanes.map((l) => l.call({ op: 'load', config })));
-    return new SherpaStreamingRecognizer(SHERPA_ENGINE_ID, model, lanes, DEFAULT_ENDPOINT_MS);
+    return new SherpaStreamingRecognizer(SHERPA_ENGINE_ID, model, lanes, DEFAULT_ENDPOINT_MS, await this.streamingSecondPass(model));
+  }
+
+  /** The second passes of a streaming model's sessions; none (one-pass finals, logged) if that model cannot load. */
+  private async streamingSecondPass(model: InstalledModel): Promise<SecondPassPool<RecognitionContext> | undefined> {
+    if (!this.options.secondPass) return undefined;
+    try {
+      return await this.secondPassPool();
+    } catch (err) {
+      this.options.log?.('error', `the second-pass model could not be loaded: live finals of ${model.id} come from its streaming decoder`, { cause: (err as Error).message });
+      return undefined;
+    }
   }
 
   async close(): Promise<void> {
@@ -124,8 +164,8 @@ export class SherpaEngine implements SttEngine {
   }
 }
 
-function streamOf(recognizer: OfflineRecognizer, samples: Float32Array) {
-  const stream = recognizer.createStream();
+function streamOf(recognizer: OfflineRecognizer, samples: Float32Array, hotwords?: string) {
+  const stream = hotwords ? recognizer.createStream(hotwords) : recognizer.createStream();
   stream.acceptWaveform({ samples, sampleRate: 16_000 });
   return stream;
 }
@@ -144,14 +184,19 @@ export async function checkModel(model: InstalledModel, kind: 'offline' | 'onlin
 }
 
 interface SegmentDecoder {
-  decode(samples: Int16Array): Promise<{ text: string; tokens: string[]; timestamps: number[] }>;
+  decode(samples: Int16Array, hotwords?: string): Promise<OfflineResult>;
   stop?(): Promise<void>;
 }
+
+/** Scheduling priority of live second passes on an offline model's recognizers (file segments: 0). */
+const LIVE_PRIORITY = 1;
 
 export class SherpaOfflineRecognizer implements Recognizer {
   readonly engineId = SHERPA_ENGINE_ID;
   private readonly free: SegmentDecoder[];
   private readonly gate: WorkGate;
+  /** Case of the model's letters, for context terms as hotwords (undefined: the model takes none). */
+  private readonly hotwordsCase: ReturnType<typeof tokenCase> | undefined;
 
   constructor(
     readonly model: InstalledModel,
@@ -161,10 +206,16 @@ export class SherpaOfflineRecognizer implements Recognizer {
   ) {
     this.free = [...decoders];
     this.gate = new WorkGate(decoders.length);
+    this.hotwordsCase = takesHotwords(model) ? tokenCase(model.paths.tokens!) : undefined;
   }
 
   get engineModel(): string {
     return this.model.id;
+  }
+
+  /** Recognizers decoding at once. */
+  get size(): number {
+    return this.decoders.length;
   }
 
   /** Segments of all transcriptions take turns on the model's recognizers (arrival order). */
@@ -176,7 +227,7 @@ export class SherpaOfflineRecognizer implements Recognizer {
     let reported = Promise.resolve();
     const submit = (segments: Awaited<ReturnType<VadSegmenter['push']>>) => {
       for (const s of segments) {
-        const decoded = this.gate.run(() => this.decodeOn(s.samples), signal).then((r) => resultWords(r, Math.round(s.startSample / 16), Math.round(s.samples.length / 16)));
+        const decoded = this.decodeAt(s.startSample, s.samples, { signal, context: options.context });
         decoded.catch(() => undefined);
         pending.push(decoded);
         // Progress in time order: each segment's words once it and those before it are known.
@@ -193,10 +244,21 @@ export class SherpaOfflineRecognizer implements Recognizer {
     return words;
   }
 
-  private async decodeOn(samples: Int16Array): Promise<{ text: string; tokens: string[]; timestamps: number[] }> {
+  /**
+   * The words of `samples`, which start at sample `startSample` of the audio, once one of the model's recognizers
+   * decoded them. `live`: a live session's second pass, served before file segments.
+   */
+  decodeAt(startSample: number, samples: Int16Array, options: { signal?: AbortSignal; context?: RecognitionContext; live?: boolean } = {}): Promise<Token[]> {
+    const hotwords = this.hotwordsCase && hotwordsOf(options.context, this.hotwordsCase);
+    return this.gate
+      .run(() => this.decodeOn(samples, hotwords), options.signal, options.live ? LIVE_PRIORITY : 0)
+      .then((r) => resultWords(r, Math.round(startSample / 16), Math.round(samples.length / 16)));
+  }
+
+  private async decodeOn(samples: Int16Array, hotwords: string | undefined): Promise<OfflineResult> {
     const decoder = this.free.pop()!;
     try {
-      return await decoder.decode(samples);
+      return await decoder.decode(samples, hotwords);
     } finally {
       this.free.push(decoder);
     }

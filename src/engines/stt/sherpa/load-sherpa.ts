@@ -20,9 +20,13 @@ export function pcmToFloat32(samples: Int16Array): Float32Array {
   return f;
 }
 
-/** One decoded segment (16 kHz): its text, sub-word tokens and their start times (seconds). */
-export function decodeSegment(recognizer: OfflineRecognizer, samples: Int16Array): OfflineResult {
-  const stream = recognizer.createStream();
+/**
+ * One decoded segment (16 kHz): its text, sub-word tokens and their start times (seconds). `hotwords`: phrases to
+ * favour, "/"-separated (transducer models decoded with modified_beam_search only: sherpa-onnx ends the process
+ * for any other model given some).
+ */
+export function decodeSegment(recognizer: OfflineRecognizer, samples: Int16Array, hotwords?: string): OfflineResult {
+  const stream = hotwords ? recognizer.createStream(hotwords) : recognizer.createStream();
   stream.acceptWaveform({ samples: pcmToFloat32(samples), sampleRate: 16_000 });
   recognizer.decode(stream);
   const r = recognizer.getResult(stream);

@@ -2,6 +2,10 @@
 // manifest's file roles mapped onto the config keys of its model type.
 import type sherpa from 'sherpa-onnx-node';
 import type { InstalledModel } from '../../model-dir/manifest.js';
+import { takesHotwords } from './hotwords.js';
+
+/** Bonus per token of a context term in the beam search (sherpa-onnx's default; higher biases harder). */
+const HOTWORDS_SCORE = 1.5;
 
 export type OfflineRecognizerConfig = sherpa.OfflineRecognizerConfig;
 
@@ -19,9 +23,16 @@ export function offlineRecognizerConfig(model: InstalledModel): OfflineRecognize
   };
   const specific = byType[model.type];
   if (!specific) throw new Error(`not an offline STT model type: ${model.type}`);
-  return {
-    featConfig: { sampleRate: 16_000, featureDim: 80 },
-    modelConfig: { ...specific, tokens: f.tokens!, numThreads: model.threads ?? 1, provider: 'cpu', debug: 0 },
-    decodingMethod: 'greedy_search',
-  };
+  const common = { tokens: f.tokens!, numThreads: model.threads ?? 1, provider: 'cpu', debug: 0 };
+  if (takesHotwords(model)) {
+    // Context terms become per-stream hotwords, which only a beam search uses.
+    return {
+      featConfig: { sampleRate: 16_000, featureDim: 80 },
+      modelConfig: { ...specific, ...common, modelingUnit: model.modeling_unit, ...(f.bpe_vocab ? { bpeVocab: f.bpe_vocab } : {}) },
+      decodingMethod: 'modified_beam_search',
+      maxActivePaths: 4,
+      hotwordsScore: HOTWORDS_SCORE,
+    };
+  }
+  return { featConfig: { sampleRate: 16_000, featureDim: 80 }, modelConfig: { ...specific, ...common }, decodingMethod: 'greedy_search' };
 }

@@ -4,6 +4,6 @@ import type { OfflineResult } from './words.js';
 
 export type OfflineRequest =
   | { id: number; op: 'load'; config: OfflineRecognizerConfig }
-  | { id: number; op: 'decode'; samples: Int16Array };
+  | { id: number; op: 'decode'; samples: Int16Array; hotwords?: string };
 
 export type OfflineReply = { ok: true } | { result: OfflineResult };

@@ -13,6 +13,6 @@ serveLane<OfflineRequest, OfflineReply>((req) => {
       return { ok: true };
     case 'decode':
       if (!recognizer) throw new Error('recognizer not loaded');
-      return { result: decodeSegment(recognizer, req.samples) };
+      return { result: decodeSegment(recognizer, req.samples, req.hotwords) };
   }
 });

@@ -49,7 +49,8 @@ export function onlineHandler(): (req: OnlineCall) => OnlineReply {
     // The session's own pause rule, from the trailing blanks after words; the recognizer's rules only cap the length.
     const paused = s.endpointMs > 0 && r.text.trim() !== '' && r.num_trailing_blanks * FRAME_MS >= s.endpointMs;
     if (paused || rec.isEndpoint(s.stream)) {
-      if (r.text.trim()) events.push({ type: 'final', tokens: words(s, r), endpoint: paused });
+      // Without words too: the utterance's audio is over (a second pass drops it).
+      events.push({ type: 'final', tokens: r.text.trim() ? words(s, r) : [], endpoint: paused });
       rec.reset(s.stream);
       s.lastText = '';
     } else if (r.text !== s.lastText) {

@@ -11,6 +11,7 @@ export type OnlineRequest =
   | { id: number; op: 'finalize'; session: number; end: boolean }
   | { id: number; op: 'close'; session: number };
 
+/** A final without tokens closes an utterance that had no words. */
 export type OnlineEvent = { type: 'partial'; tokens: Token[] } | { type: 'final'; tokens: Token[]; endpoint: boolean };
 
 export type OnlineReply = { ok: true } | { events: OnlineEvent[] };

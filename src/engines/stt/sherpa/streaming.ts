@@ -2,10 +2,14 @@
 // streaming Paraformer, Zipformer2 CTC). Each of the model's recognizers lives on a worker thread at the priority of
 // live audio and serves several sessions (online-sessions.ts); a session goes to the recognizer with the fewest.
 // Audio written to a session resolves once decoded (backpressure), with its partial and final results emitted.
+// With a second-pass model (an offline one, ../second-pass.ts), each utterance the streaming model closes is decoded
+// again and those words are its final tokens; the streaming words show as partial results meanwhile.
 import { StreamListeners } from '../stream-listeners.js';
 import { S16leReader } from '../../../audio/s16le.js';
 import type { InstalledModel } from '../../model-dir/manifest.js';
-import type { Recognizer, StreamEvents, StreamingSession, StreamOptions, Token, TranscribeOptions } from '../interface.js';
+import type { RecognitionContext, Recognizer, SecondPassReport, StreamEvents, StreamingSession, StreamOptions, Token, TranscribeOptions } from '../interface.js';
+import { SecondPass, type SecondPassPool } from '../second-pass.js';
+import { TwoPassFinals } from '../two-pass-finals.js';
 import type { OnlineCall } from './online-sessions.js';
 import type { OnlineEvent, OnlineReply } from './online-worker-messages.js';
 
@@ -24,6 +28,8 @@ export class SherpaStreamingRecognizer implements Recognizer {
     private readonly lanes: OnlineLane[],
     /** Pause that ends an utterance when a session does not say, ms. */
     private readonly endpointSilenceMs: number,
+    /** Second passes of the sessions' utterances (undefined: the streaming words are final). */
+    private readonly secondPass?: SecondPassPool<RecognitionContext>,
   ) {}
 
   get engineModel(): string {
@@ -40,7 +46,7 @@ export class SherpaStreamingRecognizer implements Recognizer {
       lane.sessions--;
       throw err;
     }
-    return new SherpaStream(lane, id);
+    return new SherpaStream(lane, id, this.secondPass && new SecondPass(this.secondPass, options.context));
   }
 
   /** A file through a session: its final words (each utterance's as soon as it is closed). */
@@ -76,11 +82,19 @@ class SherpaStream implements StreamingSession {
   private isClosed = false;
   private released = false;
   private failure: Error | undefined;
+  private readonly finals: TwoPassFinals;
 
   constructor(
     private readonly lane: OnlineLane,
     private readonly id: number,
-  ) {}
+    private readonly second?: SecondPass<RecognitionContext>,
+  ) {
+    this.finals = new TwoPassFinals(second, {
+      partial: (t) => this.listeners.emit('partial', t),
+      final: (t, info) => this.listeners.emit('final', t, info),
+      failed: () => this.failure !== undefined,
+    });
+  }
 
   get audioMs(): number {
     return Math.round(this.samples / 16);
@@ -88,6 +102,11 @@ class SherpaStream implements StreamingSession {
 
   get closed(): boolean {
     return this.isClosed;
+  }
+
+  /** How this session's utterances got their final tokens (undefined without a second pass). */
+  get secondPass(): SecondPassReport | undefined {
+    return this.second?.stats;
   }
 
   on<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this {
@@ -102,26 +121,33 @@ class SherpaStream implements StreamingSession {
 
   write(pcm: Uint8Array): Promise<void> {
     if (this.isClosed) return Promise.reject(this.failure ?? new Error('streaming session is closed'));
-    // A copy with its own buffer: the samples travel to the worker.
+    // A copy with its own buffer: the samples travel to the worker (copied there, so the second pass may keep them).
     const samples = this.reader.read(pcm);
+    const start = this.samples;
     this.samples += samples.length;
-    return this.serial(() => this.lane.call({ op: 'audio', session: this.id, samples }));
+    return this.serial(() => {
+      // In order with the decoder's results: an utterance it closes ends with the audio of that call.
+      this.second?.audio(start, samples);
+      return this.lane.call({ op: 'audio', session: this.id, samples });
+    });
   }
 
-  finalize(): Promise<void> {
+  finalize(options: { waitMs?: number } = {}): Promise<void> {
     if (this.isClosed) return Promise.reject(this.failure ?? new Error('streaming session is closed'));
-    return this.serial(() => this.lane.call({ op: 'finalize', session: this.id, end: false }));
+    return this.serial(() => this.lane.call({ op: 'finalize', session: this.id, end: false }), { closes: true }).then(() => this.finals.settle(options.waitMs));
   }
 
   async end(): Promise<void> {
     if (this.failure) throw this.failure;
     if (this.isClosed) return;
     this.isClosed = true;
-    await this.serial(() => this.lane.call({ op: 'finalize', session: this.id, end: true }), true);
+    await this.serial(() => this.lane.call({ op: 'finalize', session: this.id, end: true }), { closes: true, ending: true });
+    await this.finals.settle();
     this.release();
   }
 
   abort(): void {
+    this.second?.clear();
     if (this.released) return;
     this.isClosed = true;
     this.release();
@@ -134,27 +160,34 @@ class SherpaStream implements StreamingSession {
     this.lane.sessions--;
   }
 
-  /** Run one worker call after the earlier ones and emit the results it brought. */
-  private serial(call: () => Promise<OnlineReply>, ending = false): Promise<void> {
+  /**
+   * Run one worker call after the earlier ones and emit the results it brought. `closes`: the call ends the open
+   * utterance (finalize), even when it had no words (its audio then needs no second pass).
+   */
+  private serial(call: () => Promise<OnlineReply>, how: { closes?: boolean; ending?: boolean } = {}): Promise<void> {
     const run = this.queue.then(async () => {
       if (this.failure) throw this.failure;
-      if (this.released && !ending) return;
+      if (this.released && !how.ending) return;
       const reply = await call();
       if ('events' in reply) for (const e of reply.events) this.emitEvent(e);
+      if (how.closes) void this.second?.closeWithFinal([]);
     });
     this.queue = run.catch((err: unknown) => this.fail(err));
     return run;
   }
 
   private emitEvent(e: OnlineEvent): void {
-    if (e.type === 'partial') this.listeners.emit('partial', e.tokens);
-    else this.listeners.emit('final', e.tokens, { endpoint: e.endpoint });
+    if (e.type === 'partial') return this.finals.partial(e.tokens);
+    // An utterance closed without words (the longest-utterance rule in silence): only its audio is dropped.
+    if (e.tokens.length === 0) return void this.second?.closeWithFinal([]);
+    this.finals.final(e.tokens, { endpoint: e.endpoint }, this.second?.closeWithFinal(e.tokens));
   }
 
   private fail(err: unknown): void {
     if (this.failure) return;
     this.failure = err instanceof Error ? err : new Error(String(err));
     this.isClosed = true;
+    this.second?.clear();
     this.listeners.emit('error', this.failure);
     this.release();
   }

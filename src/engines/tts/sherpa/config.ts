@@ -1,4 +1,4 @@
-// sherpa-onnx OfflineTts configuration for an installed TTS model (model-dir/manifest.ts): the manifest's file roles
+// sherpa-onnx OfflineTts configuration for an installed TTS model (VITS/Piper, Matcha, Kokoro, Kitten) (model-dir/manifest.ts): the manifest's file roles
 // mapped onto the config keys of its model type. Optional roles: `lexicon`, `data_dir` (espeak-ng-data, for Piper
 // and other espeak-phonemized models), `rule_fsts` and `rule_fars` (text normalization rules).
 import type sherpa from 'sherpa-onnx-node';
@@ -13,6 +13,8 @@ export function offlineTtsConfig(model: InstalledModel): OfflineTtsConfig {
     vits: { vits: { model: f.model, ...shared } },
     matcha: { matcha: { acousticModel: f.acoustic_model, vocoder: f.vocoder, ...shared } },
     kokoro: { kokoro: { model: f.model, voices: f.voices, ...shared } },
+    // Kitten has no lexicon: espeak-ng phonemizes everything.
+    kitten: { kitten: { model: f.model, voices: f.voices, tokens: f.tokens, ...(f.data_dir ? { dataDir: f.data_dir } : {}) } },
   };
   const specific = byType[model.type];
   if (model.family !== 'tts' || !specific) throw new Error(`not a TTS model type: ${model.family} ${model.type}`);

@@ -1,4 +1,4 @@
-// Speech synthesis with TTS models users bring (sherpa-onnx: VITS/Piper, Matcha, Kokoro). Before a model is offered
+// Speech synthesis with TTS models users bring (sherpa-onnx: VITS/Piper, Matcha, Kokoro, Kitten). Before a model is offered
 // it is loaded and made to speak one sentence in a child process (check-model.ts): sherpa-onnx ends its process on a
 // model it cannot use, and that must not be the server; the check also reads the model's sample rate and speaker
 // count. Text is cut into sentences by the engines' shared segmenter (text.ts), and each sentence is synthesized on
@@ -17,6 +17,7 @@ import type { EngineVoice, SynthesisChunk, SynthesisOptions, TtsEngine, TtsLangu
 import { synthesisGate, SynthesisError } from '../process.js';
 import { segments } from '../text.js';
 import { type OfflineTtsConfig, offlineTtsConfig } from './config.js';
+import { voiceGender } from './voice-gender.js';
 import { floatToPcm16, type SentenceAudio, type SentenceRequest } from './generate.js';
 import type { TtsWorkerReply, TtsWorkerRequest } from './tts-worker-messages.js';
 
@@ -110,7 +111,8 @@ export class SherpaTtsEngine implements TtsEngine {
   /** One engine voice per speaker id used (its id is the speaker id). */
   get voices(): EngineVoice[] {
     const sids = [...new Set(this.speakers.map((s) => s.sid))];
-    return sids.map((sid) => ({ id: String(sid), gender: 'neutral', sampleRate: this.sampleRate }));
+    // A speaker id's gender from the first name it has.
+    return sids.map((sid) => ({ id: String(sid), gender: voiceGender(this.speakers.find((s) => s.sid === sid)!.name), sampleRate: this.sampleRate }));
   }
 
   /**
