@@ -141,6 +141,8 @@ export function nodeRole(settings: Settings): { servesApi: boolean; runsJobs: bo
 
 export async function createContext(settings: Settings): Promise<ContextHandle> {
   const { servesApi, runsJobs } = nodeRole(settings);
+  // Blob store first: an unusable S3 bucket stops the start before a database is created.
+  const blobs = await openBlobStore(settings);
   const { db, tenancy } = await openTenancy(settings);
   // Logs go to stderr: stdout carries the first-start key and the listening address.
   const log = pino({ level: settings.logLevel }, process.stderr);
@@ -148,7 +150,6 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const jobLog: JobLog = (level, msg, detail) => log[level]({ ...detail }, msg);
   const keys = new KeyRepository(db.kysely);
   const cursors = new CursorCodec(await instanceSecret(db, 'cursor_secret'));
-  const blobs = await openBlobStore(settings);
   let referenceUrl = settings.errorReferenceUrl || `${settings.publicUrl.replace(/\/+$/, '')}/docs/errors`;
   const files = new FilesService(new FilesRepository(db.kysely, db.dialect), blobs, cursors, settings);
   const installed = installedModels(settings);
