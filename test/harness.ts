@@ -63,7 +63,7 @@ export async function runCli(args: string[], env: Record<string, string> = {}): 
 }
 
 /** Start `parlance serve --port 0` on a fresh (or given) data dir and wait until it listens. */
-export async function startParlance(opts: { env?: Record<string, string>; dataDir?: string; keepDataDir?: boolean } = {}): Promise<Parlance> {
+export async function startParlance(opts: { env?: Record<string, string>; dataDir?: string; keepDataDir?: boolean; startTimeoutMs?: number } = {}): Promise<Parlance> {
   const dataDir = opts.dataDir ?? tempDir();
   // Test servers load speech models on first use (PARLANCE_STT_PRELOAD off): most never use them, and each load is
   // several CPU-seconds the other test files share. The preload test turns it on.
@@ -74,7 +74,8 @@ export async function startParlance(opts: { env?: Record<string, string>; dataDi
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const info = await new Promise<{ url: string; ttsUrl?: string; apiKey?: string; organizationId?: string; projectId?: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s\nstdout: ${stdout}\nstderr: ${stderr}`)), 30_000);
+    const startMs = opts.startTimeoutMs ?? 30_000;
+    const timer = setTimeout(() => reject(new Error(`server did not start in ${startMs / 1000} s\nstdout: ${stdout}\nstderr: ${stderr}`)), startMs);
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
       const m = /Parlance listening on (http:\/\/\S+)/.exec(stdout);
