@@ -16,6 +16,7 @@ const suites: Record<string, { about: string; options?: string[]; load: () => Pr
     options: ['dir', 'tune'],
     load: async () => (await import('./wer.js')).run,
   },
+  workers: { about: 'async throughput with 1 and 2 worker processes (`--role worker`, PostgreSQL + pg-boss): jobs/min, audio s per s', load: async () => (await import('./workers.js')).run },
   tts: { about: 'text-to-speech: first-byte latency over HTTP and WebSocket, RTF per engine/voice, simultaneous streams', load: async () => (await import('./tts.js')).run },
 };
 

@@ -70,7 +70,7 @@ import { organizationRoutes } from './modules/organization/routes.js';
 import { OrganizationService } from './modules/organization/service.js';
 import { openTenancy } from './modules/tenancy/open.js';
 import { TenancyRepository } from './modules/tenancy/repository.js';
-import { LocalBlobStore } from './storage/blob-store.js';
+import { openBlobStore } from './storage/open-blob-store.js';
 import type { Db } from './storage/database.js';
 
 /** A secret shared by every node (it lives in the database), created on first use. */
@@ -138,6 +138,8 @@ function webhookSender(settings: Settings): WebhookSender {
 
 export async function createContext(settings: Settings): Promise<ContextHandle> {
   const { servesApi, runsJobs } = nodeRole(settings);
+  // Blob store first: an unusable S3 bucket stops the start before a database is created.
+  const blobs = await openBlobStore(settings);
   const { db, tenancy } = await openTenancy(settings);
   // Logs go to stderr: stdout carries the first-start key and the listening address.
   const log = pino({ level: settings.logLevel }, process.stderr);
@@ -145,8 +147,6 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const jobLog: JobLog = (level, msg, detail) => log[level]({ ...detail }, msg);
   const keys = new KeyRepository(db.kysely);
   const cursors = new CursorCodec(await instanceSecret(db, 'cursor_secret'));
-  const blobs = new LocalBlobStore(path.join(settings.dataDir, 'blobs'));
-  await blobs.init();
   let referenceUrl = settings.errorReferenceUrl || `${settings.publicUrl.replace(/\/+$/, '')}/docs/errors`;
   const files = new FilesService(new FilesRepository(db.kysely, db.dialect), blobs, cursors, settings);
   const installed = installedModels(settings);

@@ -66,7 +66,7 @@ export async function runCli(args: string[], env: Record<string, string> = {}): 
 const START_TIMEOUT_MS = Number(process.env.PARLANCE_TEST_START_TIMEOUT_MS) || 30_000;
 
 /** Start `parlance serve --port 0` on a fresh (or given) data dir and wait until it listens. */
-export async function startParlance(opts: { env?: Record<string, string>; dataDir?: string; keepDataDir?: boolean } = {}): Promise<Parlance> {
+export async function startParlance(opts: { env?: Record<string, string>; dataDir?: string; keepDataDir?: boolean; startTimeoutMs?: number } = {}): Promise<Parlance> {
   const dataDir = opts.dataDir ?? tempDir();
   // Test servers load speech models on first use (PARLANCE_STT_PRELOAD off): most never use them, and each load is
   // several CPU-seconds the other test files share. The preload test turns it on.
@@ -77,7 +77,8 @@ export async function startParlance(opts: { env?: Record<string, string>; dataDi
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const info = await new Promise<{ url: string; ttsUrl?: string; apiKey?: string; organizationId?: string; projectId?: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in ${START_TIMEOUT_MS / 1000} s\nstdout: ${stdout}\nstderr: ${stderr}`)), START_TIMEOUT_MS);
+    const startMs = opts.startTimeoutMs ?? START_TIMEOUT_MS;
+    const timer = setTimeout(() => reject(new Error(`server did not start in ${startMs / 1000} s\nstdout: ${stdout}\nstderr: ${stderr}`)), startMs);
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
       const m = /Parlance listening on (http:\/\/\S+)/.exec(stdout);

@@ -126,6 +126,28 @@ export const settingDefs = {
     default: '',
     doc: 'Redis URL for shared rate-limit counters and concurrent-stream counts (multi-node). Empty: in-memory counters.',
   },
+  blobStore: {
+    env: 'PARLANCE_BLOB_STORE',
+    kind: 'enum',
+    values: ['local', 's3'],
+    default: 'local',
+    doc: 'Where uploaded files and voice clips live: `local` (the data directory) or `s3` (an S3-compatible bucket several nodes share; credentials from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`).',
+  },
+  s3Bucket: { env: 'PARLANCE_S3_BUCKET', kind: 'string', default: '', doc: 'With `PARLANCE_BLOB_STORE=s3`: the bucket (must exist; checked at start).' },
+  s3Prefix: { env: 'PARLANCE_S3_PREFIX', kind: 'string', default: '', doc: 'With S3: prefix of every object key (e.g. `parlance/`), so one bucket can serve several installations.' },
+  s3Endpoint: {
+    env: 'PARLANCE_S3_ENDPOINT',
+    kind: 'string',
+    default: '',
+    doc: 'With S3: URL of an S3-compatible server (MinIO, Ceph, Garage, ...). Empty: AWS S3 in `PARLANCE_S3_REGION`.',
+  },
+  s3Region: { env: 'PARLANCE_S3_REGION', kind: 'string', default: 'us-east-1', doc: 'With S3: the bucket\'s region.' },
+  s3ForcePathStyle: {
+    env: 'PARLANCE_S3_FORCE_PATH_STYLE',
+    kind: 'bool',
+    default: false,
+    doc: 'With S3: address the bucket as `endpoint/bucket/key` instead of `bucket.endpoint/key` (most self-hosted S3-compatible servers need this).',
+  },
   allowPrivateHosts: {
     env: 'PARLANCE_ALLOW_PRIVATE_HOSTS',
     kind: 'list',

@@ -1,71 +1,26 @@
-// Blobs on the local filesystem. Uploads stream into tmp/ and are renamed into place once accepted, so a
-// half-written or rejected upload never shows up under a real key.
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { copyFile, link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
-import path from 'node:path';
-import { randomToken } from '../lib/ids.js';
+// Where uploaded bytes live: the local data directory (default) or an S3-compatible bucket several nodes share.
+// Uploads always stage in a local temp file first, so a half-written or rejected upload never shows up under a key.
+import type { WriteStream } from 'node:fs';
 
-export class LocalBlobStore {
-  private readonly tmpDir: string;
+export interface BlobStore {
+  /** Make the store ready (temp dir emptied; for S3, the bucket checked). */
+  init(): Promise<void>;
+  /** A fresh local temp file being written; pass its path to commit() or discardTemp(). */
+  createTemp(): { tempPath: string; stream: WriteStream };
+  /** A fresh local temp path, for writers that create the file themselves. */
+  tempPath(): string;
+  discardTemp(tempPath: string): Promise<void>;
+  /** Store the finished temp file under `key` (streamed, never read whole); the temp is gone afterwards. */
+  commit(tempPath: string, key: string): Promise<void>;
+  /** Make `destKey` hold the bytes of `srcKey` without sharing fate: removing either later leaves the other. */
+  linkOrCopy(srcKey: string, destKey: string): Promise<void>;
+  remove(key: string): Promise<void>;
+  exists(key: string): Promise<boolean>;
+  /** Run `use` on a local file with the key's bytes (a scoped copy where blobs are not local files). */
+  withLocalFile<T>(key: string, use: (file: string) => Promise<T>): Promise<T>;
+}
 
-  constructor(private readonly root: string) {
-    this.tmpDir = path.join(root, 'tmp');
-  }
-
-  async init(): Promise<void> {
-    await mkdir(this.tmpDir, { recursive: true });
-    // Leftovers of uploads interrupted by a crash: never referenced, safe to drop.
-    for (const name of await readdir(this.tmpDir)) await rm(path.join(this.tmpDir, name), { force: true });
-  }
-
-  createTemp(): { tempPath: string; stream: WriteStream } {
-    const tempPath = path.join(this.tmpDir, `${Date.now()}-${randomToken(9)}`);
-    return { tempPath, stream: createWriteStream(tempPath, { flags: 'wx' }) };
-  }
-
-  pathOf(key: string): string {
-    if (key.includes('..')) throw new Error(`bad blob key ${key}`);
-    return path.join(this.root, key);
-  }
-
-  async commit(tempPath: string, key: string): Promise<void> {
-    const dest = this.pathOf(key);
-    await mkdir(path.dirname(dest), { recursive: true });
-    await rename(tempPath, dest);
-  }
-
-  async ensureParent(key: string): Promise<void> {
-    await mkdir(path.dirname(this.pathOf(key)), { recursive: true });
-  }
-
-  /**
-   * Make `destKey` hold the bytes of `srcKey` without sharing fate: a hard link (instant, no extra space)
-   * where the filesystem allows, else a copy. Removing either key later leaves the other intact.
-   */
-  async linkOrCopy(srcKey: string, destKey: string): Promise<void> {
-    const dest = this.pathOf(destKey);
-    await this.ensureParent(destKey);
-    await rm(dest, { force: true });
-    try {
-      await link(this.pathOf(srcKey), dest);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EXDEV' && (err as NodeJS.ErrnoException).code !== 'EPERM') throw err;
-      await copyFile(this.pathOf(srcKey), dest);
-    }
-  }
-
-  async discardTemp(tempPath: string): Promise<void> {
-    await rm(tempPath, { force: true });
-  }
-
-  async remove(key: string): Promise<void> {
-    await rm(this.pathOf(key), { force: true });
-  }
-
-  async exists(key: string): Promise<boolean> {
-    return stat(this.pathOf(key)).then(
-      () => true,
-      () => false,
-    );
-  }
+export function checkKey(key: string): string {
+  if (key.includes('..') || key.startsWith('/')) throw new Error(`bad blob key ${key}`);
+  return key;
 }

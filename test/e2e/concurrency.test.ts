@@ -2,52 +2,9 @@
 // WebSocket sessions, `parlance admin set-limits`; then two server processes sharing PostgreSQL and Redis.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { createPgDatabase, errorBody, REDIS_TEST_URL, startParlance, waitFor, type Parlance } from '../harness.js';
+import { expectRefused, holdStt, type Session } from './stt-helpers.js';
 import { openTts, startMsg } from './tts-helpers.js';
-
-interface Session {
-  frames: Record<string, unknown>[];
-  /** The first frame (an error frame when the session was refused). */
-  first: Promise<Record<string, unknown>>;
-  closed: Promise<number>;
-  stop(): void;
-}
-
-/** A real-time session that holds its slot: config, a little silence, then keepalives until stopped. */
-async function holdStt(url: string, apiKey: string): Promise<Session> {
-  const ws = new WebSocket(`${url.replace('http', 'ws')}/transcribe-websocket`);
-  const frames: Record<string, unknown>[] = [];
-  const first = new Promise<Record<string, unknown>>((resolve) =>
-    ws.on('message', (d) => {
-      const f = JSON.parse(String(d)) as Record<string, unknown>;
-      frames.push(f);
-      resolve(f);
-    }),
-  );
-  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
-  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-  ws.send(JSON.stringify({ api_key: apiKey, model: 'stt-rt-v4', audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1 }));
-  ws.send(Buffer.alloc(3200));
-  const timer = setInterval(() => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify({ type: 'keepalive' })), 1000);
-  void closed.then(() => clearInterval(timer));
-  return {
-    frames,
-    first,
-    closed,
-    stop() {
-      clearInterval(timer);
-      ws.terminate();
-    },
-  };
-}
-
-async function expectRefused(s: Session, message: RegExp): Promise<void> {
-  const f = await s.first;
-  expect(f).toMatchObject({ tokens: [], error_code: 429, error_type: 'limit_exceeded' });
-  expect(f.error_message).toMatch(message);
-  expect(await s.closed).toBe(1000);
-}
 
 interface Report {
   project: { current: { transcribe_concurrent: number; tts_concurrent: number }; limits: { transcribe_concurrent: number | null; tts_concurrent: number | null } };

@@ -6,12 +6,12 @@ import type { Settings } from '../../config/settings.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { createdAfter, type CursorCodec, type Page, pageByCreated } from '../../lib/cursor.js';
 import { newId } from '../../lib/ids.js';
-import type { LocalBlobStore } from '../../storage/blob-store.js';
+import type { BlobStore } from '../../storage/blob-store.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
 import type { AuthContext } from '../auth/service.js';
 import type { FileRecord } from './schemas.js';
 import type { FileRow, FilesRepository, Usage } from './repository.js';
-import { ByteLimitExceeded, stagePart, type StagedUpload } from './staging.js';
+import { ByteLimitExceeded, stagePart, storageFailure, type StagedUpload } from './staging.js';
 
 export type { StagedUpload } from './staging.js';
 
@@ -39,7 +39,7 @@ export class FilesService {
 
   constructor(
     private readonly repo: FilesRepository,
-    private readonly blobs: LocalBlobStore,
+    private readonly blobs: BlobStore,
     private readonly cursors: CursorCodec,
     private readonly caps: CapSettings,
     clock?: Clock,
@@ -125,7 +125,9 @@ export class FilesService {
         created_at: this.clock.now().toISOString(),
       };
       // Bytes first, row second: a row never points at missing bytes. If the row is refused, the bytes go.
-      await this.blobs.commit(staged.tempPath, row.blob_key);
+      await this.blobs.commit(staged.tempPath, row.blob_key).catch((err: unknown) => {
+        throw storageFailure(err);
+      });
       const refused = await this.repo.insertWithinCaps(row, (usage, size) => this.capViolation(usage, size, 1)).catch(async (err: unknown) => {
         await this.blobs.remove(row.blob_key);
         throw err;

@@ -8,7 +8,7 @@ import type { Token } from '../../engines/stt/interface.js';
 import { TranslationError } from '../../engines/translate/interface.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { type Job, type JobQueue, PermanentJobError } from '../../jobs/queue.js';
-import type { LocalBlobStore } from '../../storage/blob-store.js';
+import type { BlobStore } from '../../storage/blob-store.js';
 import { isTransientDatabaseError } from '../../storage/transient-errors.js';
 import { ApiError } from '../../wire/api-error.js';
 import { type CompatProfile, type TranscriptionStatus, wireWebhookStatus } from '../../wire/compat.js';
@@ -79,6 +79,16 @@ class JobFailure extends Error {
   }
 }
 
+/** The audio's stated duration (0 when the container states none), or a record-only invalid_audio_file. */
+async function probeDuration(file: string): Promise<number> {
+  try {
+    return (await probeAudioFile(file)).durationMs ?? 0;
+  } catch (err) {
+    if (err instanceof AudioProbeError) throw new JobFailure('invalid_audio_file', `Invalid audio file: ${err.message}.`);
+    throw err;
+  }
+}
+
 export class TranscriptionProcessor {
   private readonly clock: Clock;
 
@@ -86,7 +96,7 @@ export class TranscriptionProcessor {
     private readonly service: TranscriptionsService,
     private readonly repo: TranscriptionsRepository,
     private readonly files: FilesService,
-    private readonly blobs: LocalBlobStore,
+    private readonly blobs: BlobStore,
     private readonly catalog: ModelCatalog,
     private readonly billing: BillingGuard,
     private readonly fetchAudio: AudioFetcher,
@@ -175,30 +185,28 @@ export class TranscriptionProcessor {
   /** downloading → transcribing: bring the audio next to the job, check it decodes and fits the model. */
   private async download(row: TranscriptionRow, signal: AbortSignal): Promise<TranscriptionRow | undefined> {
     const key = `transcriptions/${row.project_id}/${row.id}`;
-    const dest = this.blobs.pathOf(key);
-    await this.blobs.ensureParent(key);
-    // Uploads were probed (and decoded) at the door and their duration stored: no second probe for them.
-    let knownDurationMs: number | null = null;
+    let durationMs: number;
     if (row.file_id) {
       const file = await this.files.getRow({ projectId: row.project_id }, row.file_id);
       if (!file) throw new JobFailure('file_not_found', `File ${row.file_id} was deleted before the transcription started.`);
-      // A link of the upload, so deleting the file later cannot pull the audio from under the job.
+      // A copy of the upload, so deleting the file later cannot pull the audio from under the job.
       await this.blobs.linkOrCopy(file.blob_key, key);
-      knownDurationMs = file.duration_ms;
+      // Uploads were probed (and decoded) at the door and their duration stored: no second probe for them.
+      durationMs = file.duration_ms ?? (await this.blobs.withLocalFile(key, probeDuration));
     } else {
+      const temp = this.blobs.tempPath();
       try {
-        await this.fetchAudio(row.audio_url!, dest, signal);
-      } catch (err) {
-        if (err instanceof AudioFetchError) throw new JobFailure(err.type, err.message);
-        throw err;
+        try {
+          await this.fetchAudio(row.audio_url!, temp, signal);
+        } catch (err) {
+          if (err instanceof AudioFetchError) throw new JobFailure(err.type, err.message);
+          throw err;
+        }
+        durationMs = await probeDuration(temp);
+        await this.blobs.commit(temp, key);
+      } finally {
+        await this.blobs.discardTemp(temp);
       }
-    }
-    let durationMs: number;
-    try {
-      durationMs = knownDurationMs ?? (await probeAudioFile(dest)).durationMs ?? 0;
-    } catch (err) {
-      if (err instanceof AudioProbeError) throw new JobFailure('invalid_audio_file', `Invalid audio file: ${err.message}.`);
-      throw err;
     }
     if (durationMs > this.opts.maxAudioMs)
       throw new JobFailure('invalid_audio_file', `Audio is ${(durationMs / 1000).toFixed(1)} s long; the model's maximum is ${this.opts.maxAudioMs / 1000} s.`);
@@ -218,44 +226,47 @@ export class TranscriptionProcessor {
     });
     const { engine } = this.catalog.resolve(row.resolved_model, 'async');
     const recognizer = await engine.engine.load(engine.model.engineModel);
-    const path = this.blobs.pathOf(row.audio_blob_key!);
-    const maxBytes = Math.ceil((this.opts.maxAudioMs / 1000) * PCM_BYTES_PER_SECOND);
-    let decodedBytes = 0;
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    // The decoded length is the real duration: a header can lie. Recheck it against the model maximum.
-    const pcm = async function* (): AsyncGenerator<Buffer> {
-      for await (const chunk of decodeToPcm(path, { signal: controller.signal, nice: BATCH_NICE })) {
-        decodedBytes += chunk.length;
-        if (decodedBytes > maxBytes) throw new JobFailure('invalid_audio_file', `Decoded audio is longer than the model's maximum of ${maxBytes / PCM_BYTES_PER_SECOND} s.`);
-        yield chunk;
+    // Decoding and diarization read a file: a scoped local copy of the audio where blobs are not local files.
+    const { labelled, decodedBytes } = await this.blobs.withLocalFile(row.audio_blob_key!, async (path) => {
+      const maxBytes = Math.ceil((this.opts.maxAudioMs / 1000) * PCM_BYTES_PER_SECOND);
+      let decodedBytes = 0;
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      // The decoded length is the real duration: a header can lie. Recheck it against the model maximum.
+      const pcm = async function* (): AsyncGenerator<Buffer> {
+        for await (const chunk of decodeToPcm(path, { signal: controller.signal, nice: BATCH_NICE })) {
+          decodedBytes += chunk.length;
+          if (decodedBytes > maxBytes) throw new JobFailure('invalid_audio_file', `Decoded audio is longer than the model's maximum of ${maxBytes / PCM_BYTES_PER_SECOND} s.`);
+          yield chunk;
+        }
+      };
+      let words: Token[];
+      try {
+        words = await recognizer.transcribe(pcm(), {
+          signal: controller.signal,
+          language: 'en',
+          context: row.context === null ? undefined : recognitionContext(JSON.parse(row.context)),
+          // Visible queueing: how many requests are ahead of this one for an STT worker.
+          onQueuePosition: (position) => {
+            if (position > 0) this.log('info', 'transcription waiting for an STT worker', { id: row.id, position });
+          },
+        });
+      } catch (err) {
+        if (err instanceof JobFailure || signal.aborted) throw err;
+        if (err instanceof AudioDecodeError && !err.interrupted) throw new JobFailure('invalid_audio_file', 'Invalid audio file: the audio does not decode.');
+        throw err;
+      } finally {
+        signal.removeEventListener('abort', onAbort);
       }
-    };
-    let words: Token[];
-    try {
-      words = await recognizer.transcribe(pcm(), {
-        signal: controller.signal,
-        language: 'en',
-        context: row.context === null ? undefined : recognitionContext(JSON.parse(row.context)),
-        // Visible queueing: how many requests are ahead of this one for an STT worker.
-        onQueuePosition: (position) => {
-          if (position > 0) this.log('info', 'transcription waiting for an STT worker', { id: row.id, position });
-        },
-      });
-    } catch (err) {
-      if (err instanceof JobFailure || signal.aborted) throw err;
-      if (err instanceof AudioDecodeError && !err.interrupted) throw new JobFailure('invalid_audio_file', 'Invalid audio file: the audio does not decode.');
-      throw err;
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
-    // Written form (capitals, punctuation, digits) before anything else reads the words; timestamps stay exact.
-    if (row.enable_text_formatting === 1) words = formatTranscript(words, { language: engine.model.languages[0] });
-    if (words.length > this.opts.maxTokens)
-      throw new JobFailure('transcription_output_too_long', `The transcript has ${words.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`);
-    // Speakers first: translation segments split at speaker changes and translated tokens keep the speaker.
-    const labelled = row.enable_speaker_diarization ? await addSpeakerLabels(this.opts.diarizer, path, words, signal) : words;
+      // Written form (capitals, punctuation, digits) before anything else reads the words; timestamps stay exact.
+      if (row.enable_text_formatting === 1) words = formatTranscript(words, { language: engine.model.languages[0] });
+      if (words.length > this.opts.maxTokens)
+        throw new JobFailure('transcription_output_too_long', `The transcript has ${words.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`);
+      // Speakers first: translation segments split at speaker changes and translated tokens keep the speaker.
+      const labelled = row.enable_speaker_diarization ? await addSpeakerLabels(this.opts.diarizer, path, words, signal) : words;
+      return { labelled, decodedBytes };
+    });
     const tokens = await this.languageStep(row, engine.model.languages, labelled, signal);
     if (tokens.length > this.opts.maxTokens)
       throw new JobFailure('transcription_output_too_long', `The transcript with its translation has ${tokens.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`);

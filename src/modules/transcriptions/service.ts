@@ -6,7 +6,7 @@ import { type Clock, systemClock } from '../../lib/clock.js';
 import { createdAfter, type CursorCodec, type Page, pageByCreated } from '../../lib/cursor.js';
 import { newId } from '../../lib/ids.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import type { LocalBlobStore } from '../../storage/blob-store.js';
+import type { BlobStore } from '../../storage/blob-store.js';
 import type { Database } from '../../storage/schema.js';
 import { ApiError, type ValidationIssue } from '../../wire/api-error.js';
 import { type CompatProfile, type TranscriptionStatus, wireTranscriptionStatus } from '../../wire/compat.js';
@@ -106,7 +106,7 @@ export class TranscriptionsService {
     private readonly queue: JobQueue,
     private readonly billing: BillingGuard,
     private readonly cursors: CursorCodec,
-    private readonly blobs: LocalBlobStore,
+    private readonly blobs: BlobStore,
     private readonly opts: TranscriptionsOptions,
   ) {
     this.clock = opts.clock ?? systemClock;

@@ -10,7 +10,7 @@ import { AudioProbeError, probeAudioFile } from '../../audio/probe.js';
 import type { TtsRegistry } from '../../engines/tts/registry.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import type { Job, JobQueue } from '../../jobs/queue.js';
-import type { LocalBlobStore } from '../../storage/blob-store.js';
+import type { BlobStore } from '../../storage/blob-store.js';
 import { measureReference, pcmSamples, UnusableReference, type VoiceCloner } from './cloning.js';
 import type { VoicesRepository } from './repository.js';
 import { PREPARE_JOB, type PrepareJobPayload } from './service.js';
@@ -45,7 +45,7 @@ export class VoiceProcessor {
 
   constructor(
     private readonly repo: VoicesRepository,
-    private readonly blobs: LocalBlobStore,
+    private readonly blobs: BlobStore,
     private readonly registry: TtsRegistry,
     private readonly cloner: VoiceCloner,
     private readonly opts: VoiceProcessorOptions,
@@ -77,7 +77,7 @@ export class VoiceProcessor {
       let reference = voice.reference_profile ? (JSON.parse(voice.reference_profile) as StoredReference) : undefined;
       const embedder = this.cloner.embedder;
       if (!reference || (embedder && reference.speaker_embedding?.model !== embedder.modelId)) {
-        const pcm = await this.decodeClip(this.blobs.pathOf(voice.blob_key), job.signal);
+        const pcm = await this.blobs.withLocalFile(voice.blob_key, (file) => this.decodeClip(file, job.signal));
         reference ??= await this.measure(pcm);
         if (embedder) reference = { ...reference, speaker_embedding: { model: embedder.modelId, vector: Array.from(await embedder.embed(pcmSamples(pcm), job.signal)) } };
         await this.repo.setReferenceProfile(voiceId, JSON.stringify(reference));

@@ -7,10 +7,10 @@ import type { JobQueue } from '../../jobs/queue.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { createdAfter, type CursorCodec, type Page, pageByCreated } from '../../lib/cursor.js';
 import { newId } from '../../lib/ids.js';
-import type { LocalBlobStore } from '../../storage/blob-store.js';
+import type { BlobStore } from '../../storage/blob-store.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
 import type { AuthContext } from '../auth/service.js';
-import { ByteLimitExceeded, stagePart, type StagedUpload } from '../files/staging.js';
+import { ByteLimitExceeded, stagePart, storageFailure, type StagedUpload } from '../files/staging.js';
 import type { ClonedVoiceStyle } from '../tts/request-config.js';
 import type { VoiceAdaptation } from './cloning.js';
 import { type VoiceModelRow, VoiceNameTaken, type VoiceRow, type VoicesRepository } from './repository.js';
@@ -37,7 +37,7 @@ export class VoicesService {
 
   constructor(
     private readonly repo: VoicesRepository,
-    private readonly blobs: LocalBlobStore,
+    private readonly blobs: BlobStore,
     private readonly cursors: CursorCodec,
     private readonly registry: TtsRegistry,
     private readonly queue: JobQueue,
@@ -128,7 +128,9 @@ export class VoicesService {
       const models = this.registry.models().map((m) => m.id);
       const modelRows: VoiceModelRow[] = models.map((model) => ({ voice_id: id, model, status: 'processing', error_type: null, error_message: null, adaptation: null, updated_at: now }));
       // Bytes first, rows second: a row never points at missing bytes; refused rows take their bytes along.
-      await this.blobs.commit(staged.tempPath, row.blob_key);
+      await this.blobs.commit(staged.tempPath, row.blob_key).catch((err: unknown) => {
+        throw storageFailure(err);
+      });
       try {
         await this.repo.insert(row, modelRows, async (tx) => {
           for (const model of models) await this.queue.enqueue<PrepareJobPayload>(PREPARE_JOB, { voice_id: id, model }, { tx, singletonKey: `${id}:${model}` });
