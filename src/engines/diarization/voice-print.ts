@@ -8,6 +8,7 @@
 // (the per-frame ΔBIC without its penalty, with both sides weighted alike): 0 for one voice, growing as the means or
 // the shapes part, and unlike ΔBIC it does not grow with the amount of speech.
 import { GaussianStats, logDet } from './gaussian.js';
+import type { SpeakerTurn } from './interface.js';
 import { SpeakerStats } from './speaker-stats.js';
 import { FRAME_MS } from './speech-frames.js';
 
@@ -149,4 +150,39 @@ export function identifySpeakers(heard: ReadonlyMap<number, VoicePrint>, enrolle
     taken.add(p.index);
   }
   return out;
+}
+
+/** Turns with this much speech are checked on their own against the name their speaker got. */
+export const VERIFY_TURN_MS = 1500;
+/** A turn alone is noisier than its whole speaker: how much farther than the threshold it may still be. */
+const TURN_SLACK = { distance: 1.25, similarity: 0.1 };
+
+/**
+ * Enrolled voices in a file's diarization, from a voice print of each turn (by turn index): speakers are identified
+ * on their turns' prints merged (identifySpeakers), then each long enough turn of a named speaker is checked on its
+ * own, and one that does not match moves to a speaker of its own without the name (the diarizer had merged two
+ * voices). Returns the turns (renumbered where moved) and speaker → enrolled index.
+ */
+export function identifyTurns(
+  turns: readonly SpeakerTurn[],
+  turnPrints: ReadonlyMap<number, VoicePrint>,
+  enrolled: readonly VoicePrint[],
+  t: MatchThresholds,
+): { turns: SpeakerTurn[]; names: Map<number, number> } {
+  const bySpeaker = new Map<number, VoicePrint[]>();
+  turns.forEach((turn, i) => {
+    const p = turnPrints.get(i);
+    if (p) bySpeaker.set(turn.speaker, [...(bySpeaker.get(turn.speaker) ?? []), p]);
+  });
+  const heard = new Map([...bySpeaker].map(([s, ps]) => [s, mergePrints(ps)]));
+  const names = identifySpeakers(heard, enrolled, t);
+  const loose: MatchThresholds = { ...t, maxDistance: t.maxDistance * TURN_SLACK.distance, minSimilarity: t.minSimilarity - TURN_SLACK.similarity };
+  const rest = 1 + Math.max(0, ...turns.map((x) => x.speaker));
+  const out = turns.map((turn, i) => {
+    const e = names.get(turn.speaker);
+    const p = turnPrints.get(i);
+    if (e === undefined || !p || p.speechMs < VERIFY_TURN_MS || matchScore(p, enrolled[e]!, loose).score >= 0) return { ...turn };
+    return { ...turn, speaker: rest + turn.speaker };
+  });
+  return { turns: out, names };
 }
