@@ -11,6 +11,7 @@ import * as m0005 from './migrations/0005-usage.js';
 import * as m0006 from './migrations/0006-organization.js';
 import * as m0007 from './migrations/0007-voices.js';
 import * as m0008 from './migrations/0008-text-formatting.js';
+import * as m0009 from './migrations/0009-speakers.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '0006-organization': m0006,
   '0007-voices': m0007,
   '0008-text-formatting': m0008,
+  '0009-speakers': m0009,
 };
 
 /** Every migration, in order; a database at the latest version has run exactly these. */
