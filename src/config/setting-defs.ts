@@ -505,7 +505,7 @@ export const settingDefs = {
     env: 'PARLANCE_SPEAKER_MATCH_MAX_DISTANCE',
     kind: 'number',
     min: 0,
-    default: 1,
+    default: 0.45,
     doc: 'Recognising enrolled speakers on the diarizer\'s features (MFCC and pitch Gaussians): a diarized voice this close to an enrolled profile or closer is that speaker; farther ones keep their numeric label. Lower: fewer false names, more voices left unknown (docs/benchmarks.md).',
   },
   speakerMatchMinSimilarity: {
