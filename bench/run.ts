@@ -8,6 +8,10 @@ const suites: Record<string, { about: string; options?: string[]; load: () => Pr
   diarization: { about: 'speaker diarization: DER for 2, 3, 4 speakers (real recordings and flite voices), offline and online, RTF', load: async () => (await import('./diarization.js')).run },
   http: { about: 'files API: count req/s, listing 1,000 files, 1 GiB streaming upload', load: async () => (await import('./http.js')).run },
   load: { about: 'mixed load (uploads, transcriptions, TTS, list calls, /health, 3 live streams) on a fixed schedule: p50/p99 per endpoint, 429s, timeouts, live-stream lag, event-loop delay, server CPU', load: async () => (await import('./load.js')).run },
+  speakers: {
+    about: 'enrolled speakers: identification accuracy (correct / wrong / unknown name) and false-accept rate on multi-speaker recordings of real voices, by enrolment length and threshold, offline and online',
+    load: async () => (await import('./speakers.js')).run,
+  },
   realtime: { about: 'real-time STT WebSocket: first-token and finalization latency, token lag per audio format, cold start, concurrent streams and finalization with the second pass off/on, memory per stream, live WER', load: async () => (await import('./realtime.js')).run },
   stt: { about: 'async transcription: WER (real vs synthetic), RTF with 1 and 2 workers, server overhead, head of line', load: async () => (await import('./stt.js')).run },
   voices: { about: 'cloned voices: distance to the human reference speaker, cloned vs random built-in voice (features and pitch), preparation time', load: async () => (await import('./voices.js')).run },

@@ -40,6 +40,11 @@ import { voicesRoutes } from './modules/voices/routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
 import { VoicesService } from './modules/voices/service.js';
 import { openAiRealtimeHandler } from './modules/openai/realtime-routes.js';
+import { MIN_HEARD_SPEECH_MS, type MatchThresholds } from './engines/diarization/voice-print.js';
+import { SpeakerProcessor } from './modules/speakers/processor.js';
+import { SpeakersRepository } from './modules/speakers/repository.js';
+import { speakersRoutes } from './modules/speakers/routes.js';
+import { SpeakersService } from './modules/speakers/service.js';
 import { realtimeWsHandler } from './modules/realtime/routes.js';
 import { RealtimeService } from './modules/realtime/service.js';
 import { startWyoming } from './modules/wyoming/server.js';
@@ -197,12 +202,29 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const meter = countedMeter(usage, metrics);
   const billing = new BudgetGuard(tenancyRepo, usageRepo);
   const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases, settings.ttsModels, { installed, log: jobLog });
+  // Enrolled speakers: profiles from the diarizer's measurements, recognised by async transcription and live sessions.
+  const speakersRepo = new SpeakersRepository(db.kysely, db.dialect);
+  const enrolledSpeakers = new SpeakersService(speakersRepo, files, blobs, cursors, queue, {
+    maxFileSizeBytes: settings.speakerMaxFileSizeBytes,
+    maxSpeakersPerProject: settings.speakersMaxPerProject,
+    maxSamplesPerProject: settings.speakerSamplesMaxPerProject,
+  });
+  const speakerMatch: MatchThresholds = { maxDistance: settings.speakerMatchMaxDistance, minSimilarity: settings.speakerMatchMinSimilarity, minSpeechMs: MIN_HEARD_SPEECH_MS };
+  if (runsJobs)
+    new SpeakerProcessor(speakersRepo, blobs, diarizer, {
+      concurrency: settings.speakerConcurrency,
+      minSpeechMs: settings.speakerMinSpeechSeconds * 1000,
+      embeddingModel: speakers?.modelId,
+      meter,
+      log: jobLog,
+    }).register(queue);
   const transcriptionsRepo = new TranscriptionsRepository(db.kysely);
   const transcriptions = new TranscriptionsService(transcriptionsRepo, files, models, queue, billing, cursors, blobs, {
     profile: settings.compat as 'spec' | 'soniox-sdk',
     pendingCap: settings.transcribeAsyncPendingNumFiles,
     formatText: settings.textFormatting,
     allowPrivateHosts: settings.allowPrivateHosts,
+    speakers: enrolledSpeakers,
   });
   // An API node registers no handlers: the jobs it enqueues stay queued for the worker nodes.
   if (runsJobs) {
@@ -215,6 +237,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       // webhookBackoffMs's schedule starts at 5 s; the setting scales the whole schedule.
       webhookBackoffMs: (attempt) => (webhookBackoffMs(attempt) * settings.webhookRetryBaseSeconds) / 5,
       diarizer,
+      speakers: { enrolled: (projectId, ids) => enrolledSpeakers.stillEnrolled(projectId, ids), thresholds: speakerMatch },
       log: jobLog,
       meter,
     }).register(queue);
@@ -263,6 +286,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     models,
     tts,
     voices,
+    speakers: enrolledSpeakers,
     rateLimits,
     concurrency,
     streamHistory: new StreamHistory(limitsRepo),
@@ -271,7 +295,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     cursors,
     metrics,
     errorReferenceUrl: () => referenceUrl,
-    routeModules: servesApi ? [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes, organizationRoutes, limitsRoutes, usageRoutes, openaiRoutes, consoleRoutes] : [],
+    routeModules: servesApi ? [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes, speakersRoutes, organizationRoutes, limitsRoutes, usageRoutes, openaiRoutes, consoleRoutes] : [],
     wsRoutes: {},
   };
   const realtime = new RealtimeService(
@@ -282,6 +306,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       billing,
       concurrency,
       meter,
+      speakers: enrolledSpeakers,
       log,
       observe: {
         finalTokenLag: (seconds) => metrics.finalTokenLag.observe(seconds),
@@ -297,6 +322,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       partialIntervalMs: settings.realtimePartialIntervalMs,
       usageCheckIntervalMs: settings.usageCheckIntervalSeconds * 1000,
       diarizer,
+      speakerMatch,
       formatText: settings.textFormatting,
     },
   );

@@ -24,6 +24,7 @@ const RATE_CATEGORIES = [
   'organization',
   'concurrency',
   'voices',
+  'speakers',
 ] as const;
 export type RateCategory = (typeof RATE_CATEGORIES)[number];
 export const rateCategories: readonly RateCategory[] = RATE_CATEGORIES;
@@ -40,6 +41,7 @@ const RATE_DEFAULTS: Record<RateCategory, [number, number]> = {
   organization: [600, 300], // organization administration endpoints
   concurrency: [600, 300], // concurrency report and concurrent-streams history
   voices: [600, 300],
+  speakers: [600, 300],
 };
 
 function rateSettings(): Record<string, SettingDef> {
@@ -510,6 +512,55 @@ export const settingDefs = {
     kind: 'string',
     default: '',
     doc: 'Where the measured profiles of built-in TTS voices (computed once per model, for cloned-voice matching) are cached. Empty: `<data dir>/voice-profiles`.',
+  },
+  speakerMaxFileSizeBytes: {
+    env: 'PARLANCE_SPEAKER_MAX_FILE_SIZE_BYTES',
+    kind: 'int',
+    min: 1,
+    default: 20 * 1024 * 1024,
+    doc: 'Largest enrolment sample upload for an enrolled speaker, in bytes (larger uploads get 400 `invalid_request`). A sample longer than 5 minutes fails the profile with `speaker_invalid_audio`.',
+  },
+  speakersMaxPerProject: {
+    env: 'PARLANCE_SPEAKERS_MAX_PER_PROJECT',
+    kind: 'int',
+    min: 0,
+    default: 100,
+    doc: 'Enrolled speakers one project may have; another gets 429 `limit_exceeded` (0 = unlimited).',
+  },
+  speakerSamplesMaxPerProject: {
+    env: 'PARLANCE_SPEAKER_SAMPLES_MAX_PER_PROJECT',
+    kind: 'int',
+    min: 0,
+    default: 1000,
+    doc: 'Enrolment samples one project may hold across its speakers; another gets 429 `limit_exceeded` (0 = unlimited).',
+  },
+  speakerMinSpeechSeconds: {
+    env: 'PARLANCE_SPEAKER_MIN_SPEECH_SECONDS',
+    kind: 'number',
+    min: 0.5,
+    default: 10,
+    doc: 'Speech (voice activity, pauses excluded) an enrolled speaker\'s samples must hold together; less fails the profile with `speaker_audio_too_short`. See docs/benchmarks.md for how accuracy grows with it.',
+  },
+  speakerMatchMaxDistance: {
+    env: 'PARLANCE_SPEAKER_MATCH_MAX_DISTANCE',
+    kind: 'number',
+    min: 0,
+    default: 0.45,
+    doc: 'Recognising enrolled speakers on the diarizer\'s features (MFCC and pitch Gaussians): a diarized voice this close to an enrolled profile or closer is that speaker; farther ones keep their numeric label. Lower: fewer false names, more voices left unknown (docs/benchmarks.md).',
+  },
+  speakerMatchMinSimilarity: {
+    env: 'PARLANCE_SPEAKER_MATCH_MIN_SIMILARITY',
+    kind: 'number',
+    min: -1,
+    default: 0.5,
+    doc: 'Recognising enrolled speakers on speaker embeddings (with a `speaker-embedding` model installed): cosine similarity from which a diarized voice is an enrolled speaker. Higher: fewer false names.',
+  },
+  speakerConcurrency: {
+    env: 'PARLANCE_SPEAKER_CONCURRENCY',
+    kind: 'int',
+    min: 1,
+    default: 1,
+    doc: 'Enrolled-speaker profile jobs running at once per node.',
   },
   ttsProcesses: {
     env: 'PARLANCE_TTS_PROCESSES',

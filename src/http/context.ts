@@ -13,6 +13,7 @@ import type { StreamHistory } from '../modules/limits/stream-history.js';
 import type { OrganizationService } from '../modules/organization/service.js';
 import type { TenancyService } from '../modules/tenancy/service.js';
 import type { VoicesService } from '../modules/voices/service.js';
+import type { SpeakersService } from '../modules/speakers/service.js';
 import type { UsageService } from '../modules/usage/service.js';
 import type { Db } from '../storage/database.js';
 import type { App } from './app.js';
@@ -33,6 +34,7 @@ export interface AppContext {
   models: ModelCatalog;
   tts: TtsService;
   voices: VoicesService;
+  speakers: SpeakersService;
   rateLimits: RateLimits;
   /** Concurrent streams per organization/project (STT sessions, TTS requests and streams), shared via Redis. */
   concurrency: ConcurrencyLimits;

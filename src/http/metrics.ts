@@ -27,7 +27,7 @@ const jobLabel = (kind: string) => JOB_KINDS[kind] ?? kind;
 export type JobOutcome = 'completed' | 'failed' | 'retried' | 'interrupted';
 
 const WEBHOOK_OUTCOMES: WebhookOutcome[] = ['delivered', 'failed', 'retried', 'refused'];
-const USAGE_KINDS: UsageKind[] = ['stt_async', 'stt_rt', 'tts'];
+const USAGE_KINDS: UsageKind[] = ['stt_async', 'stt_rt', 'tts', 'speaker_enrolment'];
 
 type Sample<L extends string> = [labels: Partial<Record<L, string>>, value: number];
 

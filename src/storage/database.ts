@@ -12,6 +12,7 @@ import * as m0006 from './migrations/0006-organization.js';
 import * as m0007 from './migrations/0007-voices.js';
 import * as m0008 from './migrations/0008-text-formatting.js';
 import * as m0009 from './migrations/0009-playground-keys.js';
+import * as m0010 from './migrations/0010-speakers.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '0007-voices': m0007,
   '0008-text-formatting': m0008,
   '0009-playground-keys': m0009,
+  '0010-speakers': m0010,
 };
 
 /** Every migration, in order; a database at the latest version has run exactly these. */

@@ -110,6 +110,8 @@ export interface TranscriptionsTable {
   enable_language_identification: Flag;
   /** Format the transcript (src/text): decided at creation. */
   enable_text_formatting: Flag;
+  /** JSON array of enrolled speaker ids to recognise, or null. */
+  speakers: string | null;
   webhook_url: string | null;
   webhook_auth_header_name: string | null;
   webhook_auth_header_value: string | null;
@@ -196,6 +198,38 @@ export interface VoiceModelsTable {
   updated_at: string;
 }
 
+export interface SpeakersTable {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  name: string;
+  metadata: string | null;
+  status: 'no_samples' | 'processing' | 'ready' | 'failed';
+  revision: number;
+  error_type: string | null;
+  error_message: string | null;
+  profile: string | null;
+  speech_ms: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SpeakerSamplesTable {
+  id: string;
+  speaker_id: string;
+  organization_id: string;
+  project_id: string;
+  api_key_id: string | null;
+  source: string;
+  request_id: string;
+  filename: string;
+  size: number;
+  blob_key: string;
+  print: string | null;
+  speech_ms: number | null;
+  created_at: string;
+}
+
 /** Money columns are integer nano-USD (1e-9 USD). */
 export interface UsageRecordsTable {
   id: string;
@@ -264,6 +298,8 @@ export interface Database {
   concurrent_stream_samples: ConcurrentStreamSamplesTable;
   voices: VoicesTable;
   voice_models: VoiceModelsTable;
+  speakers: SpeakersTable;
+  speaker_samples: SpeakerSamplesTable;
   usage_records: UsageRecordsTable;
   usage_monthly: UsageMonthlyTable;
   budget_notifications: BudgetNotificationsTable;

@@ -1,6 +1,6 @@
 // Every error_type of the service specification, one line each: HTTP status, the surfaces it may appear
 // on, and a default message. Services throw ApiError with a type from here; each transport renders it.
-export type Surface = 'rest' | 'async' | 'stt_ws' | 'tts_ws' | 'tts_http' | 'voice';
+export type Surface = 'rest' | 'async' | 'stt_ws' | 'tts_ws' | 'tts_http' | 'voice' | 'speaker';
 
 interface CatalogEntry {
   status: number;
@@ -8,7 +8,7 @@ interface CatalogEntry {
   message: string;
 }
 
-const ALL: readonly Surface[] = ['rest', 'async', 'stt_ws', 'tts_ws', 'tts_http', 'voice'];
+const ALL: readonly Surface[] = ['rest', 'async', 'stt_ws', 'tts_ws', 'tts_http', 'voice', 'speaker'];
 const STREAMING: readonly Surface[] = ['stt_ws', 'tts_ws', 'tts_http'];
 
 export const errorCatalog = {
@@ -27,11 +27,16 @@ export const errorCatalog = {
   file_not_found: { status: 404, surfaces: ['rest', 'async'], message: 'File not found.' },
   transcription_not_found: { status: 404, surfaces: ['rest'], message: 'Transcription not found.' },
   voice_not_found: { status: 404, surfaces: ['rest', 'tts_ws', 'tts_http'], message: 'Voice not found.' },
+  // Enrolled speakers (ours: the spec names the endpoints only).
+  speaker_not_found: { status: 404, surfaces: ['rest', 'stt_ws'], message: 'Speaker not found.' },
+  speaker_sample_not_found: { status: 404, surfaces: ['rest'], message: 'Enrolment sample not found.' },
   // Organization administration 404s: the spec lists 404 for an unknown project or key but names no type.
   project_not_found: { status: 404, surfaces: ['rest'], message: 'Project not found.' },
   api_key_not_found: { status: 404, surfaces: ['rest'], message: 'API key not found.' },
   request_timeout: { status: 408, surfaces: STREAMING, message: 'Request timed out.' },
   voice_name_conflict: { status: 409, surfaces: ['rest'], message: 'A voice with this name already exists in the project.' },
+  speaker_name_conflict: { status: 409, surfaces: ['rest'], message: 'A speaker with this name already exists in the project.' },
+  speaker_not_ready: { status: 409, surfaces: ['rest', 'stt_ws'], message: 'Speaker has no ready profile (no audio, still processing, or failed).' },
   voice_not_prepared: { status: 409, surfaces: ['tts_ws', 'tts_http'], message: 'Voice is not prepared for this model.' },
   transcription_invalid_state: { status: 409, surfaces: ['rest'], message: 'Transcription is not in a state that allows this.' },
   max_duration_reached: { status: 413, surfaces: ['stt_ws'], message: 'Maximum stream duration reached.' },
@@ -46,6 +51,8 @@ export const errorCatalog = {
   transcription_output_too_long: { status: 400, surfaces: ['async'], message: 'Transcription output is too long.' },
   voice_audio_too_long: { status: 400, surfaces: ['voice'], message: 'Reference clip is longer than 2 minutes.' },
   voice_invalid_audio: { status: 400, surfaces: ['voice'], message: 'Reference clip is unsupported, corrupt or empty.' },
+  speaker_audio_too_short: { status: 400, surfaces: ['speaker'], message: 'Enrolment samples hold too little speech for a profile.' },
+  speaker_invalid_audio: { status: 400, surfaces: ['speaker'], message: 'An enrolment sample is unsupported, corrupt, empty or too long.' },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorType = keyof typeof errorCatalog;

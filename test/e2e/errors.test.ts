@@ -200,6 +200,9 @@ describe('REST error body', () => {
     for (const [type, status] of Object.entries(spec)) expect(catalog[type]?.status, type).toBe(status);
     for (const type of ['file_download_blocked', 'file_download_failed', 'transcription_output_too_long', 'voice_audio_too_long', 'voice_invalid_audio'])
       expect(catalog[type], type).toBeDefined();
+    // Enrolled speakers (ours; the spec names the endpoints only).
+    const speakers = { speaker_not_found: 404, speaker_sample_not_found: 404, speaker_name_conflict: 409, speaker_not_ready: 409, speaker_audio_too_short: 400, speaker_invalid_audio: 400 };
+    for (const [type, status] of Object.entries(speakers)) expect(catalog[type]?.status, type).toBe(status);
   });
 });
 
@@ -322,6 +325,7 @@ describe('list parameters', () => {
       { list: 'files', path: '/v1/files?limit=1' },
       { list: 'transcriptions', path: '/v1/transcriptions?limit=1' },
       { list: 'cloned voices', path: '/v1/voices?limit=1' },
+      { list: 'enrolled speakers', path: '/v1/speakers?limit=1' },
       { list: 'usage logs', path: '/v1/usage-logs?start_time=2020-01-01T00:00:00Z&end_time=2100-01-01T00:00:00Z&limit=1' },
       { list: 'usage logs, newest first', path: '/v1/usage-logs?start_time=2020-01-01T00:00:00Z&end_time=2100-01-01T00:00:00Z&limit=1&sort=end_time_desc' },
       { list: 'tts voices', path: '/v1/tts-voices?model=parlance-tts-espeak-v1&limit=1' },

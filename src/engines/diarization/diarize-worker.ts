@@ -4,14 +4,17 @@
 // first use; one frame extractor per file or stream.
 import { loadVad, type Vad, type VadBackend } from '../../audio/vad.js';
 import { serveLane } from '../../lib/worker-lane.js';
-import type { DiarizeRequest, DiarizeResult } from './diarize-worker-messages.js';
+import type { DiarizeRequest, DiarizeResult, LiveEnrolled } from './diarize-worker-messages.js';
 import { clusterOffline, type OfflineClusterOptions } from './offline-clusterer.js';
+import { identifyLive } from './live-identifier.js';
 import { OnlineClusterer } from './online-clusterer.js';
 import { type SpeakerFrame, SpeakerFrameExtractor } from './speech-frames.js';
+import { TurnStats } from './turn-stats.js';
 
 const vads = new Map<string, Vad>();
 const jobs = new Map<number, { extractor: SpeakerFrameExtractor; frames: SpeakerFrame[]; offline?: OfflineClusterOptions }>();
-const live = new Map<number, { extractor: SpeakerFrameExtractor; clusterer: OnlineClusterer }>();
+const live = new Map<number, { extractor: SpeakerFrameExtractor; clusterer: OnlineClusterer; enrolled?: LiveEnrolled }>();
+const measures = new Map<number, { extractor: SpeakerFrameExtractor; stats: TurnStats }>();
 
 type Warning = { msg: string; detail?: Record<string, unknown> };
 
@@ -41,19 +44,19 @@ async function handle(req: DiarizeRequest): Promise<DiarizeResult> {
     }
     case 'live-open': {
       const { vad, warning } = await vadFor(req);
-      live.set(req.job, { extractor: new SpeakerFrameExtractor(vad.createStream()), clusterer: new OnlineClusterer(req.online) });
+      live.set(req.job, { extractor: new SpeakerFrameExtractor(vad.createStream()), clusterer: new OnlineClusterer(req.online), enrolled: req.enrolled });
       return { opened: true, warning };
     }
     case 'live-push': {
       const job = liveJob(req.job);
       job.clusterer.add(await job.extractor.push(req.pcm));
-      return { changes: job.clusterer.changes() };
+      return { changes: job.clusterer.changes(), identified: identifyLive(job.clusterer, job.enrolled) };
     }
     case 'live-flush': {
       const job = liveJob(req.job);
       job.clusterer.add(await job.extractor.flush());
       job.clusterer.flush();
-      return { changes: job.clusterer.changes() };
+      return { changes: job.clusterer.changes(), identified: identifyLive(job.clusterer, job.enrolled) };
     }
     case 'push': {
       const job = jobs.get(req.job);
@@ -68,9 +71,28 @@ async function handle(req: DiarizeRequest): Promise<DiarizeResult> {
       for (const f of await job.extractor.flush()) job.frames.push(f);
       return { turns: await clusterOffline(job.frames, job.offline) };
     }
+    case 'measure-open': {
+      const { vad, warning } = await vadFor(req);
+      measures.set(req.job, { extractor: new SpeakerFrameExtractor(vad.createStream()), stats: new TurnStats(req.turns) });
+      return { opened: true, warning };
+    }
+    case 'measure-push': {
+      const job = measures.get(req.job);
+      if (!job) throw new Error(`no measurement ${req.job}`);
+      job.stats.add(await job.extractor.push(req.pcm));
+      return { ok: true };
+    }
+    case 'measure-end': {
+      const job = measures.get(req.job);
+      measures.delete(req.job);
+      if (!job) throw new Error(`no measurement ${req.job}`);
+      job.stats.add(await job.extractor.flush());
+      return { prints: job.stats.prints() };
+    }
     case 'close':
       jobs.delete(req.job);
       live.delete(req.job);
+      measures.delete(req.job);
       return { ok: true };
   }
 }

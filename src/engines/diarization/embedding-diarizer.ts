@@ -9,8 +9,13 @@ import { loadVadOffThread } from '../../audio/audio-thread.js';
 import type { Vad, VadLog } from '../../audio/vad.js';
 import type { SpeakerEmbedder } from '../speaker/engine.js';
 import { BicDiarizer } from './index.js';
-import type { DiarizationEngine, DiarizationStream, DiarizeOptions, SpeakerTurn } from './interface.js';
+import type { DiarizationEngine, DiarizationStream, DiarizeOptions, MeasureOptions, SpeakerTurn, StreamOptions } from './interface.js';
 import { SpeechWindowCutter, type SpeechWindow, type SpeechWindowOptions } from './speech-windows.js';
+import { TurnSamples } from './turn-samples.js';
+import type { VoicePrint } from './voice-print.js';
+
+/** Speech of one speaker that goes into its embedding: a minute describes a voice; more only costs time. */
+const MAX_EMBEDDED_MS = 60_000;
 
 export interface EmbeddingDiarizerOptions {
   windows?: SpeechWindowOptions;
@@ -120,8 +125,26 @@ export class EmbeddingDiarizer implements DiarizationEngine {
     return turns;
   }
 
-  createStream(): DiarizationStream {
-    return this.live.createStream();
+  /** The live diarizer's feature prints, each with the embedding of (up to a minute of) that speaker's audio. */
+  async measure(pcm: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: MeasureOptions = {}): Promise<Map<number, VoicePrint>> {
+    await this.embedder.ready();
+    const audio = new TurnSamples(options.turns, MAX_EMBEDDED_MS);
+    async function* tee() {
+      for await (const chunk of pcm) {
+        audio.add(chunk);
+        yield chunk;
+      }
+    }
+    const prints = await this.live.measure(tee(), options);
+    for (const [speaker, samples] of audio.samples()) {
+      const print = prints.get(speaker);
+      if (print) print.embedding = { model: this.embedder.modelId, vector: Array.from(await this.embedder.embed(samples, options.signal)) };
+    }
+    return prints;
+  }
+
+  createStream(options?: StreamOptions): DiarizationStream {
+    return this.live.createStream(options);
   }
 }
 

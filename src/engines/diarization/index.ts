@@ -7,10 +7,13 @@ import { defaultLog, type Vad, type VadLog } from '../../audio/vad.js';
 import { BATCH_NICE } from '../../lib/priority.js';
 import { WorkerLane } from '../../lib/worker-lane.js';
 import type { DiarizeRequest, DiarizeResult } from './diarize-worker-messages.js';
-import type { DiarizationEngine, DiarizationStream, DiarizeOptions, SpeakerTurn } from './interface.js';
+import type { DiarizationEngine, DiarizationStream, DiarizeOptions, MeasureOptions, SpeakerTurn, StreamOptions } from './interface.js';
+import { identifyLive } from './live-identifier.js';
 import { clusterOffline, type OfflineClusterOptions } from './offline-clusterer.js';
 import { OnlineClusterer, type OnlineClusterOptions, type OpenGuess, speakerOfWindows, type WindowChanges, type WindowLabel } from './online-clusterer.js';
 import { SpeakerFrameExtractor, type SpeakerFrame } from './speech-frames.js';
+import { TurnStats } from './turn-stats.js';
+import type { VoicePrint } from './voice-print.js';
 
 export type { DiarizationEngine, DiarizationStream, SpeakerTurn } from './interface.js';
 
@@ -77,19 +80,53 @@ export class BicDiarizer implements DiarizationEngine {
     }
   }
 
-  createStream(): DiarizationStream {
-    if (!this.options.vad && liveLane.available()) return this.streamOffThread();
+  async measure(pcm: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: MeasureOptions = {}): Promise<Map<number, VoicePrint>> {
+    const { signal, turns } = options;
+    if (this.options.vad || !fileLane.available()) {
+      const extractor = new SpeakerFrameExtractor((await this.loadVad('batch')).createStream());
+      const stats = new TurnStats(turns);
+      for await (const chunk of pcm) {
+        signal?.throwIfAborted();
+        stats.add(await extractor.push(chunk));
+      }
+      stats.add(await extractor.flush());
+      return new Map(stats.prints());
+    }
+    const job = nextJob++;
+    const opened = (await fileLane.call({ op: 'measure-open', job, vad: {}, turns })) as Extract<DiarizeResult, { opened: true }>;
+    if (opened.warning) (this.options.log ?? defaultLog)('warn', opened.warning.msg, opened.warning.detail);
+    let ended = false;
+    try {
+      for await (const chunk of pcm) {
+        signal?.throwIfAborted();
+        await fileLane.call({ op: 'measure-push', job, pcm: new Uint8Array(chunk) });
+      }
+      signal?.throwIfAborted();
+      ended = true;
+      return new Map(((await fileLane.call({ op: 'measure-end', job })) as Extract<DiarizeResult, { prints: unknown }>).prints);
+    } finally {
+      if (!ended) void fileLane.call({ op: 'close', job }).catch(() => undefined);
+    }
+  }
+
+  createStream(options: StreamOptions = {}): DiarizationStream {
+    if (!this.options.vad && liveLane.available()) return this.streamOffThread(options);
     const extractor = this.loadVad('live').then((vad) => new SpeakerFrameExtractor(vad.createStream()));
     const clusterer = new OnlineClusterer(this.options.online);
+    let identified = new Map<number, number>();
+    const identify = () => (identified = new Map(identifyLive(clusterer, options.enrolled)));
     return {
       async push(pcm) {
         clusterer.add(await (await extractor).push(pcm));
+        identify();
       },
       async flush() {
         clusterer.add(await (await extractor).flush());
         clusterer.flush();
+        identify();
       },
       speakerAt: (startMs, endMs) => clusterer.speakerAt(startMs, endMs),
+      identified: (speaker) => identified.get(speaker),
       close() {},
     };
   }
@@ -98,20 +135,23 @@ export class BicDiarizer implements DiarizationEngine {
    * A live stream on the live lane's thread: frames and clustering there, and each push answers with the windows
    * that changed, so speakerAt() reads a copy here without waiting.
    */
-  private streamOffThread(): DiarizationStream {
+  private streamOffThread(options: StreamOptions): DiarizationStream {
     const job = nextJob++;
     const log = this.options.log ?? defaultLog;
-    const opened = liveLane.call({ op: 'live-open', job, vad: {}, online: this.options.online }).then((r) => {
+    const opened = liveLane.call({ op: 'live-open', job, vad: {}, online: this.options.online, enrolled: options.enrolled }).then((r) => {
       const warning = (r as Extract<DiarizeResult, { opened: true }>).warning;
       if (warning) log('warn', warning.msg, warning.detail);
     });
     const windows: WindowLabel[] = [];
     let open: OpenGuess | undefined;
+    let identified = new Map<number, number>();
     let closed = false;
     const apply = (r: DiarizeResult) => {
-      const { from, windows: changed, open: guess } = (r as { changes: WindowChanges }).changes;
+      const reply = r as { changes: WindowChanges; identified?: [number, number][] };
+      const { from, windows: changed, open: guess } = reply.changes;
       windows.splice(from, windows.length - from, ...changed);
       open = guess;
+      identified = new Map(reply.identified);
     };
     const close = () => {
       if (closed) return;
@@ -130,6 +170,7 @@ export class BicDiarizer implements DiarizationEngine {
         close();
       },
       speakerAt: (startMs, endMs) => speakerOfWindows(windows, startMs, endMs, open),
+      identified: (speaker) => identified.get(speaker),
       close,
     };
   }

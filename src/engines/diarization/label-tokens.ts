@@ -1,6 +1,7 @@
 // From speaker turns to wire labels: every timed token gets the speaker whose turns overlap it most (or, for a
 // token the VAD missed, the nearest turn), and speakers are named "1", "2", ... in order of first appearance in
-// the token stream, as the spec's real-time examples show.
+// the token stream, as the spec's real-time examples show. Speakers recognised as enrolled voices carry their names
+// instead, and the numbers go to the others only.
 import type { SpeakerTurn } from './interface.js';
 
 /** Speaker overlapping [startMs, endMs) most; the nearest turn's when none overlaps; undefined with no turns. */
@@ -41,14 +42,21 @@ export class SpeakerLabels {
   }
 }
 
-/** A copy of the tokens with `speaker` set on each timed token. Tokens without times (none here) keep none. */
-export function labelTokens<T extends { start_ms?: number; end_ms?: number }>(tokens: T[], turns: SpeakerTurn[]): (T & { speaker?: string })[] {
+/**
+ * A copy of the tokens with `speaker` set on each timed token: the speaker's name from `names` (recognised enrolled
+ * voices), else its number. Tokens without times (none here) keep none.
+ */
+export function labelTokens<T extends { start_ms?: number; end_ms?: number }>(
+  tokens: T[],
+  turns: SpeakerTurn[],
+  names: ReadonlyMap<number, string> = new Map(),
+): (T & { speaker?: string })[] {
   const labels = new SpeakerLabels();
   // Audio with no speech found at all: one speaker.
   const fallback = turns.length === 0 ? 0 : undefined;
   return tokens.map((t) => {
     if (t.start_ms === undefined || t.end_ms === undefined) return t;
     const s = speakerForSpan(turns, t.start_ms, t.end_ms) ?? fallback;
-    return s === undefined ? t : { ...t, speaker: labels.label(s) };
+    return s === undefined ? t : { ...t, speaker: names.get(s) ?? labels.label(s) };
   });
 }

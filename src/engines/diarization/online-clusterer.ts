@@ -67,6 +67,11 @@ export class OnlineClusterer {
     return this.speakers.size;
   }
 
+  /** Each speaker's model so far (for recognising enrolled voices). */
+  speakerModels(): ReadonlyMap<number, SpeakerStats> {
+    return this.speakers;
+  }
+
   add(frames: SpeakerFrame[]): void {
     for (const f of frames) {
       if (this.open.n >= MIN_WINDOW_FRAMES && f.index - this.openEnd > WINDOW_GAP_FRAMES) this.close();

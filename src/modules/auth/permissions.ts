@@ -8,6 +8,7 @@ export const permissionScopes = [
   'stt_rt',
   'tts_rt',
   'voices',
+  'speakers',
   'temporary_api_keys',
   'usage',
   'organization',

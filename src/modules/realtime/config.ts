@@ -40,6 +40,8 @@ export interface RealtimeConfig {
   enableEndpointDetection: boolean;
   maxEndpointDelayMs: number;
   enableSpeakerDiarization: boolean;
+  /** Parlance: enrolled speaker ids to recognise (with diarization). */
+  speakers?: string[];
   enableLanguageIdentification: boolean;
   /** Parlance: formatted final tokens; unset = the server's setting. */
   enableTextFormatting?: boolean;
@@ -68,6 +70,17 @@ function optNumber(c: Obj, key: string, min: number, max: number, opts: { intege
   if (opts.integer && !Number.isInteger(v)) throw bad(key, 'must be an integer.');
   if (v < min || v > max) throw bad(key, `must be between ${min} and ${max}; got ${v}.`);
   return v;
+}
+
+/** Enrolled speaker ids (`speakers`): at most 32 strings, only with diarization; checked against the project later. */
+function optSpeakers(c: Obj, diarization: boolean): string[] | undefined {
+  const v = c.speakers;
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.some((id) => typeof id !== 'string' || id.length === 0 || id.length > 64))
+    throw bad('speakers', 'must be an array of enrolled speaker ids (strings).');
+  if (v.length > 32) throw bad('speakers', `at most 32 speakers may be recognised at once; got ${v.length}.`);
+  if (v.length > 0 && !diarization) throw bad('speakers', 'needs enable_speaker_diarization: true.');
+  return v.length ? (v as string[]) : undefined;
 }
 
 function optString(c: Obj, key: string, maxLen: number): string | undefined {
@@ -191,6 +204,7 @@ export function parseRealtimeConfig(c: unknown): RealtimeConfig {
   optNumber(c, 'endpoint_sensitivity', -1, 1);
   optNumber(c, 'endpoint_latency_adjustment_level', 0, 3, { integer: true });
   const enableSpeakerDiarization = optBool(c, 'enable_speaker_diarization', false);
+  const speakers = optSpeakers(c, enableSpeakerDiarization);
   const enableLanguageIdentification = optBool(c, 'enable_language_identification', false);
   const enableTextFormatting = c.enable_text_formatting === undefined || c.enable_text_formatting === null ? undefined : optBool(c, 'enable_text_formatting', true);
   const clientReferenceId = optString(c, 'client_reference_id', MAX_CLIENT_REFERENCE_ID);
@@ -209,6 +223,7 @@ export function parseRealtimeConfig(c: unknown): RealtimeConfig {
     enableEndpointDetection,
     maxEndpointDelayMs,
     enableSpeakerDiarization,
+    ...(speakers ? { speakers } : {}),
     enableLanguageIdentification,
     ...(enableTextFormatting !== undefined ? { enableTextFormatting } : {}),
     ...(clientReferenceId !== undefined ? { clientReferenceId } : {}),

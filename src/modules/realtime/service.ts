@@ -11,7 +11,9 @@
 // (max_duration_reached) and the temporary key's max_session_duration (temp_api_key_session_expired).
 import type { Logger } from 'pino';
 import type { DiarizationEngine, DiarizationStream } from '../../engines/diarization/interface.js';
-import { SpeakerLabels } from '../../engines/diarization/label-tokens.js';
+import type { MatchThresholds } from '../../engines/diarization/voice-print.js';
+import type { EnrolledSpeaker } from '../speakers/service.js';
+import { liveSpeakerLabels } from './speaker-names.js';
 import { EngineBusyError, type FinalInfo, type Recognizer, type SecondPassReport, STT_SAMPLE_RATE, type StreamingSession, type Token } from '../../engines/stt/interface.js';
 import { LiveSet, type LiveSurface } from '../../lib/live-set.js';
 import { ApiError, shuttingDownError } from '../../wire/api-error.js';
@@ -54,6 +56,8 @@ export interface RealtimeOptions {
   usageCheckIntervalMs?: number;
   /** Speaker labels for sessions with enable_speaker_diarization. */
   diarizer?: DiarizationEngine;
+  /** How close a live voice must be to an enrolled speaker's profile to carry its name. */
+  speakerMatch?: MatchThresholds;
   /** Format final tokens unless the session's configuration says otherwise (PARLANCE_TEXT_FORMATTING). */
   formatText?: boolean;
 }
@@ -75,6 +79,8 @@ export interface RealtimeDeps {
   concurrency: ConcurrencyLimits;
   /** Meters each session (audio seconds streamed) when it ends. */
   meter?: UsageMeter;
+  /** Resolves a session's `speakers` (404 speaker_not_found, 409 speaker_not_ready). */
+  speakers?: { forRecognition(projectId: string, ids: readonly string[]): Promise<EnrolledSpeaker[]> };
   log: Logger;
   observe?: RealtimeObserver;
   errorReferenceUrl(): string;
@@ -234,6 +240,7 @@ export class RealtimeSession {
       const config = parseRealtimeConfig(msg);
       const resolved = deps.models.resolve(config.model, 'real_time');
       const language = languageOptions(config, resolved.model.id, resolved.engine.model.languages, deps.models);
+      const enrolled = config.speakers && deps.speakers && opts.speakerMatch ? await deps.speakers.forRecognition(ctx.projectId, config.speakers) : [];
       await deps.billing.assertCanStart(ctx.organizationId, ctx.projectId);
       if (this.closed) return;
       const release = await deps.concurrency.acquire('stt', ctx);
@@ -251,7 +258,7 @@ export class RealtimeSession {
         fail: (err) =>
           this.fail(err instanceof TranslationError ? new ApiError('internal_error', 'Internal error: the translation engine failed.', { cause: err }) : err),
       });
-      this.speakerOf = this.startDiarization(config);
+      this.speakerOf = this.startDiarization(config, enrolled);
       if (config.enableTextFormatting ?? opts.formatText ?? false) this.formatter = new TranscriptFormatter({ language: resolved.engine.model.languages[0] });
       this.tracker = new TokenTracker(config.enableNonFinalTokens, this.translation.labels, this.speakerOf, config.maxNonFinalTokensDurationMs);
       const raw = isRawFormat(config.audioFormat)
@@ -373,14 +380,12 @@ export class RealtimeSession {
   }
 
   /** Speaker labelling for the token tracker when the client asked for diarization. */
-  private startDiarization(config: RealtimeConfig): ((startMs: number, endMs: number) => string) | undefined {
-    const { diarizer } = this.service.opts;
+  private startDiarization(config: RealtimeConfig, enrolled: EnrolledSpeaker[]): ((startMs: number, endMs: number) => string) | undefined {
+    const { diarizer, speakerMatch } = this.service.opts;
     if (!config.enableSpeakerDiarization || !diarizer) return undefined;
-    const stream = diarizer.createStream();
+    const stream = diarizer.createStream(enrolled.length && speakerMatch ? { enrolled: { prints: enrolled.map((e) => e.print), thresholds: speakerMatch } } : {});
     this.diarization = stream;
-    const labels = new SpeakerLabels();
-    // Before any speech window is clustered, the first speaker (number 0) is the only guess.
-    return (startMs, endMs) => labels.label(stream.speakerAt(startMs, endMs) ?? 0);
+    return liveSpeakerLabels(stream, enrolled.map((e) => e.name));
   }
 
   private onPartial(tokens: Token[]): void {

@@ -20,7 +20,8 @@ import type { TranslationConfig, TranslationPlan } from '../translation/plan.js'
 import { transcriptTokens } from '../translation/tokens.js';
 import type { TranscriptionRow, TranscriptionsRepository } from './repository.js';
 import type { TranscriptToken } from './schemas.js';
-import { addSpeakerLabels } from './speaker-labels.js';
+import { addSpeakerLabels, type Recognition } from './speaker-labels.js';
+import type { MatchThresholds } from '../../engines/diarization/voice-print.js';
 import { PROCESS_JOB, type ProcessJobPayload, type TranscriptionsService, WEBHOOK_JOB, type WebhookJobPayload } from './service.js';
 import { formatTranscript } from '../../text/format.js';
 import { recognitionContext } from '../../engines/stt/context.js';
@@ -60,6 +61,8 @@ export interface ProcessorOptions {
   webhookBackoffMs: (attempt: number) => number;
   /** Labels tokens with speakers for transcriptions created with enable_speaker_diarization. */
   diarizer: DiarizationEngine;
+  /** Enrolled speakers still ready among those a transcription asked for, and how close a voice must be to be one. */
+  speakers?: { enrolled(projectId: string, ids: string[]): Promise<Recognition['enrolled']>; thresholds: MatchThresholds };
   clock?: Clock;
   /** Meters each completed transcription (audio seconds of its model). */
   meter?: UsageMeter;
@@ -264,7 +267,7 @@ export class TranscriptionProcessor {
       if (words.length > this.opts.maxTokens)
         throw new JobFailure('transcription_output_too_long', `The transcript has ${words.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`);
       // Speakers first: translation segments split at speaker changes and translated tokens keep the speaker.
-      const labelled = row.enable_speaker_diarization ? await addSpeakerLabels(this.opts.diarizer, path, words, signal) : words;
+      const labelled = row.enable_speaker_diarization ? await addSpeakerLabels(this.opts.diarizer, path, words, signal, await this.recognition(row)) : words;
       return { labelled, decodedBytes };
     });
     const tokens = await this.languageStep(row, engine.model.languages, labelled, signal);
@@ -295,6 +298,13 @@ export class TranscriptionProcessor {
       await this.repo.update(row.id, { audio_blob_key: null });
       this.log('info', 'transcription completed', { id: row.id, audio_ms: durationMs, tokens: tokens.length });
     }
+  }
+
+  /** The enrolled speakers a transcription asked for (those deleted or no longer ready since are left out). */
+  private async recognition(row: TranscriptionRow): Promise<Recognition | undefined> {
+    const { speakers } = this.opts;
+    if (!row.speakers || !speakers) return undefined;
+    return { enrolled: await speakers.enrolled(row.project_id, JSON.parse(row.speakers) as string[]), thresholds: speakers.thresholds };
   }
 
   /** Post-step: language labels and translation of the recognised words (src/modules/translation). */

@@ -33,6 +33,13 @@ export const CreateTranscriptionBody = Type.Object(
     language_hints: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 16 }), { maxItems: 100 })),
     language_hints_strict: Type.Optional(Type.Boolean()),
     enable_speaker_diarization: Type.Optional(Type.Boolean()),
+    /** Parlance: enrolled speaker ids (/v1/speakers) to recognise; needs enable_speaker_diarization. */
+    speakers: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        maxItems: 32,
+        description: 'Enrolled speakers (ids from /v1/speakers, each ready) to recognise: a diarized voice that matches one carries its name as `speaker`; others keep "1", "2", ... Needs enable_speaker_diarization.',
+      }),
+    ),
     enable_language_identification: Type.Optional(Type.Boolean()),
     /** Parlance: formatted text (capitals, punctuation, numbers as digits); default PARLANCE_TEXT_FORMATTING. */
     enable_text_formatting: Type.Optional(Type.Boolean()),
@@ -60,6 +67,8 @@ export const TranscriptionRecord = Type.Object({
   language_hints: Type.Array(Type.String()),
   language_hints_strict: Type.Boolean(),
   enable_speaker_diarization: Type.Boolean(),
+  /** Parlance: the enrolled speakers asked for (present only when some were). */
+  speakers: Type.Optional(Type.Array(Type.String())),
   enable_language_identification: Type.Boolean(),
   context: Type.Union([Type.String(), Type.Object({}, { additionalProperties: true }), Type.Null()]),
   translation: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),

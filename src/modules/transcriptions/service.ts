@@ -32,6 +32,8 @@ export interface TranscriptionsOptions {
   formatText: boolean;
   /** The SSRF guard's allowlist (PARLANCE_ALLOW_PRIVATE_HOSTS): webhooks it would refuse are refused at creation. */
   allowPrivateHosts: readonly string[];
+  /** Checks the enrolled speakers a transcription asks for (404 speaker_not_found, 409 speaker_not_ready). */
+  speakers?: { forRecognition(projectId: string, ids: readonly string[]): Promise<{ id: string }[]> };
   clock?: Clock;
 }
 
@@ -61,6 +63,7 @@ export function toRecord(row: TranscriptionRow, profile: CompatProfile): Transcr
     language_hints: JSON.parse(row.language_hints) as string[],
     language_hints_strict: row.language_hints_strict === 1,
     enable_speaker_diarization: row.enable_speaker_diarization === 1,
+    ...(row.speakers ? { speakers: JSON.parse(row.speakers) as string[] } : {}),
     enable_language_identification: row.enable_language_identification === 1,
     context: parseJson<string | Record<string, unknown>>(row.context),
     translation: parseJson<Record<string, unknown>>(row.translation),
@@ -149,8 +152,14 @@ export class TranscriptionsService {
       const plan = this.catalog.planTranslation(body.translation, resolved.model.id, languages);
       if (!plan.ok) issue('translation', plan.message, 'unsupported');
     }
+    if (body.speakers?.length && !body.enable_speaker_diarization) issue('speakers', 'needs enable_speaker_diarization: true', 'invalid_value');
     if (issues.length)
       throw new ApiError('invalid_request', `Invalid request: ${issues.map((i) => `${i.location}: ${i.message}`).join('; ')}`, { validationErrors: issues });
+    let speakers: string[] | null = null;
+    if (body.speakers?.length) {
+      if (!this.opts.speakers) throw new ApiError('invalid_request', 'Invalid request: speakers: speaker recognition is not available on this server.');
+      speakers = (await this.opts.speakers.forRecognition(ctx.projectId, body.speakers)).map((s) => s.id);
+    }
 
     let filename: string;
     if (hasFile) {
@@ -193,6 +202,7 @@ export class TranscriptionsService {
       context: body.context === undefined ? null : JSON.stringify(body.context),
       translation: body.translation === undefined ? null : JSON.stringify(body.translation),
       enable_speaker_diarization: body.enable_speaker_diarization ? 1 : 0,
+      speakers: speakers ? JSON.stringify(speakers) : null,
       enable_language_identification: body.enable_language_identification ? 1 : 0,
       enable_text_formatting: (body.enable_text_formatting ?? this.opts.formatText) ? 1 : 0,
       webhook_url: body.webhook_url ?? null,

@@ -1,18 +1,36 @@
 // Post-recognition step of async transcription: when diarization was asked for, the audio is decoded once more and
-// diarized (the recognizer streams the first decode away), and every token gets a speaker label. Kept out of the
-// processor so other post-steps (language identification, translation) stay separate edits.
+// diarized (the recognizer streams the first decode away), and every token gets a speaker label. With enrolled
+// speakers to recognise, the audio is read a third time to measure each diarized speaker's voice over its turns
+// (the turns are only known once the whole file is clustered), and speakers matching an enrolled profile are labelled
+// with its name; a turn that does not sound like the name its speaker got loses it. Kept out of the processor so other post-steps (language identification, translation) stay separate.
 import { decodeToPcm } from '../../audio/decode.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
 import { labelTokens } from '../../engines/diarization/label-tokens.js';
+import { identifyTurns, type MatchThresholds, type VoicePrint } from '../../engines/diarization/voice-print.js';
 import { BATCH_NICE } from '../../lib/priority.js';
+
+export interface Recognition {
+  enrolled: { name: string; print: VoicePrint }[];
+  thresholds: MatchThresholds;
+}
 
 export async function addSpeakerLabels<T extends { start_ms?: number; end_ms?: number }>(
   diarizer: DiarizationEngine,
   audioPath: string,
   tokens: T[],
   signal: AbortSignal,
+  recognition?: Recognition,
 ): Promise<(T & { speaker?: string })[]> {
   if (tokens.length === 0) return tokens;
-  const turns = await diarizer.diarize(decodeToPcm(audioPath, { signal, nice: BATCH_NICE }), { signal });
-  return labelTokens(tokens, turns);
+  let turns = await diarizer.diarize(decodeToPcm(audioPath, { signal, nice: BATCH_NICE }), { signal });
+  const names = new Map<number, string>();
+  if (recognition?.enrolled.length && turns.length) {
+    // One print per turn (its index as the speaker): speakers' prints are their turns' merged.
+    const perTurn = turns.map((t, i) => ({ ...t, speaker: i }));
+    const heard = await diarizer.measure(decodeToPcm(audioPath, { signal, nice: BATCH_NICE }), { turns: perTurn, signal });
+    const found = identifyTurns(turns, heard, recognition.enrolled.map((e) => e.print), recognition.thresholds);
+    turns = found.turns;
+    for (const [speaker, index] of found.names) names.set(speaker, recognition.enrolled[index]!.name);
+  }
+  return labelTokens(tokens, turns, names);
 }

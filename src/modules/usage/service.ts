@@ -12,7 +12,7 @@ import type { PriceTable } from './prices.js';
 import type { Balance, MonthlyUsage, SummaryEntry, UsageLog, UsageSummary } from './schemas.js';
 import { type DaySummaryRow, type UsageRecordRow, type UsageRepository } from './repository.js';
 
-export type UsageKind = 'stt_async' | 'stt_rt' | 'tts';
+export type UsageKind = 'stt_async' | 'stt_rt' | 'tts' | 'speaker_enrolment';
 
 /** Who made the request: an AuthContext fits. */
 export interface UsageActor {

@@ -1,0 +1,211 @@
+// Speaker identification suite (issue #19): how often enrolled speakers are named correctly in multi-speaker
+// recordings built from real voices (Debian packages, as the diarization suite builds them), on the same code path the
+// server uses (BicDiarizer: offline diarization, then a voice print per diarized speaker, matched to enrolled profiles).
+//   Enrolment: each speaker's clips are split once: enrolment clips from the end of its (sorted) list until they hold
+//   the wanted speech, test clips from the rest. No clip is in both.
+//   Conversations: 2, 3 and 4 speakers from the test clips; every speaker but one is enrolled (the one left out, and
+//   every pool speaker not in the conversation, are enrolled too only as distractors when they are not the unknown).
+//   Scoring per reference turn (weighted by its speech): the label its time gets. Enrolled speaker's turn: correct
+//   (its name), wrong (another name) or unknown (a number). Unknown speaker's turn: false accept (any name) or
+//   correctly unknown. False-accept rate = false-accepted speech / unknown speakers' speech.
+//   The server's path: a print per diarized turn, speakers identified on their turns merged, each turn of 1.5 s or more
+//   checked on its own (voice-print.ts identifyTurns). Thresholds are swept on the same measurements; the rows report
+//   the default setting.
+//   Online: the live stream with the enrolled prints, each turn labelled 600 ms after it ends (as real-time tokens turn
+//   final), at the default threshold.
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { loadVad } from '../src/audio/vad.js';
+import { settingDefs } from '../src/config/setting-defs.js';
+import { BicDiarizer } from '../src/engines/diarization/index.js';
+import { speakerForSpan } from '../src/engines/diarization/label-tokens.js';
+import { identifyTurns, type MatchThresholds, MIN_HEARD_SPEECH_MS, mergePrints, type VoicePrint } from '../src/engines/diarization/voice-print.js';
+import { buildConversation, type Conversation, type CorpusSpeaker, decodeFile, realSpeakers, trimToSpeech } from '../test/diarization-corpus.js';
+import { tempDir } from '../test/harness.js';
+import { HARVARD_SENTENCES, round, type Row, type SuiteOptions, type SuiteResult } from './lib.js';
+
+const chunks = (pcm: Int16Array, bytes = 3200): Buffer[] => {
+  const buf = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+  const out: Buffer[] = [];
+  for (let i = 0; i < buf.length; i += bytes) out.push(buf.subarray(i, i + bytes));
+  return out;
+};
+
+interface Split {
+  name: string;
+  enrol: string[];
+  test: CorpusSpeaker;
+}
+
+/** Enrolment clips from the end of the sorted list until they hold `speechMs` (trimmed length); the rest is test. */
+function split(s: CorpusSpeaker, speechMs: number): Split {
+  const enrol: string[] = [];
+  let held = 0;
+  let i = s.clips.length - 1;
+  // At least two clips stay for testing.
+  while (held < speechMs && i >= 2) {
+    enrol.push(s.clips[i]!);
+    held += (trimToSpeech(decodeFile(s.clips[i]!)).length / 16_000) * 1000;
+    i--;
+  }
+  return { name: s.name, enrol, test: { ...s, clips: s.clips.slice(0, i + 1) } };
+}
+
+async function enrolPrint(diarizer: BicDiarizer, clips: string[]): Promise<VoicePrint> {
+  const prints: VoicePrint[] = [];
+  for (const c of clips) {
+    let pcm: Int16Array;
+    try {
+      pcm = decodeFile(c);
+    } catch {
+      continue; // a synthesis that failed under load: one clip fewer
+    }
+    const p = (await diarizer.measure(chunks(pcm))).get(0);
+    if (p) prints.push(p);
+  }
+  return mergePrints(prints);
+}
+
+interface Tally {
+  correct: number;
+  wrong: number;
+  unknown: number;
+  enrolledMs: number;
+  falseAccept: number;
+  unknownMs: number;
+}
+
+const emptyTally = (): Tally => ({ correct: 0, wrong: 0, unknown: 0, enrolledMs: 0, falseAccept: 0, unknownMs: 0 });
+
+function score(t: Tally, conv: Conversation, enrolledNames: Set<string>, labelOf: (startMs: number, endMs: number) => string | undefined): void {
+  for (const turn of conv.turns) {
+    const ms = turn.endMs - turn.startMs;
+    const label = labelOf(turn.startMs, turn.endMs);
+    if (enrolledNames.has(turn.speaker)) {
+      t.enrolledMs += ms;
+      if (label === turn.speaker) t.correct += ms;
+      else if (label !== undefined) t.wrong += ms;
+      else t.unknown += ms;
+    } else {
+      t.unknownMs += ms;
+      if (label !== undefined) t.falseAccept += ms;
+    }
+  }
+}
+
+interface Case {
+  conv: Conversation;
+  enrolled: { name: string; print: VoicePrint }[];
+  turns: Awaited<ReturnType<BicDiarizer['diarize']>>;
+  heard: Map<number, VoicePrint>;
+}
+
+export async function run(opts: SuiteOptions): Promise<SuiteResult> {
+  const work = tempDir('parlance-bench-speakers-');
+  opts.cleanup.add('speakers work dir', () => rmSync(work, { recursive: true, force: true }));
+  const vad = await loadVad({ log: () => {} });
+  const diarizer = new BicDiarizer({ vad });
+  const real = realSpeakers();
+  if (real.length < 4) throw new Error('needs asterisk-core-sounds-{en,fr,ru}-wav and pocketsphinx-testdata (scripts/debian-packages.txt)');
+  const flite: CorpusSpeaker[] = (opts.quick ? [] : ['kal', 'slt', 'awb', 'rms']).map((v) => ({
+    name: v,
+    source: 'flite',
+    clips: HARVARD_SENTENCES.slice(0, 20).map((text, i) => {
+      const file = path.join(work, `${v}-${i}.wav`);
+      execFileSync('flite', ['-voice', v, '-t', text, '-o', file]);
+      return file;
+    }),
+  }));
+  const defaults: MatchThresholds = {
+    maxDistance: settingDefs.speakerMatchMaxDistance.default,
+    minSimilarity: settingDefs.speakerMatchMinSimilarity.default,
+    minSpeechMs: MIN_HEARD_SPEECH_MS,
+  };
+  const grid = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8, 1, 1.5];
+  const enrolSeconds = opts.quick ? [10] : [5, 10, 20];
+  const seeds = [1, 2, 3, 4];
+  const rows: Row[] = [];
+  const raw: Record<string, unknown>[] = [];
+  const pct = (v: number, of: number) => `${round((100 * v) / Math.max(of, 1), 1)} %`;
+  // --quick: the real voices only.
+  for (const [set, pool] of opts.quick ? ([['real', real]] as const) : ([['real', real], ['flite', flite]] as const)) {
+    for (const seconds of enrolSeconds) {
+      const splits = pool.map((s) => split(s, seconds * 1000));
+      const prints = new Map<string, VoicePrint>();
+      for (const sp of splits) prints.set(sp.name, await enrolPrint(diarizer, sp.enrol));
+      const cases: Case[] = [];
+      const online = emptyTally();
+      for (const n of [2, 3, 4]) {
+        for (const seed of seeds) {
+          const members = Array.from({ length: n }, (_, i) => splits[(i + seed) % splits.length]!);
+          const conv = buildConversation(members.map((m) => m.test), { turns: 14, seed });
+          // One speaker of the conversation is not enrolled; every other pool speaker is (distractors included).
+          const unknown = members[seed % n]!.name;
+          const enrolled = splits.filter((s) => s.name !== unknown).map((s) => ({ name: s.name, print: prints.get(s.name)! }));
+          const turns = await diarizer.diarize(chunks(conv.pcm));
+          // One print per turn, as the server measures them (speaker = turn index).
+          const heard = await diarizer.measure(chunks(conv.pcm), { turns: turns.map((t, i) => ({ ...t, speaker: i })) });
+          cases.push({ conv, enrolled, turns, heard });
+          if (seconds === 10 || opts.quick) {
+            const stream = diarizer.createStream({ enrolled: { prints: enrolled.map((e) => e.print), thresholds: defaults } });
+            const labels = new Map<number, string | undefined>();
+            let next = 0;
+            let fed = 0;
+            const label = (t: { startMs: number; endMs: number }) => {
+              const s = stream.speakerAt(t.startMs, t.endMs) ?? 0;
+              const i = stream.identified(s);
+              return i === undefined ? undefined : enrolled[i]!.name;
+            };
+            for (const c of chunks(conv.pcm)) {
+              await stream.push(c);
+              fed += c.length / 32;
+              for (; next < conv.turns.length && conv.turns[next]!.endMs + 600 <= fed; next++) labels.set(next, label(conv.turns[next]!));
+            }
+            await stream.flush();
+            for (; next < conv.turns.length; next++) labels.set(next, label(conv.turns[next]!));
+            stream.close();
+            const byStart = new Map(conv.turns.map((t, i) => [t.startMs, i]));
+            score(online, conv, new Set(enrolled.map((e) => e.name)), (startMs) => labels.get(byStart.get(startMs)!));
+          }
+        }
+      }
+      const tallyAt = (maxDistance: number) => {
+        const t = emptyTally();
+        for (const c of cases) {
+          const found = identifyTurns(c.turns, c.heard, c.enrolled.map((e) => e.print), { ...defaults, maxDistance });
+          score(t, c.conv, new Set(c.enrolled.map((e) => e.name)), (startMs, endMs) => {
+            const s = speakerForSpan(found.turns, startMs, endMs);
+            const i = s === undefined ? undefined : found.names.get(s);
+            return i === undefined ? undefined : c.enrolled[i]!.name;
+          });
+        }
+        return t;
+      };
+      const sweep = grid.map((d) => ({ maxDistance: d, ...tallyAt(d) }));
+      for (const s of sweep)
+        opts.log(
+          `${set} enrol ${seconds} s, max distance ${s.maxDistance}: correct ${pct(s.correct, s.enrolledMs)}, wrong ${pct(s.wrong, s.enrolledMs)}, unknown ${pct(s.unknown, s.enrolledMs)}; false accept ${pct(s.falseAccept, s.unknownMs)}`,
+        );
+      const at = tallyAt(defaults.maxDistance);
+      rows.push({
+        benchmark: `${set}, ${seconds} s enrolment, offline, distance ≤ ${defaults.maxDistance}: correct / wrong / unknown`,
+        result: `${pct(at.correct, at.enrolledMs)} / ${pct(at.wrong, at.enrolledMs)} / ${pct(at.unknown, at.enrolledMs)}`,
+        target: 'report',
+        met: null,
+      });
+      rows.push({ benchmark: `${set}, ${seconds} s enrolment, offline: false-accept rate`, result: pct(at.falseAccept, at.unknownMs), target: '≤ 5 %', met: at.falseAccept / Math.max(1, at.unknownMs) <= 0.05 });
+      if (online.enrolledMs > 0) {
+        rows.push({
+          benchmark: `${set}, ${seconds} s enrolment, online: correct / wrong / unknown`,
+          result: `${pct(online.correct, online.enrolledMs)} / ${pct(online.wrong, online.enrolledMs)} / ${pct(online.unknown, online.enrolledMs)}`,
+          target: 'report',
+          met: null,
+        });
+        rows.push({ benchmark: `${set}, ${seconds} s enrolment, online: false-accept rate`, result: pct(online.falseAccept, online.unknownMs), target: '≤ 5 %', met: online.falseAccept / Math.max(1, online.unknownMs) <= 0.05 });
+      }
+      raw.push({ set, enrolSeconds: seconds, splits: splits.map((s) => ({ name: s.name, enrolClips: s.enrol.length, testClips: s.test.clips.length })), sweep, online });
+    }
+  }
+  return { rows, raw: { thresholds: defaults, results: raw } };
+}
