@@ -77,7 +77,7 @@ describe('web console', () => {
     expect((await errorBody(missing)).error_type).toBe('invalid_request');
   });
 
-  it('opens console sessions for an API key from the console\'s own origin only, never from another session', async () => {
+  it("opens console sessions for an API key from the console's own origin only, never from another session", async () => {
     const refused = await s.request('/v1/auth/playground-session', { method: 'POST' });
     expect(refused.status).toBe(403);
     expect((await errorBody(refused)).error_type).toBe('permission_denied');
@@ -112,40 +112,44 @@ describe('web console', () => {
     await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
   });
 
-  it('uploads several files at once and by drag and drop, with progress; lists them in pages, counts and deletes them (source playground)', { timeout: 180_000 }, async () => {
-    await page.getByLabel('Choose audio files').setInputFiles([speechWav, toneWav, ...copies]);
-    await page.getByText('11 files: 11 from the playground').waitFor({ timeout: 120_000 });
-    expect(await page.getByText('uploaded', { exact: true }).count()).toBe(11);
-    expect(await page.getByRole('progressbar', { name: 'Uploading speech.wav' }).getAttribute('value')).toBe('1');
-    const list = page.getByRole('list', { name: 'Files' });
-    // Ten per page: the eleventh is on the next page, and back.
-    expect(await list.getByRole('listitem').count()).toBe(10);
-    await page.getByRole('button', { name: 'Next page' }).click();
-    await page.getByText('Page 2').waitFor();
-    await list.getByRole('listitem').nth(0).waitFor();
-    expect(await list.getByRole('listitem').count()).toBe(1);
-    expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
-    await page.getByRole('button', { name: 'Previous page' }).click();
-    await page.getByText('Page 1').waitFor();
+  it(
+    'uploads several files at once and by drag and drop, with progress; lists them in pages, counts and deletes them (source playground)',
+    { timeout: 180_000 },
+    async () => {
+      await page.getByLabel('Choose audio files').setInputFiles([speechWav, toneWav, ...copies]);
+      await page.getByText('11 files: 11 from the playground').waitFor({ timeout: 120_000 });
+      expect(await page.getByText('uploaded', { exact: true }).count()).toBe(11);
+      expect(await page.getByRole('progressbar', { name: 'Uploading speech.wav' }).getAttribute('value')).toBe('1');
+      const list = page.getByRole('list', { name: 'Files' });
+      // Ten per page: the eleventh is on the next page, and back.
+      expect(await list.getByRole('listitem').count()).toBe(10);
+      await page.getByRole('button', { name: 'Next page' }).click();
+      await page.getByText('Page 2').waitFor();
+      await list.getByRole('listitem').nth(0).waitFor();
+      expect(await list.getByRole('listitem').count()).toBe(1);
+      expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+      await page.getByRole('button', { name: 'Previous page' }).click();
+      await page.getByText('Page 1').waitFor();
 
-    // Drag and drop: a real drop event carrying a File.
-    const bytes = [...readFileSync(toneWav)];
-    const dataTransfer = await page.evaluateHandle((b) => {
-      const dt = new DataTransfer();
-      dt.items.add(new File([new Uint8Array(b)], 'dropped.wav', { type: 'audio/wav' }));
-      return dt;
-    }, bytes);
-    await page.dispatchEvent('.drop-zone', 'drop', { dataTransfer });
-    await list.getByText('dropped.wav').waitFor();
-    expect(await api<{ playground: number; public_api: number; total: number }>('/v1/files/count')).toEqual({ playground: 12, public_api: 0, total: 12 });
-    await page.getByText('12 files: 12 from the playground').waitFor();
-    await shot('files');
+      // Drag and drop: a real drop event carrying a File.
+      const bytes = [...readFileSync(toneWav)];
+      const dataTransfer = await page.evaluateHandle((b) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([new Uint8Array(b)], 'dropped.wav', { type: 'audio/wav' }));
+        return dt;
+      }, bytes);
+      await page.dispatchEvent('.drop-zone', 'drop', { dataTransfer });
+      await list.getByText('dropped.wav').waitFor();
+      expect(await api<{ playground: number; public_api: number; total: number }>('/v1/files/count')).toEqual({ playground: 12, public_api: 0, total: 12 });
+      await page.getByText('12 files: 12 from the playground').waitFor();
+      await shot('files');
 
-    await page.getByRole('button', { name: 'Delete dropped.wav' }).click();
-    await page.getByText('11 files: 11 from the playground').waitFor();
-    const listed = await api<{ files: { filename: string }[] }>('/v1/files');
-    expect(listed.files.map((f) => f.filename).sort()).toEqual(['speech.wav', 'tone.wav', ...copies.map((c) => path.basename(c))].sort());
-  });
+      await page.getByRole('button', { name: 'Delete dropped.wav' }).click();
+      await page.getByText('11 files: 11 from the playground').waitFor();
+      const listed = await api<{ files: { filename: string }[] }>('/v1/files');
+      expect(listed.files.map((f) => f.filename).sort()).toEqual(['speech.wav', 'tone.wav', ...copies.map((c) => path.basename(c))].sort());
+    },
+  );
 
   let transcriptionId = '';
   it('transcribes an uploaded file; the transcript view shows its words and plays from a clicked word', async () => {
@@ -183,7 +187,7 @@ describe('web console', () => {
     expect(await api<{ playground: number }>('/v1/transcriptions/count')).toMatchObject({ playground: 1, public_api: 0 });
   }, 180_000);
 
-  it('exports the transcript as SRT (the server\'s own export)', { timeout: 90_000 }, async () => {
+  it("exports the transcript as SRT (the server's own export)", { timeout: 90_000 }, async () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export SRT' }).click()]);
     expect(download.suggestedFilename()).toBe('speech.srt');
     const saved = readFileSync(await download.path(), 'utf8');
@@ -235,7 +239,10 @@ describe('web console', () => {
     await page.evaluate(() => {
       const w = window as unknown as { sawNonFinal: boolean };
       w.sawNonFinal = false;
-      new MutationObserver(() => document.querySelector('.live-text .non-final') && (w.sawNonFinal = true)).observe(document.body, { subtree: true, childList: true });
+      new MutationObserver(() => document.querySelector('.live-text .non-final') && (w.sawNonFinal = true)).observe(document.body, {
+        subtree: true,
+        childList: true,
+      });
     });
     await page.getByRole('button', { name: 'Start microphone' }).click();
     // Enough final words for one pass through the spoken sentences.

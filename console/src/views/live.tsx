@@ -61,10 +61,13 @@ export function LiveView() {
     socket.current = null;
     setState('idle');
   };
-  useEffect(() => () => {
-    socket.current?.close();
-    void capture.current?.stop();
-  }, []);
+  useEffect(
+    () => () => {
+      socket.current?.close();
+      void capture.current?.stop();
+    },
+    [],
+  );
 
   const start = async () => {
     setError(null);
@@ -180,7 +183,13 @@ export function LiveView() {
               </button>
             )}
             <span role="status">
-              {state === 'listening' ? `Listening · ${(audioMs / 1000).toFixed(1)} s processed` : state === 'connecting' ? 'Connecting…' : state === 'finishing' ? 'Finishing…' : 'Idle'}
+              {state === 'listening'
+                ? `Listening · ${(audioMs / 1000).toFixed(1)} s processed`
+                : state === 'connecting'
+                  ? 'Connecting…'
+                  : state === 'finishing'
+                    ? 'Finishing…'
+                    : 'Idle'}
             </span>
           </div>
         </div>
