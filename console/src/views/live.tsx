@@ -1,6 +1,6 @@
 // Live transcription from the microphone over /transcribe-websocket, with a single-use temporary key minted for
 // this session. Final tokens are plain, non-final ones (still changing) grey and italic; endpoints show as a
-// marker; speakers in colour; a translation, when chosen, side by side.
+// marker; speakers labelled and in colour; a translation, when chosen, side by side.
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { temporaryKey, wsUrl } from '../lib/api.js';
@@ -19,18 +19,31 @@ interface Frame {
 }
 
 function TokenLine({ finals, nonFinals, label }: { finals: Token[]; nonFinals: Token[]; label: string }) {
-  const show = (t: Token, i: number, final: boolean) =>
-    t.text === '<end>' ? (
-      <span key={i} class="endpoint" role="img" aria-label="endpoint">
-        ⏎
-      </span>
-    ) : t.text === '<fin>' ? null : (
+  // With diarization, each change of speaker among the final words is labelled in words, not only in colour.
+  let speaker: string | undefined;
+  const show = (t: Token, i: number, final: boolean) => {
+    if (t.text === '<end>')
+      return (
+        <span key={i} class="endpoint" role="img" aria-label="endpoint">
+          ⏎
+        </span>
+      );
+    if (t.text === '<fin>') return null;
+    const speakerChange = final && t.speaker !== undefined && t.speaker !== speaker;
+    if (final && t.speaker !== undefined) speaker = t.speaker;
+    return (
       <Fragment key={i}>
+        {speakerChange && (
+          <span class="speaker-label" style={{ color: speakerColour(t.speaker) }}>
+            Speaker {t.speaker}
+          </span>
+        )}
         <span class={final ? 'final' : 'non-final'} style={{ color: final ? speakerColour(t.speaker) : undefined }} data-speaker={t.speaker}>
           {t.text}
         </span>
       </Fragment>
     );
+  };
   return (
     <div class="live-text" aria-label={label} aria-live="polite">
       {finals.map((t, i) => show(t, i, true))}
@@ -61,10 +74,13 @@ export function LiveView() {
     socket.current = null;
     setState('idle');
   };
-  useEffect(() => () => {
-    socket.current?.close();
-    void capture.current?.stop();
-  }, []);
+  useEffect(
+    () => () => {
+      socket.current?.close();
+      void capture.current?.stop();
+    },
+    [],
+  );
 
   const start = async () => {
     setError(null);
@@ -180,7 +196,13 @@ export function LiveView() {
               </button>
             )}
             <span role="status">
-              {state === 'listening' ? `Listening · ${(audioMs / 1000).toFixed(1)} s processed` : state === 'connecting' ? 'Connecting…' : state === 'finishing' ? 'Finishing…' : 'Idle'}
+              {state === 'listening'
+                ? `Listening · ${(audioMs / 1000).toFixed(1)} s processed`
+                : state === 'connecting'
+                  ? 'Connecting…'
+                  : state === 'finishing'
+                    ? 'Finishing…'
+                    : 'Idle'}
             </span>
           </div>
         </div>
