@@ -100,7 +100,9 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
         const conv = buildConversation(speakers, { turns: 14, seed });
         const m = await measure(diarizer, conv);
         results.push({ set, speakers: n, seed, names: speakers.map((s) => s.name), ...m });
-        opts.log(`${set} n=${n} seed=${seed} ${(m.audioMs / 1000).toFixed(1)} s: offline DER ${(m.offlineDer * 100).toFixed(1)} % (${m.offlineFound} found), online ${(m.onlineDer * 100).toFixed(1)} % (${m.onlineFound})`);
+        opts.log(
+          `${set} n=${n} seed=${seed} ${(m.audioMs / 1000).toFixed(1)} s: offline DER ${(m.offlineDer * 100).toFixed(1)} % (${m.offlineFound} found), online ${(m.onlineDer * 100).toFixed(1)} % (${m.onlineFound})`,
+        );
       }
     }
   }
@@ -113,8 +115,18 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
       // Pooled over conversations: DER weighted by reference speech ≈ audio here.
       const der = (k: 'offlineDer' | 'onlineDer') => g.reduce((s, r) => s + r[k] * r.audioMs, 0) / audio;
       const found = (k: 'offlineFound' | 'onlineFound') => g.map((r) => r[k]).join('/');
-      rows.push({ benchmark: `${set} ${n} speakers: offline DER (speakers found)`, result: `${pct(der('offlineDer'))} (${found('offlineFound')})`, target: 'report', met: null });
-      rows.push({ benchmark: `${set} ${n} speakers: online DER (speakers found)`, result: `${pct(der('onlineDer'))} (${found('onlineFound')})`, target: 'report', met: null });
+      rows.push({
+        benchmark: `${set} ${n} speakers: offline DER (speakers found)`,
+        result: `${pct(der('offlineDer'))} (${found('offlineFound')})`,
+        target: 'report',
+        met: null,
+      });
+      rows.push({
+        benchmark: `${set} ${n} speakers: online DER (speakers found)`,
+        result: `${pct(der('onlineDer'))} (${found('onlineFound')})`,
+        target: 'report',
+        met: null,
+      });
     }
   }
   const audio = results.reduce((s, r) => s + r.audioMs, 0);

@@ -237,9 +237,7 @@ interface PostResult {
 async function streamUpload(url: string, apiKey: string, file: string, filename: string): Promise<PostResult> {
   const size = (await stat(file)).size;
   const boundary = `parlance-bench-${randomBytes(12).toString('hex')}`;
-  const preamble = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: audio/wav\r\n\r\n`,
-  );
+  const preamble = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: audio/wav\r\n\r\n`);
   const closing = Buffer.from(`\r\n--${boundary}--\r\n`);
   const req = http.request(`${url}/v1/files`, {
     method: 'POST',

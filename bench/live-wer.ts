@@ -15,7 +15,10 @@ import type { Recognizer, Token } from '../src/engines/stt/interface.js';
 const execFileP = promisify(execFile);
 
 async function pcm16k(file: string): Promise<Buffer> {
-  const { stdout } = await execFileP('ffmpeg', ['-v', 'error', '-i', file, '-f', 's16le', '-ac', '1', '-ar', '16000', 'pipe:1'], { encoding: 'buffer', maxBuffer: 1 << 28 });
+  const { stdout } = await execFileP('ffmpeg', ['-v', 'error', '-i', file, '-f', 's16le', '-ac', '1', '-ar', '16000', 'pipe:1'], {
+    encoding: 'buffer',
+    maxBuffer: 1 << 28,
+  });
   return stdout;
 }
 
@@ -45,7 +48,6 @@ async function live(recognizer: Recognizer, pcm: Buffer): Promise<string> {
   await session.end();
   return finals.map((t) => t.text).join(' ');
 }
-
 
 /** WER per mode; the second pass gets as long as it needs (this measures words, not a loaded machine's timing). */
 export async function liveWer(waitMs = 600_000): Promise<Record<string, { wer: number; words: number; errors: number }>> {

@@ -62,7 +62,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ms = (n: number) => (Number.isFinite(n) ? String(round(n, 1)) : '—');
 
 /** The documented error bodies: the REST one (src/wire/rest-error.ts) and POST /tts's (src/modules/tts/schemas.ts). */
-const ERROR_KEYS = { rest: 'error_type,message,more_info,request_id,status_code,validation_errors', tts: 'error_code,error_message,error_type,more_info,request_id' };
+const ERROR_KEYS = {
+  rest: 'error_type,message,more_info,request_id,status_code,validation_errors',
+  tts: 'error_code,error_message,error_type,more_info,request_id',
+};
 
 /** A 429 body is well-formed when it has exactly one documented shape, says 429 and `limit_exceeded`. */
 function wellFormed429(text: string): boolean {
@@ -76,7 +79,14 @@ function wellFormed429(text: string): boolean {
 }
 
 /** One request with the client timeout, body read to the end (kept when `keep`), 429s checked. */
-async function call(s: Parlance, kind: string, atMs: number, path_: string, init: RequestInit & { key?: string | null } = {}, keep = false): Promise<Outcome & { body?: Buffer }> {
+async function call(
+  s: Parlance,
+  kind: string,
+  atMs: number,
+  path_: string,
+  init: RequestInit & { key?: string | null } = {},
+  keep = false,
+): Promise<Outcome & { body?: Buffer }> {
   const t = performance.now();
   const o: Outcome = { kind, at_ms: round(atMs, 1), status: null, ms: 0 };
   try {
@@ -196,7 +206,11 @@ function endpointRow(kind: Kind, outs: Outcome[]): { row: Row; raw: Record<strin
   const refusals = refused.length
     ? `${refused.length} × 429 (${raw.refused_429_with_retry_after} Retry-After, ${raw.refused_429_well_formed} limit_exceeded body, p99 ${ms(refusedLat.p99)} ms)`
     : '0 × 429';
-  const others = otherCount ? `${otherCount} other (${Object.entries(other).map(([k, v]) => `${k} × ${v}`).join(', ')})` : '0 other';
+  const others = otherCount
+    ? `${otherCount} other (${Object.entries(other)
+        .map(([k, v]) => `${k} × ${v}`)
+        .join(', ')})`
+    : '0 other';
   const row: Row = {
     benchmark: `${kind.name}, ${kind.perSecond}/s: sent; p50 / p99 answered (2xx)`,
     result: `${outs.length} sent: ${ok.length} ok, ${refusals}, ${others}, ${timeouts} timeouts; ${ms(all.p50)} / ${ms(all.p99)} ms (${ms(okLat.p50)} / ${ms(okLat.p99)})`,
@@ -227,7 +241,10 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   const wavBytes = wavs.map((f) => readFileSync(f));
   const clips = await Promise.all(Array.from({ length: cfg.live_clips }, (_, i) => makeClip(work, i)));
   const ttsTexts = Array.from({ length: 5 }, (_, i) =>
-    [0, 1, 2].map((k) => sentence(3 * i + k)).map((x) => `${x.charAt(0).toUpperCase()}${x.slice(1)}.`).join(' '),
+    [0, 1, 2]
+      .map((k) => sentence(3 * i + k))
+      .map((x) => `${x.charAt(0).toUpperCase()}${x.slice(1)}.`)
+      .join(' '),
   );
 
   // The default limits stay (benchServerEnv's lifted per-minute limits do not): this load is under all of them.
@@ -242,7 +259,11 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   const preUploaded = await Promise.all(wavs.map((f) => uploadFile(s, f)));
   await Promise.all([
     transcribeFile(s, wavs[0]!),
-    call(s, 'warm-up', 0, '/tts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tts-rt-v2', language: 'en', voice: 'Adrian', audio_format: 'pcm_s16le', text: ttsTexts[0] }) }),
+    call(s, 'warm-up', 0, '/tts', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tts-rt-v2', language: 'en', voice: 'Adrian', audio_format: 'pcm_s16le', text: ttsTexts[0] }),
+    }),
     ...clips.slice(0, LIVE_STREAMS).map((c) => stream(wsUrl, s.apiKey, c)),
   ]);
 
@@ -267,7 +288,11 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
       fast: false,
       request: (n) => ({
         path: '/v1/transcriptions',
-        init: { method: 'POST', headers: json, body: JSON.stringify({ model: 'stt-async-v4', file_id: uploaded.at(-1) ?? preUploaded[n % preUploaded.length] }) },
+        init: {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ model: 'stt-async-v4', file_id: uploaded.at(-1) ?? preUploaded[n % preUploaded.length] }),
+        },
         onOk: (b) => void jobs.push((JSON.parse(b.toString()) as { id: string }).id),
       }),
     },
@@ -277,7 +302,11 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
       fast: false,
       request: (n) => ({
         path: '/tts',
-        init: { method: 'POST', headers: json, body: JSON.stringify({ model: 'tts-rt-v2', language: 'en', voice: 'Adrian', audio_format: 'pcm_s16le', text: ttsTexts[n % ttsTexts.length] }) },
+        init: {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ model: 'tts-rt-v2', language: 'en', voice: 'Adrian', audio_format: 'pcm_s16le', text: ttsTexts[n % ttsTexts.length] }),
+        },
       }),
     },
     { name: 'GET /v1/files?limit=20', perSecond: 2.5, fast: true, request: () => ({ path: '/v1/files?limit=20' }) },
@@ -285,7 +314,9 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
     { name: 'GET /health (no key)', perSecond: 5, fast: true, request: () => ({ path: '/health', init: { key: null } }) },
   ];
   const arrivals = kinds
-    .flatMap((kind, i) => Array.from({ length: Math.floor(cfg.seconds * kind.perSecond) }, (_, n) => ({ at: ((n + i / kinds.length) * 1000) / kind.perSecond, kind, n })))
+    .flatMap((kind, i) =>
+      Array.from({ length: Math.floor(cfg.seconds * kind.perSecond) }, (_, n) => ({ at: ((n + i / kinds.length) * 1000) / kind.perSecond, kind, n })),
+    )
     .sort((a, b) => a.at - b.at);
 
   // Server event-loop delay from GET /metrics, if the server has it.
@@ -295,7 +326,9 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   const metricFailures: Outcome[] = [];
   let emptyScrapes = 0;
 
-  opts.log(`load: ${cfg.seconds} s, ${arrivals.length} requests on a fixed schedule, ${LIVE_STREAMS} live streams; GET /metrics ${metricsOn ? 'sampled' : `absent (${probe.status ?? probe.error})`}`);
+  opts.log(
+    `load: ${cfg.seconds} s, ${arrivals.length} requests on a fixed schedule, ${LIVE_STREAMS} live streams; GET /metrics ${metricsOn ? 'sampled' : `absent (${probe.status ?? probe.error})`}`,
+  );
   const clientDelay = monitorEventLoopDelay({ resolution: 10 });
   clientDelay.enable();
   opts.cleanup.add('stop client event-loop monitor', () => clientDelay.disable());
@@ -327,7 +360,16 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   }, 50);
   opts.cleanup.add('stop main-thread sampler', () => clearInterval(threadSampler));
   const live = Array.from({ length: LIVE_STREAMS }, (_, i) =>
-    stream(wsUrl, s.apiKey, liveClip(clips, 2 * i, cfg.seconds * 1000)).catch((err: Error): StreamResult => ({ firstNonFinalMs: null, finalizeMs: null, finishMs: NaN, nonFinalLagMs: [], nonFinalRevisionLagMs: [], finalLagMs: [], finalAfterEndpointMs: [], error: err.message })),
+    stream(wsUrl, s.apiKey, liveClip(clips, 2 * i, cfg.seconds * 1000)).catch((err: Error): StreamResult => ({
+      firstNonFinalMs: null,
+      finalizeMs: null,
+      finishMs: NaN,
+      nonFinalLagMs: [],
+      nonFinalRevisionLagMs: [],
+      finalLagMs: [],
+      finalAfterEndpointMs: [],
+      error: err.message,
+    })),
   );
   const outcomes: Outcome[] = [];
   const inFlight: Promise<void>[] = [];
@@ -367,10 +409,12 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   let drainedAfterMs: number | null = null;
   for (;;) {
     await Promise.all(
-      [...status].filter(([, st]) => !terminal(st)).map(async ([id]) => {
-        const r = await s.request(`/v1/transcriptions/${id}`).catch(() => null);
-        if (r?.status === 200) status.set(id, ((await r.json()) as { status: string }).status);
-      }),
+      [...status]
+        .filter(([, st]) => !terminal(st))
+        .map(async ([id]) => {
+          const r = await s.request(`/v1/transcriptions/${id}`).catch(() => null);
+          if (r?.status === 200) status.set(id, ((await r.json()) as { status: string }).status);
+        }),
     );
     if ([...status.values()].every(terminal)) {
       drainedAfterMs = performance.now() - loadEnd;
@@ -385,7 +429,10 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   // Rows: one per endpoint kind.
   const endpoints: Record<string, unknown> = {};
   for (const kind of kinds) {
-    const r = endpointRow(kind, outcomes.filter((o) => o.kind === kind.name));
+    const r = endpointRow(
+      kind,
+      outcomes.filter((o) => o.kind === kind.name),
+    );
     rows.push(r.row);
     endpoints[kind.name] = r.raw;
   }
@@ -393,12 +440,26 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   const tts = outcomes.filter((o) => o.kind === TTS && o.status === 200);
   if (tts.length) {
     const st = summarize(tts.map((o) => o.ttfb_ms ?? o.ms));
-    rows.push({ benchmark: 'POST /tts under load: first audio byte (p50 / p99, 2xx)', result: `${ms(st.p50)} / ${ms(st.p99)} ms`, target: '(info)', met: null });
+    rows.push({
+      benchmark: 'POST /tts under load: first audio byte (p50 / p99, 2xx)',
+      result: `${ms(st.p50)} / ${ms(st.p99)} ms`,
+      target: '(info)',
+      met: null,
+    });
   }
-  raw.transcriptions_after_load = { created: jobs.length, states: jobStates, all_terminal_after_ms: drainedAfterMs === null ? null : round(drainedAfterMs, 0), waited_up_to_ms: drainLimitMs };
+  raw.transcriptions_after_load = {
+    created: jobs.length,
+    states: jobStates,
+    all_terminal_after_ms: drainedAfterMs === null ? null : round(drainedAfterMs, 0),
+    waited_up_to_ms: drainLimitMs,
+  };
   rows.push({
     benchmark: 'transcriptions created during the load: state afterwards',
-    result: `${jobs.length} created: ${Object.entries(jobStates).map(([k, v]) => `${v} ${k}`).join(', ') || '—'}${drainedAfterMs === null ? ` (not all done ${drainLimitMs / 1000} s after the load)` : ` (all done ${round(drainedAfterMs / 1000, 1)} s after the load)`}`,
+    result: `${jobs.length} created: ${
+      Object.entries(jobStates)
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ') || '—'
+    }${drainedAfterMs === null ? ` (not all done ${drainLimitMs / 1000} s after the load)` : ` (all done ${round(drainedAfterMs / 1000, 1)} s after the load)`}`,
     target: '(info)',
     met: null,
   });
@@ -406,7 +467,14 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   // Live streams.
   const perStream = streams.map((r) => {
     const st = r.nonFinalLagMs.length ? summarize(r.nonFinalLagMs) : null;
-    return { kept_up: !r.error && st !== null && st.p95 <= LAG_P95_MS, error: r.error ?? null, new_word_lag_ms: st, revision_lag_ms: r.nonFinalRevisionLagMs.length ? summarize(r.nonFinalRevisionLagMs) : null, final_lag_ms: r.finalLagMs.length ? summarize(r.finalLagMs) : null, finish_ms: round(r.finishMs, 0) };
+    return {
+      kept_up: !r.error && st !== null && st.p95 <= LAG_P95_MS,
+      error: r.error ?? null,
+      new_word_lag_ms: st,
+      revision_lag_ms: r.nonFinalRevisionLagMs.length ? summarize(r.nonFinalRevisionLagMs) : null,
+      final_lag_ms: r.finalLagMs.length ? summarize(r.finalLagMs) : null,
+      finish_ms: round(r.finishMs, 0),
+    };
   });
   raw.live_streams = perStream;
   const allLags = streams.flatMap((r) => r.nonFinalLagMs);
@@ -439,8 +507,19 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
       met: null,
     });
   } else {
-    raw.server_event_loop_ms = { available: false, probe_status: probe.status, probe_error: probe.error ?? null, empty_scrapes: emptyScrapes, scrape_failures: metricFailures };
-    rows.push({ benchmark: 'server event-loop delay (GET /metrics)', result: `n/a (GET /metrics: ${probe.status ?? probe.error}${metricsOn ? ', no sample' : ''})`, target: '(info)', met: null });
+    raw.server_event_loop_ms = {
+      available: false,
+      probe_status: probe.status,
+      probe_error: probe.error ?? null,
+      empty_scrapes: emptyScrapes,
+      scrape_failures: metricFailures,
+    };
+    rows.push({
+      benchmark: 'server event-loop delay (GET /metrics)',
+      result: `n/a (GET /metrics: ${probe.status ?? probe.error}${metricsOn ? ', no sample' : ''})`,
+      target: '(info)',
+      met: null,
+    });
   }
   const perSecond = (a: number, b: number) => round((b - a) / cfg.seconds, 2);
   const cpu = {
@@ -462,7 +541,10 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   raw.server_main_thread_samples = { every_ms: 50, counts: threadStates };
   rows.push({
     benchmark: `server main thread during the load (/proc, ${threadSamples} samples every 50 ms)`,
-    result: threadShares.slice(0, 4).map(([k, v]) => `${k} ${round((v / threadSamples) * 100, 0)} %`).join(', '),
+    result: threadShares
+      .slice(0, 4)
+      .map(([k, v]) => `${k} ${round((v / threadSamples) * 100, 0)} %`)
+      .join(', '),
     target: '(info: blocked = event loop stalled)',
     met: null,
   });
@@ -479,9 +561,21 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
       }
     });
   raw.server_logged_errors = { count: logged.length, first: logged.slice(0, 20) };
-  rows.push({ benchmark: 'server errors logged during the load (level ≥ error)', result: logged.length ? `${logged.length} (first: ${logged[0]!.slice(0, 120)})` : '0', target: '(info)', met: null });
+  rows.push({
+    benchmark: 'server errors logged during the load (level ≥ error)',
+    result: logged.length ? `${logged.length} (first: ${logged[0]!.slice(0, 120)})` : '0',
+    target: '(info)',
+    met: null,
+  });
   const slipStats = summarize(slip);
-  raw.client = { schedule_slip_ms: slipStats, event_loop_delay_ms: { p50: round(clientDelay.percentile(50) / 1e6, 2), p99: round(clientDelay.percentile(99) / 1e6, 2), max: round(clientDelay.max / 1e6, 2) } };
+  raw.client = {
+    schedule_slip_ms: slipStats,
+    event_loop_delay_ms: {
+      p50: round(clientDelay.percentile(50) / 1e6, 2),
+      p99: round(clientDelay.percentile(99) / 1e6, 2),
+      max: round(clientDelay.max / 1e6, 2),
+    },
+  };
   rows.push({
     benchmark: 'bench client: send-schedule slip p99 / max; own event-loop delay p99',
     result: `${ms(slipStats.p99)} / ${ms(slipStats.max)} ms; ${ms(clientDelay.percentile(99) / 1e6)} ms`,

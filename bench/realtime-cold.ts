@@ -69,7 +69,10 @@ async function coldRound(variant: Variant, clip: Clip, clipIndex: number, cleanu
     const wsUrl = `${s.url.replace('http', 'ws')}/transcribe-websocket`;
     const cold = await stream(wsUrl, s.apiKey, clip);
     const warm = await stream(wsUrl, s.apiKey, clip);
-    const line = s.stderr().split('\n').find((l) => l.includes(LOADED));
+    const line = s
+      .stderr()
+      .split('\n')
+      .find((l) => l.includes(LOADED));
     return {
       clip: clipIndex,
       listening_ms: round(listeningAt - spawnAt, 0),
@@ -86,7 +89,12 @@ async function coldRound(variant: Variant, clip: Clip, clipIndex: number, cleanu
   }
 }
 
-export async function coldStart(clips: Clip[], rounds: number, cleanup: Cleanup, log: (m: string) => void): Promise<{ rows: Row[]; raw: Record<string, ColdRound[]> }> {
+export async function coldStart(
+  clips: Clip[],
+  rounds: number,
+  cleanup: Cleanup,
+  log: (m: string) => void,
+): Promise<{ rows: Row[]; raw: Record<string, ColdRound[]> }> {
   const raw: Record<string, ColdRound[]> = {};
   const rows: Row[] = [];
   for (const variant of VARIANTS) {

@@ -91,9 +91,13 @@ async function encode(dir: string, clip: Clip, i: number, format: Format): Promi
   const out = path.join(dir, `c${i}.${format.ext}`);
   await writeFile(input, clip.pcm);
   await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 's16le', '-ar', '16000', '-ac', '1', '-i', input, ...format.encode, out]);
-  const { stdout } = await execFileP('ffprobe', ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'packet=pts_time,duration_time,pos', '-of', 'json', out], {
-    maxBuffer: 16 * 2 ** 20,
-  });
+  const { stdout } = await execFileP(
+    'ffprobe',
+    ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'packet=pts_time,duration_time,pos', '-of', 'json', out],
+    {
+      maxBuffer: 16 * 2 ** 20,
+    },
+  );
   const listed = (JSON.parse(stdout) as { packets?: { pts_time?: string; duration_time?: string; pos?: string }[] }).packets ?? [];
   const packets = listed
     .map((p) => ({ pos: Number(p.pos), endMs: (Number(p.pts_time) + Number(p.duration_time)) * 1000 }))

@@ -85,10 +85,22 @@ export async function makeClip(dir: string, i: number): Promise<Clip> {
   const { stdout } = await execFileP(
     'ffmpeg',
     [
-      '-nostdin', '-v', 'error', '-i', wav,
-      '-f', 'lavfi', '-i', `anoisesrc=color=pink:amplitude=${NOISE_AMPLITUDE}:sample_rate=16000:seed=${i + 1}`,
-      '-filter_complex', '[0]aresample=16000,adelay=1000,apad=pad_dur=2[s];[s][1]amix=inputs=2:duration=first:normalize=0',
-      '-ac', '1', '-f', 's16le', '-',
+      '-nostdin',
+      '-v',
+      'error',
+      '-i',
+      wav,
+      '-f',
+      'lavfi',
+      '-i',
+      `anoisesrc=color=pink:amplitude=${NOISE_AMPLITUDE}:sample_rate=16000:seed=${i + 1}`,
+      '-filter_complex',
+      '[0]aresample=16000,adelay=1000,apad=pad_dur=2[s];[s][1]amix=inputs=2:duration=first:normalize=0',
+      '-ac',
+      '1',
+      '-f',
+      's16le',
+      '-',
     ],
     { encoding: 'buffer', maxBuffer: 64 * 2 ** 20 },
   );
@@ -186,5 +198,14 @@ export async function stream(wsUrl: string, apiKey: string, clip: Clip, payload:
   ws.send('');
   const finishedAt = await finished;
   ws.close();
-  return { firstNonFinalMs, finalizeMs, finishMs: finishedAt - endSentAt, nonFinalLagMs, nonFinalRevisionLagMs, finalLagMs, finalAfterEndpointMs, ...(error ? { error } : {}) };
+  return {
+    firstNonFinalMs,
+    finalizeMs,
+    finishMs: finishedAt - endSentAt,
+    nonFinalLagMs,
+    nonFinalRevisionLagMs,
+    finalLagMs,
+    finalAfterEndpointMs,
+    ...(error ? { error } : {}),
+  };
 }

@@ -92,8 +92,20 @@ export async function run({ quick, cleanup, log }: SuiteOptions): Promise<SuiteR
   const streams = (n: number) => `${n} stream${n === 1 ? '' : 's'}`;
   const a = latency(on);
   const b = latency(off);
-  raw.second_pass_on = { sequential: on.sequential, first_non_final_ms: a.fs, finalization_ms: a.fz, concurrency: on.sweep.levels, idle_rss_mib: mib(on.sweep.idleRss) };
-  raw.second_pass_off = { sequential: off.sequential, first_non_final_ms: b.fs, finalization_ms: b.fz, concurrency: off.sweep.levels, idle_rss_mib: mib(off.sweep.idleRss) };
+  raw.second_pass_on = {
+    sequential: on.sequential,
+    first_non_final_ms: a.fs,
+    finalization_ms: a.fz,
+    concurrency: on.sweep.levels,
+    idle_rss_mib: mib(on.sweep.idleRss),
+  };
+  raw.second_pass_off = {
+    sequential: off.sequential,
+    first_non_final_ms: b.fs,
+    finalization_ms: b.fz,
+    concurrency: off.sweep.levels,
+    idle_rss_mib: mib(off.sweep.idleRss),
+  };
   rows.push({
     benchmark: `first non-final token after speech starts (${a.firsts.length}/${clips.length} sessions, ${CHUNK_MS} ms chunks at real-time pace)`,
     result: a.fs.count ? `${p50p95(a.fs)}, max ${round(a.fs.max, 0)} ms` : 'none',

@@ -5,23 +5,48 @@ import path from 'node:path';
 import { buildDist, Cleanup, formatTable, machineInfo, requireTools, ROOT, type Suite } from './lib.js';
 
 const suites: Record<string, { about: string; options?: string[]; load: () => Promise<Suite> }> = {
-  diarization: { about: 'speaker diarization: DER for 2, 3, 4 speakers (real recordings and flite voices), offline and online, RTF', load: async () => (await import('./diarization.js')).run },
+  diarization: {
+    about: 'speaker diarization: DER for 2, 3, 4 speakers (real recordings and flite voices), offline and online, RTF',
+    load: async () => (await import('./diarization.js')).run,
+  },
   http: { about: 'files API: count req/s, listing 1,000 files, 1 GiB streaming upload', load: async () => (await import('./http.js')).run },
-  load: { about: 'mixed load (uploads, transcriptions, TTS, list calls, /health, 3 live streams) on a fixed schedule: p50/p99 per endpoint, 429s, timeouts, live-stream lag, event-loop delay, server CPU', load: async () => (await import('./load.js')).run },
+  load: {
+    about:
+      'mixed load (uploads, transcriptions, TTS, list calls, /health, 3 live streams) on a fixed schedule: p50/p99 per endpoint, 429s, timeouts, live-stream lag, event-loop delay, server CPU',
+    load: async () => (await import('./load.js')).run,
+  },
   speakers: {
-    about: 'enrolled speakers: identification accuracy (correct / wrong / unknown name) and false-accept rate on multi-speaker recordings of real voices, by enrolment length and threshold, offline and online',
+    about:
+      'enrolled speakers: identification accuracy (correct / wrong / unknown name) and false-accept rate on multi-speaker recordings of real voices, by enrolment length and threshold, offline and online',
     load: async () => (await import('./speakers.js')).run,
   },
-  realtime: { about: 'real-time STT WebSocket: first-token and finalization latency, token lag per audio format, cold start, concurrent streams and finalization with the second pass off/on, memory per stream, live WER', load: async () => (await import('./realtime.js')).run },
-  stt: { about: 'async transcription: WER (real vs synthetic), RTF with 1 and 2 workers, server overhead, head of line', load: async () => (await import('./stt.js')).run },
-  voices: { about: 'cloned voices: distance to the human reference speaker, cloned vs random built-in voice (features and pitch), preparation time', load: async () => (await import('./voices.js')).run },
+  realtime: {
+    about:
+      'real-time STT WebSocket: first-token and finalization latency, token lag per audio format, cold start, concurrent streams and finalization with the second pass off/on, memory per stream, live WER',
+    load: async () => (await import('./realtime.js')).run,
+  },
+  stt: {
+    about: 'async transcription: WER (real vs synthetic), RTF with 1 and 2 workers, server overhead, head of line',
+    load: async () => (await import('./stt.js')).run,
+  },
+  voices: {
+    about: 'cloned voices: distance to the human reference speaker, cloned vs random built-in voice (features and pitch), preparation time',
+    load: async () => (await import('./voices.js')).run,
+  },
   wer: {
-    about: 'word error rate on real recordings (pocketsphinx-testdata, Asterisk prompts), raw and formatted, per file and total; term recall with and without context. --dir=<folder with refs.tsv> scores your own recordings; --tune sweeps decoder settings on the tuning half and reports them on the held-out half',
+    about:
+      'word error rate on real recordings (pocketsphinx-testdata, Asterisk prompts), raw and formatted, per file and total; term recall with and without context. --dir=<folder with refs.tsv> scores your own recordings; --tune sweeps decoder settings on the tuning half and reports them on the held-out half',
     options: ['dir', 'tune'],
     load: async () => (await import('./wer.js')).run,
   },
-  workers: { about: 'async throughput with 1 and 2 worker processes (`--role worker`, PostgreSQL + pg-boss): jobs/min, audio s per s', load: async () => (await import('./workers.js')).run },
-  tts: { about: 'text-to-speech: first-byte latency over HTTP and WebSocket, RTF per engine/voice, simultaneous streams', load: async () => (await import('./tts.js')).run },
+  workers: {
+    about: 'async throughput with 1 and 2 worker processes (`--role worker`, PostgreSQL + pg-boss): jobs/min, audio s per s',
+    load: async () => (await import('./workers.js')).run,
+  },
+  tts: {
+    about: 'text-to-speech: first-byte latency over HTTP and WebSocket, RTF per engine/voice, simultaneous streams',
+    load: async () => (await import('./tts.js')).run,
+  },
 };
 
 function usage(): string {
@@ -79,7 +104,9 @@ async function main(): Promise<number> {
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 
     const m = machine as { cpu_model: string; cpu_count: number; total_memory_gib: number; node_version: string };
-    console.log(`\n${name} benchmarks${quick ? ' (--quick: smoke run, not comparable)' : ''} — ${m.cpu_model}, ${m.cpu_count} cores, ${m.total_memory_gib} GiB RAM, Node ${m.node_version}, ${startedAt.toISOString()}\n`);
+    console.log(
+      `\n${name} benchmarks${quick ? ' (--quick: smoke run, not comparable)' : ''} — ${m.cpu_model}, ${m.cpu_count} cores, ${m.total_memory_gib} GiB RAM, Node ${m.node_version}, ${startedAt.toISOString()}\n`,
+    );
     console.log(formatTable(rows));
     const missed = rows.filter((r) => r.met === false).length;
     console.log(`\n${missed ? `${missed} target(s) not met` : 'all targets met'}; raw results: ${path.relative(ROOT, file)}`);

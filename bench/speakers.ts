@@ -129,7 +129,12 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   const raw: Record<string, unknown>[] = [];
   const pct = (v: number, of: number) => `${round((100 * v) / Math.max(of, 1), 1)} %`;
   // --quick: the real voices only.
-  for (const [set, pool] of opts.quick ? ([['real', real]] as const) : ([['real', real], ['flite', flite]] as const)) {
+  for (const [set, pool] of opts.quick
+    ? ([['real', real]] as const)
+    : ([
+        ['real', real],
+        ['flite', flite],
+      ] as const)) {
     for (const seconds of enrolSeconds) {
       const splits = pool.map((s) => split(s, seconds * 1000));
       const prints = new Map<string, VoicePrint>();
@@ -139,7 +144,10 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
       for (const n of [2, 3, 4]) {
         for (const seed of seeds) {
           const members = Array.from({ length: n }, (_, i) => splits[(i + seed) % splits.length]!);
-          const conv = buildConversation(members.map((m) => m.test), { turns: 14, seed });
+          const conv = buildConversation(
+            members.map((m) => m.test),
+            { turns: 14, seed },
+          );
           // One speaker of the conversation is not enrolled; every other pool speaker is (distractors included).
           const unknown = members[seed % n]!.name;
           const enrolled = splits.filter((s) => s.name !== unknown).map((s) => ({ name: s.name, print: prints.get(s.name)! }));
@@ -173,7 +181,12 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
       const tallyAt = (maxDistance: number) => {
         const t = emptyTally();
         for (const c of cases) {
-          const found = identifyTurns(c.turns, c.heard, c.enrolled.map((e) => e.print), { ...defaults, maxDistance });
+          const found = identifyTurns(
+            c.turns,
+            c.heard,
+            c.enrolled.map((e) => e.print),
+            { ...defaults, maxDistance },
+          );
           score(t, c.conv, new Set(c.enrolled.map((e) => e.name)), (startMs, endMs) => {
             const s = speakerForSpan(found.turns, startMs, endMs);
             const i = s === undefined ? undefined : found.names.get(s);
@@ -194,7 +207,12 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
         target: 'report',
         met: null,
       });
-      rows.push({ benchmark: `${set}, ${seconds} s enrolment, offline: false-accept rate`, result: pct(at.falseAccept, at.unknownMs), target: '≤ 5 %', met: at.falseAccept / Math.max(1, at.unknownMs) <= 0.05 });
+      rows.push({
+        benchmark: `${set}, ${seconds} s enrolment, offline: false-accept rate`,
+        result: pct(at.falseAccept, at.unknownMs),
+        target: '≤ 5 %',
+        met: at.falseAccept / Math.max(1, at.unknownMs) <= 0.05,
+      });
       if (online.enrolledMs > 0) {
         rows.push({
           benchmark: `${set}, ${seconds} s enrolment, online: correct / wrong / unknown`,
@@ -202,9 +220,20 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
           target: 'report',
           met: null,
         });
-        rows.push({ benchmark: `${set}, ${seconds} s enrolment, online: false-accept rate`, result: pct(online.falseAccept, online.unknownMs), target: '≤ 5 %', met: online.falseAccept / Math.max(1, online.unknownMs) <= 0.05 });
+        rows.push({
+          benchmark: `${set}, ${seconds} s enrolment, online: false-accept rate`,
+          result: pct(online.falseAccept, online.unknownMs),
+          target: '≤ 5 %',
+          met: online.falseAccept / Math.max(1, online.unknownMs) <= 0.05,
+        });
       }
-      raw.push({ set, enrolSeconds: seconds, splits: splits.map((s) => ({ name: s.name, enrolClips: s.enrol.length, testClips: s.test.clips.length })), sweep, online });
+      raw.push({
+        set,
+        enrolSeconds: seconds,
+        splits: splits.map((s) => ({ name: s.name, enrolClips: s.enrol.length, testClips: s.test.clips.length })),
+        sweep,
+        online,
+      });
     }
   }
   return { rows, raw: { thresholds: defaults, results: raw } };

@@ -65,7 +65,6 @@ export async function transcribe(s: Parlance, fileId: string): Promise<{ ms: num
   }
 }
 
-
 export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   const rows: Row[] = [];
   const raw: Record<string, unknown> = {};
@@ -111,13 +110,23 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   const werRows: Record<string, unknown> = {};
   const realWer = werOf(viaServer.filter((v) => !v.clip.set.startsWith('flite')).map((v) => ({ reference: v.clip.reference, text: v.text })));
   const synWer = werOf(viaServer.filter((v) => v.clip.set.startsWith('flite')).map((v) => ({ reference: v.clip.reference, text: v.text })));
-  rows.push({ benchmark: `WER, real human speech (${real.length} pocketsphinx-testdata recordings, ${realWer.words} words)`, result: `${round(realWer.wer * 100, 1)} %`, target: '— (report)', met: null });
+  rows.push({
+    benchmark: `WER, real human speech (${real.length} pocketsphinx-testdata recordings, ${realWer.words} words)`,
+    result: `${round(realWer.wer * 100, 1)} %`,
+    target: '— (report)',
+    met: null,
+  });
   for (const set of sets) {
     const w = werOf(viaServer.filter((v) => v.clip.set === set).map((v) => ({ reference: v.clip.reference, text: v.text })));
     werRows[set] = w;
     rows.push({ benchmark: `  WER ${set}`, result: `${round(w.wer * 100, 1)} % (${w.words} words)`, target: '—', met: null });
   }
-  rows.push({ benchmark: `WER, synthetic flite speech (${synthetic.length} clips, ${synWer.words} words)`, result: `${round(synWer.wer * 100, 1)} %`, target: '— (reported apart)', met: null });
+  rows.push({
+    benchmark: `WER, synthetic flite speech (${synthetic.length} clips, ${synWer.words} words)`,
+    result: `${round(synWer.wer * 100, 1)} %`,
+    target: '— (reported apart)',
+    met: null,
+  });
   const directWer = werOf(direct.map((d) => ({ reference: d.clip.reference, text: d.text })));
   const serverWer = werOf(viaServer.map((v) => ({ reference: v.clip.reference, text: v.text })));
   raw.wer = { real: realWer, synthetic: synWer, per_set: werRows, direct_all: directWer, server_all: serverWer };
@@ -126,20 +135,38 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   const directMs = direct.reduce((a, d) => a + d.ms, 0);
   const audioMs = viaServer.reduce((a, v) => a + v.audioMs, 0);
   const overhead = serverMs / directMs - 1;
-  raw.overhead = { server_ms: serverMs, direct_ms: directMs, audio_ms: audioMs, clips: viaServer.length, per_clip_server: summarize(viaServer.map((v) => v.ms)), per_clip_direct: summarize(direct.map((d) => d.ms)) };
+  raw.overhead = {
+    server_ms: serverMs,
+    direct_ms: directMs,
+    audio_ms: audioMs,
+    clips: viaServer.length,
+    per_clip_server: summarize(viaServer.map((v) => v.ms)),
+    per_clip_direct: summarize(direct.map((d) => d.ms)),
+  };
   rows.push({
     benchmark: `server overhead vs direct engine (${viaServer.length} short clips, create → completed, 20 ms polling)`,
     result: `${round(overhead * 100, 1)} % (server ${round(serverMs / 1000, 1)} s, direct ${round(directMs / 1000, 1)} s; WER ${round(serverWer.wer * 100, 1)} vs ${round(directWer.wer * 100, 1)} %)`,
     target: '≤ 10 %',
     met: overhead <= OVERHEAD_TARGET,
   });
-  rows.push({ benchmark: 'RTF, direct engine, one clip at a time', result: `${round(directMs / audioMs, 3)}`, target: '— (< 1 is faster than real time)', met: null });
+  rows.push({
+    benchmark: 'RTF, direct engine, one clip at a time',
+    result: `${round(directMs / audioMs, 3)}`,
+    target: '— (< 1 is faster than real time)',
+    met: null,
+  });
   await s1.stop();
 
   // 2: throughput with 1 and 2 workers: eight ~30 s jobs submitted at once.
   const longClip = path.join(work, 'thirty.wav');
   const concatList = path.join(work, 'concat.txt');
-  writeFileSync(concatList, real.filter((c) => c.set === 'librivox').map((c) => `file '${c.file}'`).join('\n'));
+  writeFileSync(
+    concatList,
+    real
+      .filter((c) => c.set === 'librivox')
+      .map((c) => `file '${c.file}'`)
+      .join('\n'),
+  );
   await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-f', 'concat', '-safe', '0', '-i', concatList, '-ar', '16000', '-ac', '1', '-y', longClip]);
   const longMs = await durationMs(longClip);
   const jobs = opts.quick ? 2 : 8;
@@ -152,7 +179,12 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
     await Promise.all(ids.map((id) => transcribe(s, id)));
     const wall = performance.now() - t0;
     rtf[workers] = { wall_ms: wall, audio_ms: longMs * jobs, rtf: wall / (longMs * jobs) };
-    rows.push({ benchmark: `RTF through the server, ${jobs} × ${round(longMs / 1000, 1)} s jobs at once, ${workers} worker${workers > 1 ? 's' : ''}`, result: `${round(wall / (longMs * jobs), 3)} (${round(wall / 1000, 1)} s)`, target: '—', met: null });
+    rows.push({
+      benchmark: `RTF through the server, ${jobs} × ${round(longMs / 1000, 1)} s jobs at once, ${workers} worker${workers > 1 ? 's' : ''}`,
+      result: `${round(wall / (longMs * jobs), 3)} (${round(wall / 1000, 1)} s)`,
+      target: '—',
+      met: null,
+    });
     await s.stop();
   }
   raw.rtf = rtf;

@@ -108,7 +108,12 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
     ws.close();
     const st = summarize(samples);
     raw.ws_ttfb_ms = st;
-    rows.push({ benchmark: '/tts-websocket first audio frame, 1 sentence (p50 / p95)', result: `${round(st.p50, 1)} / ${round(st.p95, 1)} ms`, target: `p95 ≤ ${TTFB_TARGET_MS} ms`, met: st.p95 <= TTFB_TARGET_MS });
+    rows.push({
+      benchmark: '/tts-websocket first audio frame, 1 sentence (p50 / p95)',
+      result: `${round(st.p50, 1)} / ${round(st.p95, 1)} ms`,
+      target: `p95 ≤ ${TTFB_TARGET_MS} ms`,
+      met: st.p95 <= TTFB_TARGET_MS,
+    });
   }
 
   // 3. Real-time factor per engine and voice (wall time / audio seconds; lower is faster).
@@ -128,7 +133,12 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
         audio += r.bytes / 2 / 24000;
       }
       rtf[`${model}/${voice}`] = wall / audio;
-      rows.push({ benchmark: `RTF ${model} / ${voice} (HTTP, pcm_s16le 24 kHz)`, result: `${round(wall / audio, 3)} (${round(audio / cfg.rtfRuns, 1)} s audio)`, target: '< 1 (faster than real time)', met: wall / audio < 1 });
+      rows.push({
+        benchmark: `RTF ${model} / ${voice} (HTTP, pcm_s16le 24 kHz)`,
+        result: `${round(wall / audio, 3)} (${round(audio / cfg.rtfRuns, 1)} s audio)`,
+        target: '< 1 (faster than real time)',
+        met: wall / audio < 1,
+      });
     }
   }
   raw.rtf = rtf;
@@ -160,8 +170,18 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
     for (const ws of sockets) ws.close();
     const st = summarize(ttfbs);
     raw.concurrency = { streams: total, rounds: cfg.rounds, wall_s: wall, audio_s: audio, failures, ttfb_ms: st };
-    rows.push({ benchmark: `${total} simultaneous WS streams (${cfg.connections} conn × 5): audio seconds per wall second`, result: `${round(audio / wall, 1)}× real time, ${failures} failed`, target: `≥ ${total}× (every stream real time)`, met: failures === 0 && audio / wall >= total });
-    rows.push({ benchmark: `${total} simultaneous WS streams: first audio frame (p50 / p95)`, result: `${round(st.p50, 1)} / ${round(st.p95, 1)} ms`, target: '(info)', met: null });
+    rows.push({
+      benchmark: `${total} simultaneous WS streams (${cfg.connections} conn × 5): audio seconds per wall second`,
+      result: `${round(audio / wall, 1)}× real time, ${failures} failed`,
+      target: `≥ ${total}× (every stream real time)`,
+      met: failures === 0 && audio / wall >= total,
+    });
+    rows.push({
+      benchmark: `${total} simultaneous WS streams: first audio frame (p50 / p95)`,
+      result: `${round(st.p50, 1)} / ${round(st.p95, 1)} ms`,
+      target: '(info)',
+      met: null,
+    });
   }
 
   // 5. Intelligibility per voice: each voice speaks Harvard sentences (16 kHz WAV over POST /tts), our async STT
@@ -186,7 +206,12 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
         const heard = await transcribe(s, await upload(s, file));
         const { wer, words } = werOf([{ reference: sentences.join(' '), text: heard.text }]);
         intelligibility[`${model}/${voice}`] = wer;
-        rows.push({ benchmark: `intelligibility ${model} / ${voice}: WER of parlance-async-en-v1 (${words} words)`, result: `${round(wer * 100, 1)} %`, target: '(info)', met: null });
+        rows.push({
+          benchmark: `intelligibility ${model} / ${voice}: WER of parlance-async-en-v1 (${words} words)`,
+          result: `${round(wer * 100, 1)} %`,
+          target: '(info)',
+          met: null,
+        });
       }
     }
     raw.intelligibility_wer = intelligibility;

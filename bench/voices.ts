@@ -18,7 +18,9 @@ import { benchServerEnv, HARVARD_SENTENCES, round, type Row, summarize, type Sui
 const DATA = '/usr/share/pocketsphinx/test/data';
 const MODELS = ['parlance-tts-espeak-v1', 'parlance-tts-flite-v1'];
 /** Held out: the built-in voice profiles are measured on the first three sentences. */
-const TEXT = HARVARD_SENTENCES.slice(3, 8).map((s) => `${s.charAt(0).toUpperCase()}${s.slice(1)}.`).join(' ');
+const TEXT = HARVARD_SENTENCES.slice(3, 8)
+  .map((s) => `${s.charAt(0).toUpperCase()}${s.slice(1)}.`)
+  .join(' ');
 
 interface VoiceRecord {
   id: string;
@@ -27,7 +29,10 @@ interface VoiceRecord {
 
 /** The human recordings: WAVs as they are, headerless 16 kHz s16le .raw files wrapped as WAV. */
 function references(work: string, quick: boolean): { name: string; file: string }[] {
-  const wavs = [...['0870', '0880', '0890', '0920', '0930'].map((n) => `librivox/sense_and_sensibility_01_austen_64kb-${n}.wav`), ...['001', '002', '003', '004', '005'].map((n) => `cards/${n}.wav`)];
+  const wavs = [
+    ...['0870', '0880', '0890', '0920', '0930'].map((n) => `librivox/sense_and_sensibility_01_austen_64kb-${n}.wav`),
+    ...['001', '002', '003', '004', '005'].map((n) => `cards/${n}.wav`),
+  ];
   const raws = ['goforward.raw', 'numbers.raw', 'something.raw', 'tidigits/dhd.2934z.raw'];
   const out = wavs.map((w) => ({ name: path.basename(w, '.wav'), file: path.join(DATA, w) }));
   for (const r of raws) {
@@ -67,13 +72,17 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   const s = await startParlance({ env: benchServerEnv({ PARLANCE_TTS_MODELS: MODELS.join(','), PARLANCE_VOICE_CONCURRENCY: '2' }) });
   opts.cleanup.add(`stop server ${s.url}`, () => s.stop());
   const auth = { authorization: `Bearer ${s.apiKey}` };
-  const catalog = (await (await fetch(`${s.url}/v1/tts-models`, { headers: auth })).json()) as { models: { id: string; voices: { id: string; description: string }[] }[] };
+  const catalog = (await (await fetch(`${s.url}/v1/tts-models`, { headers: auth })).json()) as {
+    models: { id: string; voices: { id: string; description: string }[] }[];
+  };
 
   // Built-in voices' speech of the held-out text, once per model (the curated voices: the cloner's candidates).
   const builtin = new Map<string, Map<string, VoiceProfile>>();
   const builtinTtfb: number[] = [];
   for (const model of MODELS) {
-    const voices = catalog.models.find((m) => m.id === model)!.voices.filter((v) => !v.description.startsWith('espeak-ng voice variant') && !v.description.includes('limited-domain'));
+    const voices = catalog.models
+      .find((m) => m.id === model)!
+      .voices.filter((v) => !v.description.startsWith('espeak-ng voice variant') && !v.description.includes('limited-domain'));
     const profiles = new Map<string, VoiceProfile>();
     const seen = new Set<string>();
     for (const v of voices) {
@@ -140,7 +149,11 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
         base_voice: status.base_voice,
         ref_pitch_hz: round(c.ref.pitchMedianHz, 1),
         cloned_pitch_hz: round(cloned.pitchMedianHz, 1),
-        distance: { cloned: round(profileDistance(c.ref, cloned, spread), 3), base: round(profileDistance(c.ref, base, spread), 3), random_mean: round(mean(randomD), 3) },
+        distance: {
+          cloned: round(profileDistance(c.ref, cloned, spread), 3),
+          base: round(profileDistance(c.ref, base, spread), 3),
+          random_mean: round(mean(randomD), 3),
+        },
         pitch_semitones: { cloned: round(pitchDistance(c.ref, cloned), 2), base: round(pitchDistance(c.ref, base), 2), random_mean: round(mean(randomP), 2) },
       };
       perVoice.push(row);
@@ -167,12 +180,36 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
       target: 'cloned < random',
       met: n > 0 && mean(d.pCloned) < mean(d.pRandom),
     });
-    rows.push({ benchmark: `${model}: references whose cloned voice is closer than the random mean; mean rank among ${profiles.size + 1} voices`, result: `${closerThanRandom} of ${n}; rank ${round(nearestRank / Math.max(1, n), 2)}`, target: '', met: null });
+    rows.push({
+      benchmark: `${model}: references whose cloned voice is closer than the random mean; mean rank among ${profiles.size + 1} voices`,
+      result: `${closerThanRandom} of ${n}; rank ${round(nearestRank / Math.max(1, n), 2)}`,
+      target: '',
+      met: null,
+    });
   }
   const prep = summarize(prepSeconds);
-  rows.push({ benchmark: `preparation time per voice, ${MODELS.length} models, ${created.length} voices queued at once (p50 / max)`, result: `${round(prep.p50, 1)} / ${round(prep.max, 1)} s`, target: '', met: null });
+  rows.push({
+    benchmark: `preparation time per voice, ${MODELS.length} models, ${created.length} voices queued at once (p50 / max)`,
+    result: `${round(prep.p50, 1)} / ${round(prep.max, 1)} s`,
+    target: '',
+    met: null,
+  });
   const ct = summarize(clonedTtfb);
   const bt = summarize(builtinTtfb);
-  rows.push({ benchmark: 'POST /tts first byte, 5 sentences, cloned vs built-in voice (p50)', result: `${round(ct.p50, 0)} vs ${round(bt.p50, 0)} ms`, target: '', met: null });
-  return { rows, raw: { text: TEXT, references: refs.map((r) => r.name), per_voice: perVoice, preparation_seconds: prepSeconds, ttfb_ms: { cloned: clonedTtfb, builtin: builtinTtfb } } };
+  rows.push({
+    benchmark: 'POST /tts first byte, 5 sentences, cloned vs built-in voice (p50)',
+    result: `${round(ct.p50, 0)} vs ${round(bt.p50, 0)} ms`,
+    target: '',
+    met: null,
+  });
+  return {
+    rows,
+    raw: {
+      text: TEXT,
+      references: refs.map((r) => r.name),
+      per_voice: perVoice,
+      preparation_seconds: prepSeconds,
+      ttfb_ms: { cloned: clonedTtfb, builtin: builtinTtfb },
+    },
+  };
 }

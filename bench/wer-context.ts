@@ -66,8 +66,14 @@ export async function contextRecall(opts: SuiteOptions, weight = DEFAULT_BIAS_WE
     const idx = clips.map((c, i) => (split(c) === half ? i : -1)).filter((i) => i >= 0);
     if (idx.length === 0) continue;
     const part = idx.map((i) => clips[i]!);
-    const r0 = recall(part, idx.map((i) => without[i]!));
-    const r1 = recall(part, idx.map((i) => withContext[i]!));
+    const r0 = recall(
+      part,
+      idx.map((i) => without[i]!),
+    );
+    const r1 = recall(
+      part,
+      idx.map((i) => withContext[i]!),
+    );
     const w0 = totals(idx.map((i) => without[i]!));
     const w1 = totals(idx.map((i) => withContext[i]!));
     raw[half] = { recall_without: r0, recall_with: r1, wer_without: w0.raw.wer, wer_with: w1.raw.wer, rtf_without: w0.rtf, rtf_with: w1.rtf };

@@ -104,4 +104,3 @@ export function werRows(label: string, results: readonly ClipResult[]): Row[] {
   }
   return rows;
 }
-

@@ -63,7 +63,12 @@ export async function tuneDecoder(clips: readonly RealClip[], opts: SuiteOptions
   const relative = before.wer > 0 ? 1 - after.wer / before.wer : 0;
   return {
     rows: [
-      { benchmark: `tuning half (${tune.length} clips): chosen settings`, result: `${describe(best)}: ${pct(bestScore.wer)} (defaults ${pct(tried[0]!.wer)})`, target: '—', met: null },
+      {
+        benchmark: `tuning half (${tune.length} clips): chosen settings`,
+        result: `${describe(best)}: ${pct(bestScore.wer)} (defaults ${pct(tried[0]!.wer)})`,
+        target: '—',
+        met: null,
+      },
       {
         benchmark: `held-out half (${heldOut.length} clips): WER defaults → tuned`,
         result: `${pct(before.wer)} → ${pct(after.wer)} (${round(relative * 100, 1)} % lower); RTF ${round(before.rtf, 3)} → ${round(after.rtf, 3)}`,

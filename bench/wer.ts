@@ -24,7 +24,12 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
     raw.clips = results;
     rows.push(...werRows('default settings', results));
     const t = totals(results);
-    rows.push({ benchmark: 'formatted output scores no worse than raw', result: `${pct(t.formatted.wer)} vs ${pct(t.raw.wer)}`, target: 'formatted ≤ raw', met: t.formatted.errors <= t.raw.errors });
+    rows.push({
+      benchmark: 'formatted output scores no worse than raw',
+      result: `${pct(t.formatted.wer)} vs ${pct(t.raw.wer)}`,
+      target: 'formatted ≤ raw',
+      met: t.formatted.errors <= t.raw.errors,
+    });
     return { rows, raw };
   }
 

@@ -14,7 +14,11 @@ async function runBatch(api: Parlance, fileIds: string[]): Promise<{ wallMs: num
   const t0 = performance.now();
   const ids = await Promise.all(
     fileIds.map(async (fileId) => {
-      const res = await api.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, file_id: fileId }) });
+      const res = await api.request('/v1/transcriptions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL, file_id: fileId }),
+      });
       if (res.status !== 201) throw new Error(`create: ${res.status} ${await res.text()}`);
       return ((await res.json()) as { id: string }).id;
     }),
@@ -71,7 +75,12 @@ export async function run({ quick, cleanup, log }: SuiteOptions): Promise<SuiteR
     const speed = audioMs / wallMs;
     oneWorker ??= perMin;
     raw[`workers_${count}`] = { wall_ms: round(wallMs), audio_ms: audioMs, jobs_per_min: round(perMin), audio_s_per_s: round(speed, 3) };
-    rows.push({ benchmark: `${count} worker process(es): ${jobs} jobs (${round(audioMs / 1000, 1)} s of audio) at once`, result: `${round(wallMs / 1000, 1)} s wall, ${round(perMin, 1)} jobs/min, ${round(speed, 2)} s audio/s`, target: '—', met: null });
+    rows.push({
+      benchmark: `${count} worker process(es): ${jobs} jobs (${round(audioMs / 1000, 1)} s of audio) at once`,
+      result: `${round(wallMs / 1000, 1)} s wall, ${round(perMin, 1)} jobs/min, ${round(speed, 2)} s audio/s`,
+      target: '—',
+      met: null,
+    });
     if (count === 2) rows.push({ benchmark: 'throughput, 2 worker processes vs 1', result: `${round(perMin / oneWorker, 2)}×`, target: '—', met: null });
     for (const w of workers) await w.stop();
     await api.stop();

@@ -47,7 +47,11 @@ try {
   writeFileSync(path.join(hmm, 'mixture_weights'), mixtureWeightsFromSendump(readFileSync(path.join(model.hmm, 'sendump'))));
 
   // Utterances whose words are all in the dictionary (bw cannot align an unknown word), as 16 kHz raw PCM.
-  const dictionary = new Set(readFileSync(model.dict, 'utf8').split('\n').map((l) => l.split(/\s+/)[0]));
+  const dictionary = new Set(
+    readFileSync(model.dict, 'utf8')
+      .split('\n')
+      .map((l) => l.split(/\s+/)[0]),
+  );
   const raw = path.join(work, 'raw');
   mkdirSync(raw);
   const kept: { id: string; words: string[] }[] = [];
@@ -69,13 +73,67 @@ try {
 
   const big = { cwd: work, maxBuffer: 64 << 20 };
   mkdirSync(path.join(work, 'mfc'), { recursive: true });
-  await run('sphinx_fe', ['-argfile', path.join(hmm, 'feat.params'), '-samprate', '16000', '-c', 'fileids', '-di', 'raw', '-do', 'mfc', '-ei', 'raw', '-eo', 'mfc', '-raw', 'yes', '-input_endian', 'little'], big);
-  await run(`${SPHINXTRAIN}/bw`, [
-    '-hmmdir', hmm, '-moddeffn', path.join(hmm, 'mdef.txt'), '-ts2cbfn', '.ptm.', '-feat', '1s_c_d_dd', '-svspec', '0-12/13-25/26-38',
-    '-cmn', 'batch', '-agc', 'none', '-dictfn', model.dict, '-fdictfn', path.join(hmm, 'noisedict'),
-    '-ctlfn', 'fileids', '-lsnfn', 'transcription', '-cepdir', 'mfc', '-accumdir', '.',
-  ], big);
-  await run(`${SPHINXTRAIN}/mllr_solve`, ['-meanfn', path.join(hmm, 'means'), '-varfn', path.join(hmm, 'variances'), '-outmllrfn', 'mllr', '-accumdir', '.'], big);
+  await run(
+    'sphinx_fe',
+    [
+      '-argfile',
+      path.join(hmm, 'feat.params'),
+      '-samprate',
+      '16000',
+      '-c',
+      'fileids',
+      '-di',
+      'raw',
+      '-do',
+      'mfc',
+      '-ei',
+      'raw',
+      '-eo',
+      'mfc',
+      '-raw',
+      'yes',
+      '-input_endian',
+      'little',
+    ],
+    big,
+  );
+  await run(
+    `${SPHINXTRAIN}/bw`,
+    [
+      '-hmmdir',
+      hmm,
+      '-moddeffn',
+      path.join(hmm, 'mdef.txt'),
+      '-ts2cbfn',
+      '.ptm.',
+      '-feat',
+      '1s_c_d_dd',
+      '-svspec',
+      '0-12/13-25/26-38',
+      '-cmn',
+      'batch',
+      '-agc',
+      'none',
+      '-dictfn',
+      model.dict,
+      '-fdictfn',
+      path.join(hmm, 'noisedict'),
+      '-ctlfn',
+      'fileids',
+      '-lsnfn',
+      'transcription',
+      '-cepdir',
+      'mfc',
+      '-accumdir',
+      '.',
+    ],
+    big,
+  );
+  await run(
+    `${SPHINXTRAIN}/mllr_solve`,
+    ['-meanfn', path.join(hmm, 'means'), '-varfn', path.join(hmm, 'variances'), '-outmllrfn', 'mllr', '-accumdir', '.'],
+    big,
+  );
   mkdirSync(path.dirname(out), { recursive: true });
   copyFileSync(path.join(work, 'mllr'), `${out}.tmp`);
   renameSync(`${out}.tmp`, out);
@@ -102,7 +160,10 @@ function mixtureWeightsFromSendump(buf: Buffer): Buffer {
   for (;;) {
     const n = int();
     if (n === 0) break;
-    const [key, value] = buf.subarray(at, at + n - 1).toString('latin1').split(/\s+/);
+    const [key, value] = buf
+      .subarray(at, at + n - 1)
+      .toString('latin1')
+      .split(/\s+/);
     if (key && value && /^\d+$/.test(value)) header[key] = Number(value);
     at += n;
   }
@@ -114,8 +175,7 @@ function mixtureWeightsFromSendump(buf: Buffer): Buffer {
   if (!streams || at + streams * codewords * senones > buf.length) throw new Error('sendump is truncated');
   const weights = new Float64Array(senones * streams * codewords);
   for (let f = 0; f < streams; f++)
-    for (let c = 0; c < codewords; c++)
-      for (let s = 0; s < senones; s++) weights[(s * streams + f) * codewords + c] = Math.pow(1.0001, -(buf[at++]! << shift));
+    for (let c = 0; c < codewords; c++) for (let s = 0; s < senones; s++) weights[(s * streams + f) * codewords + c] = Math.pow(1.0001, -(buf[at++]! << shift));
   const body = Buffer.alloc(16 + weights.length * 4);
   body.writeUInt32LE(senones, 0);
   body.writeUInt32LE(streams, 4);

@@ -49,9 +49,7 @@ const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
 let failed = report.numFailedTests ?? 0;
 // A test file that failed without a failing test (import error, failing beforeAll/afterAll hook) counts as
 // one failure, so the summary never reads "0 failed" for a run that failed.
-const brokenFiles = (report.testResults ?? []).filter(
-  (file) => file.status === 'failed' && !(file.assertionResults ?? []).some((t) => t.status === 'failed'),
-);
+const brokenFiles = (report.testResults ?? []).filter((file) => file.status === 'failed' && !(file.assertionResults ?? []).some((t) => t.status === 'failed'));
 for (const file of brokenFiles) console.log(`run-tests: ${path.relative(root, file.name)} failed outside its tests: ${(file.message ?? '').split('\n')[0]}`);
 failed += brokenFiles.length;
 

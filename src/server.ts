@@ -181,14 +181,18 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const speakers = speakerEngineFor(installed);
   const diarizer = speakers ? new EmbeddingDiarizer(speakers, { log: jobLog }) : new BicDiarizer({ log: jobLog });
   if (speakers) log.info({ model: speakers.modelId }, 'speaker diarization of files with speaker embeddings');
-  const queue = observeJobs(createJobQueue({
-    db,
-    databaseUrl: settings.databaseUrl || undefined,
-    mode: settings.jobQueue as 'local' | 'pg-boss',
-    leaseMs: settings.jobLeaseSeconds * 1000,
-    heartbeatMs: (settings.jobLeaseSeconds * 1000) / 3,
-    log: jobLog,
-  }), metrics, db.kysely);
+  const queue = observeJobs(
+    createJobQueue({
+      db,
+      databaseUrl: settings.databaseUrl || undefined,
+      mode: settings.jobQueue as 'local' | 'pg-boss',
+      leaseMs: settings.jobLeaseSeconds * 1000,
+      heartbeatMs: (settings.jobLeaseSeconds * 1000) / 3,
+      log: jobLog,
+    }),
+    metrics,
+    db.kysely,
+  );
   metrics.queueDepth(queue);
   const tenancyRepo = new TenancyRepository(db.kysely);
   const usageRepo = new UsageRepository(db.kysely, db.dialect);
@@ -209,7 +213,11 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     maxSpeakersPerProject: settings.speakersMaxPerProject,
     maxSamplesPerProject: settings.speakerSamplesMaxPerProject,
   });
-  const speakerMatch: MatchThresholds = { maxDistance: settings.speakerMatchMaxDistance, minSimilarity: settings.speakerMatchMinSimilarity, minSpeechMs: MIN_HEARD_SPEECH_MS };
+  const speakerMatch: MatchThresholds = {
+    maxDistance: settings.speakerMatchMaxDistance,
+    minSimilarity: settings.speakerMatchMinSimilarity,
+    minSpeechMs: MIN_HEARD_SPEECH_MS,
+  };
   if (runsJobs)
     new SpeakerProcessor(speakersRepo, blobs, diarizer, {
       concurrency: settings.speakerConcurrency,
@@ -228,19 +236,29 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   });
   // An API node registers no handlers: the jobs it enqueues stay queued for the worker nodes.
   if (runsJobs) {
-    new TranscriptionProcessor(transcriptions, transcriptionsRepo, files, blobs, models, billing, audioFetcher(settings), observeWebhooks(webhookSender(settings), metrics), {
-      profile: settings.compat as 'spec' | 'soniox-sdk',
-      maxAudioMs: settings.asyncMaxAudioSeconds * 1000,
-      maxTokens: settings.transcriptMaxTokens,
-      concurrency: settings.transcriptionConcurrency,
-      webhookMaxAttempts: settings.webhookMaxAttempts,
-      // webhookBackoffMs's schedule starts at 5 s; the setting scales the whole schedule.
-      webhookBackoffMs: (attempt) => (webhookBackoffMs(attempt) * settings.webhookRetryBaseSeconds) / 5,
-      diarizer,
-      speakers: { enrolled: (projectId, ids) => enrolledSpeakers.stillEnrolled(projectId, ids), thresholds: speakerMatch },
-      log: jobLog,
-      meter,
-    }).register(queue);
+    new TranscriptionProcessor(
+      transcriptions,
+      transcriptionsRepo,
+      files,
+      blobs,
+      models,
+      billing,
+      audioFetcher(settings),
+      observeWebhooks(webhookSender(settings), metrics),
+      {
+        profile: settings.compat as 'spec' | 'soniox-sdk',
+        maxAudioMs: settings.asyncMaxAudioSeconds * 1000,
+        maxTokens: settings.transcriptMaxTokens,
+        concurrency: settings.transcriptionConcurrency,
+        webhookMaxAttempts: settings.webhookMaxAttempts,
+        // webhookBackoffMs's schedule starts at 5 s; the setting scales the whole schedule.
+        webhookBackoffMs: (attempt) => (webhookBackoffMs(attempt) * settings.webhookRetryBaseSeconds) / 5,
+        diarizer,
+        speakers: { enrolled: (projectId, ids) => enrolledSpeakers.stillEnrolled(projectId, ids), thresholds: speakerMatch },
+        log: jobLog,
+        meter,
+      },
+    ).register(queue);
   }
   const rateLimits = new RateLimits(settings);
   const limitsRepo = new LimitsRepository(db.kysely);
@@ -295,7 +313,21 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     cursors,
     metrics,
     errorReferenceUrl: () => referenceUrl,
-    routeModules: servesApi ? [authRoutes, filesRoutes, transcriptionsRoutes, ttsRoutes, voicesRoutes, speakersRoutes, organizationRoutes, limitsRoutes, usageRoutes, openaiRoutes, consoleRoutes] : [],
+    routeModules: servesApi
+      ? [
+          authRoutes,
+          filesRoutes,
+          transcriptionsRoutes,
+          ttsRoutes,
+          voicesRoutes,
+          speakersRoutes,
+          organizationRoutes,
+          limitsRoutes,
+          usageRoutes,
+          openaiRoutes,
+          consoleRoutes,
+        ]
+      : [],
     wsRoutes: {},
   };
   const realtime = new RealtimeService(
@@ -432,7 +464,10 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const urlOf = (server: Server) => `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;
   const url = urlOf(app.server);
   if (!servesApi && settings.ttsPort >= 0) ctx.log.warn({ tts_port: settings.ttsPort }, 'a worker node serves no text-to-speech: PARLANCE_TTS_PORT is ignored');
-  const tts = servesApi && settings.ttsPort >= 0 ? await listenOrExplain(() => listenTts(app, ctx, settings), settings.host, settings.ttsPort, '--tts-port / PARLANCE_TTS_PORT') : undefined;
+  const tts =
+    servesApi && settings.ttsPort >= 0
+      ? await listenOrExplain(() => listenTts(app, ctx, settings), settings.host, settings.ttsPort, '--tts-port / PARLANCE_TTS_PORT')
+      : undefined;
   // The first key is made once the server could listen: a start that fails (a port in use) creates nothing. A worker
   // node leaves it to the nodes that serve the API the key is for.
   let bootstrap: RunningServer['bootstrap'];
@@ -441,9 +476,13 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
     bootstrap = { organization_id: b.organization_id, project_id: b.project_id, api_key: b.api_key };
   }
   setPublicUrl(settings.publicUrl || url);
-  if (!servesApi && settings.wyomingPort >= 0) ctx.log.warn({ wyoming_port: settings.wyomingPort }, 'a worker node serves no Wyoming: PARLANCE_WYOMING_PORT is ignored');
+  if (!servesApi && settings.wyomingPort >= 0)
+    ctx.log.warn({ wyoming_port: settings.wyomingPort }, 'a worker node serves no Wyoming: PARLANCE_WYOMING_PORT is ignored');
   // After the bootstrap: with no PARLANCE_WYOMING_PROJECT it meters to the first organization's first project.
-  const wyoming = servesApi && settings.wyomingPort >= 0 ? await listenOrExplain(() => startWyoming(ctx, settings), settings.wyomingHost, settings.wyomingPort, 'PARLANCE_WYOMING_PORT') : undefined;
+  const wyoming =
+    servesApi && settings.wyomingPort >= 0
+      ? await listenOrExplain(() => startWyoming(ctx, settings), settings.wyomingHost, settings.wyomingPort, 'PARLANCE_WYOMING_PORT')
+      : undefined;
   // Jobs start after the API listens: a crashed predecessor's jobs resume now.
   if (runsJobs) await handle.queue.start();
   const stopHousekeeping = startHousekeeping();
@@ -508,12 +547,16 @@ async function listenTts(app: App, ctx: AppContext, settings: Settings): Promise
     const body = JSON.stringify(restErrorBody(err, newRequestId(), ctx.errorReferenceUrl()));
     res.writeHead(404, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
   });
-  const sockets = attachWebSockets(server, { '/tts-websocket': ctx.wsRoutes['/tts-websocket']! }, {
-    log: ctx.log,
-    maxPayload: settings.wsMaxMessageBytes,
-    pingIntervalMs: settings.wsPingIntervalSeconds * 1000,
-    firstMessageMs: settings.wsFirstMessageTimeoutSeconds * 1000,
-  });
+  const sockets = attachWebSockets(
+    server,
+    { '/tts-websocket': ctx.wsRoutes['/tts-websocket']! },
+    {
+      log: ctx.log,
+      maxPayload: settings.wsMaxMessageBytes,
+      pingIntervalMs: settings.wsPingIntervalSeconds * 1000,
+      firstMessageMs: settings.wsFirstMessageTimeoutSeconds * 1000,
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(settings.ttsPort, settings.host, () => resolve());

@@ -66,12 +66,21 @@ export async function runCli(args: string[], env: Record<string, string> = {}): 
 const START_TIMEOUT_MS = Number(process.env.PARLANCE_TEST_START_TIMEOUT_MS) || 60_000;
 
 /** Start `parlance serve --port 0` on a fresh (or given) data dir and wait until it listens. */
-export async function startParlance(opts: { env?: Record<string, string>; dataDir?: string; keepDataDir?: boolean; startTimeoutMs?: number } = {}): Promise<Parlance> {
+export async function startParlance(
+  opts: { env?: Record<string, string>; dataDir?: string; keepDataDir?: boolean; startTimeoutMs?: number } = {},
+): Promise<Parlance> {
   const dataDir = opts.dataDir ?? tempDir();
   // Test servers load speech models on first use (PARLANCE_STT_PRELOAD off): most never use them, and each load is
   // several CPU-seconds the other test files share. The preload test turns it on.
   // A short drain: stop() gives the server 5 s before SIGKILL, and a test that left a session open should not cost more.
-  const env = { ...process.env, PARLANCE_LOG_LEVEL: 'warn', PARLANCE_HOST: '127.0.0.1', PARLANCE_STT_PRELOAD: '0', PARLANCE_SHUTDOWN_DRAIN_SECONDS: '2', ...opts.env };
+  const env = {
+    ...process.env,
+    PARLANCE_LOG_LEVEL: 'warn',
+    PARLANCE_HOST: '127.0.0.1',
+    PARLANCE_STT_PRELOAD: '0',
+    PARLANCE_SHUTDOWN_DRAIN_SECONDS: '2',
+    ...opts.env,
+  };
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dataDir], { env });
   let stdout = '';
   let stderr = '';

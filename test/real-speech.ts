@@ -88,5 +88,9 @@ export function folderClips(dir: string): RealClip[] {
  * (only ever reported). Fixed by a hash of the file name, so the halves never change between runs or machines.
  */
 export function splitOf(file: string): 'tune' | 'held-out' {
-  return createHash('sha256').update(path.basename(path.dirname(file)) + '/' + path.basename(file)).digest()[0]! < 128 ? 'tune' : 'held-out';
+  return createHash('sha256')
+    .update(path.basename(path.dirname(file)) + '/' + path.basename(file))
+    .digest()[0]! < 128
+    ? 'tune'
+    : 'held-out';
 }

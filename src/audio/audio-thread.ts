@@ -40,7 +40,9 @@ export async function voiceProfileOffThread(pcm16k: Buffer): Promise<VoiceProfil
 /** `pcm` (mono s16le) without its leading and trailing silence, keeping a short pad (reduce_silence). */
 export async function trimSilenceOffThread(pcm: Buffer, rate: number): Promise<Buffer> {
   const t = threads.output;
-  const [start, end] = t.available() ? ((await t.call({ op: 'silence-bounds', pcm: new Uint8Array(pcm), rate })) as { bounds: [number, number] }).bounds : silenceBounds(pcm, rate);
+  const [start, end] = t.available()
+    ? ((await t.call({ op: 'silence-bounds', pcm: new Uint8Array(pcm), rate })) as { bounds: [number, number] }).bounds
+    : silenceBounds(pcm, rate);
   return pcm.subarray(start, end);
 }
 

@@ -15,11 +15,28 @@ let dir: string;
 function makeTone(name: string, rate: number, codecArgs: string[]): string {
   const out = join(dir, name);
   execFileSync('ffmpeg', [
-    '-nostdin', '-v', 'error', '-y',
-    '-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=${rate}:duration=${SECONDS}`,
-    '-f', 'lavfi', '-i', `sine=frequency=660:sample_rate=${rate}:duration=${SECONDS}`,
-    '-filter_complex', '[0:a][1:a]amerge=inputs=2[a]', '-map', '[a]', '-ac', '2', '-ar', String(rate),
-    ...codecArgs, out,
+    '-nostdin',
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=440:sample_rate=${rate}:duration=${SECONDS}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=660:sample_rate=${rate}:duration=${SECONDS}`,
+    '-filter_complex',
+    '[0:a][1:a]amerge=inputs=2[a]',
+    '-map',
+    '[a]',
+    '-ac',
+    '2',
+    '-ar',
+    String(rate),
+    ...codecArgs,
+    out,
   ]);
   return out;
 }
@@ -111,9 +128,7 @@ describe('decodeToPcm', () => {
   });
 
   it('reports a missing ffmpeg clearly', async () => {
-    await expect(decodeToBuffer(join(dir, 'x.wav'), { ffmpegPath: join(dir, 'no-such-ffmpeg') })).rejects.toThrow(
-      'ffmpeg is not installed',
-    );
+    await expect(decodeToBuffer(join(dir, 'x.wav'), { ffmpegPath: join(dir, 'no-such-ffmpeg') })).rejects.toThrow('ffmpeg is not installed');
   });
 
   it('marks ffmpeg killed from outside as interrupted (the audio is not at fault); undecodable input is not', async () => {

@@ -129,14 +129,15 @@ export interface VoiceProfile {
 /** Speaker-level summary of a speech clip (pitch, range, rate, spectral envelope). */
 export function voiceProfile(samples: Float32Array, sampleRate = PCM_SAMPLE_RATE): VoiceProfile {
   const f0 = pitchTrack(samples, sampleRate);
-  const voiced = Array.from(f0).filter((v) => v > 0).sort((a, b) => a - b);
+  const voiced = Array.from(f0)
+    .filter((v) => v > 0)
+    .sort((a, b) => a - b);
   const spectral = spectralFrames(samples, sampleRate);
   const speechFrames = speechFrameIndexes(spectral.rms);
   const mfccMean = new Array<number>(MFCC_COEFFICIENTS).fill(0);
   const mfccStd = new Array<number>(MFCC_COEFFICIENTS).fill(0);
   for (const i of speechFrames) for (let c = 0; c < MFCC_COEFFICIENTS; c++) mfccMean[c]! += spectral.mfcc[i]![c]! / speechFrames.length;
-  for (const i of speechFrames)
-    for (let c = 0; c < MFCC_COEFFICIENTS; c++) mfccStd[c]! += (spectral.mfcc[i]![c]! - mfccMean[c]!) ** 2 / speechFrames.length;
+  for (const i of speechFrames) for (let c = 0; c < MFCC_COEFFICIENTS; c++) mfccStd[c]! += (spectral.mfcc[i]![c]! - mfccMean[c]!) ** 2 / speechFrames.length;
   for (let c = 0; c < MFCC_COEFFICIENTS; c++) mfccStd[c] = Math.sqrt(mfccStd[c]!);
   const centroid = speechFrames.length ? speechFrames.reduce((s, i) => s + spectral.centroidHz[i]!, 0) / speechFrames.length : 0;
   const p10 = quantile(voiced, 0.1);
@@ -172,7 +173,10 @@ export function quantile(sorted: number[], q: number): number {
 
 /** Frames loud enough to be speech: within 30 dB of the clip's loud frames (95th percentile). */
 function speechFrameIndexes(rms: Float32Array): number[] {
-  const loud = quantile(Array.from(rms).sort((a, b) => a - b), 0.95);
+  const loud = quantile(
+    Array.from(rms).sort((a, b) => a - b),
+    0.95,
+  );
   const floor = Math.max(loud * 10 ** (-30 / 20), 1e-4);
   const out: number[] = [];
   rms.forEach((v, i) => {
@@ -193,7 +197,10 @@ function syllableRate(rms: Float32Array, f0: Float32Array): number {
     for (let j = Math.max(0, i - 2); j <= Math.min(rms.length - 1, i + 2); j++, n++) s += rms[j]!;
     return 20 * Math.log10(Math.max(s / n, 1e-6));
   });
-  const loudest = quantile([...db].sort((a, b) => a - b), 0.95);
+  const loudest = quantile(
+    [...db].sort((a, b) => a - b),
+    0.95,
+  );
   const voicedNear = (i: number) => f0.subarray(Math.max(0, i - 3), i + 4).some((v) => v > 0);
   const nuclei: number[] = [];
   let dip = Infinity; // lowest level since the last nucleus

@@ -31,7 +31,7 @@ function blockSize(b: Buffer, at: number): number {
   // 8 or 16 bits after the UTF-8-style frame/sample number (its length is the count of leading one bits).
   const first = b[at + 4]!;
   let len = 1;
-  if (first >= 0xc0) for (len = 2; first & (0x40 >> (len - 1)) && len < 7; ) len++;
+  if (first >= 0xc0) for (len = 2; first & (0x40 >> (len - 1)) && len < 7;) len++;
   const off = at + 4 + len;
   if (off + code - 5 > b.length) return 0;
   return (code === 6 ? b[off]! : b.readUInt16BE(off)) + 1;

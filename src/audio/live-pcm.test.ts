@@ -76,7 +76,7 @@ const samples = (pcm: Buffer) => new Int16Array(pcm.buffer.slice(pcm.byteOffset,
 function toneHz(pcm: Buffer): number {
   const x = samples(pcm);
   const at: number[] = [];
-  for (let i = 801; i < x.length - 800; i++) if ((x[i - 1]! < 0) !== (x[i]! < 0)) at.push(i - 1 + x[i - 1]! / (x[i - 1]! - x[i]!));
+  for (let i = 801; i < x.length - 800; i++) if (x[i - 1]! < 0 !== x[i]! < 0) at.push(i - 1 + x[i - 1]! / (x[i - 1]! - x[i]!));
   return (at.length - 1) / 2 / ((at.at(-1)! - at[0]!) / 16_000);
 }
 
@@ -181,7 +181,10 @@ describe('raw formats, in-process', () => {
   );
 
   it('s16le and f32le at rates the old converter could not take (44.1 kHz stereo, 11.025 kHz)', async () => {
-    for (const [format, rate, channels] of [['pcm_s16le', 44_100, 2], ['pcm_f32le', 11_025, 1]] as const) {
+    for (const [format, rate, channels] of [
+      ['pcm_s16le', 44_100, 2],
+      ['pcm_f32le', 11_025, 1],
+    ] as const) {
       const raw = await tone(0.5, rate, ['-ac', String(channels), '-f', format.slice(4)], 'raw');
       const r = await feed(format, raw, { raw: { format, sampleRate: rate, channels }, pieces: randomPieces(rate) });
       expect(Math.abs(r.pcm.length / 2 - 8000)).toBeLessThanOrEqual(2);
@@ -200,18 +203,22 @@ describe('compressed formats through ffmpeg', () => {
   ];
 
   describe.concurrent('at real-time pace, the first PCM arrives before the stream ends', () => {
-    it.each(formats)('%s (auto and named)', async (name, args, ext) => {
-      const seconds = 3;
-      const bytes = await tone(seconds, 48_000, args, ext);
-      const pieces = [Math.ceil(bytes.length / (seconds * 10))]; // 100 ms of audio a write
-      for (const format of ['auto', name]) {
-        const r = await feed(format, bytes, { pieces, paceMs: 100 });
-        expect(r.error).toBeUndefined();
-        expect(r.events.indexOf('pcm')).toBeGreaterThanOrEqual(0);
-        expect(r.events.indexOf('pcm')).toBeLessThan(r.events.indexOf('end-written'));
-        expect(Math.abs(r.pcm.length / 2 / 16_000 - seconds)).toBeLessThan(0.1);
-      }
-    }, 30_000);
+    it.each(formats)(
+      '%s (auto and named)',
+      async (name, args, ext) => {
+        const seconds = 3;
+        const bytes = await tone(seconds, 48_000, args, ext);
+        const pieces = [Math.ceil(bytes.length / (seconds * 10))]; // 100 ms of audio a write
+        for (const format of ['auto', name]) {
+          const r = await feed(format, bytes, { pieces, paceMs: 100 });
+          expect(r.error).toBeUndefined();
+          expect(r.events.indexOf('pcm')).toBeGreaterThanOrEqual(0);
+          expect(r.events.indexOf('pcm')).toBeLessThan(r.events.indexOf('end-written'));
+          expect(Math.abs(r.pcm.length / 2 / 16_000 - seconds)).toBeLessThan(0.1);
+        }
+      },
+      30_000,
+    );
   });
 
   it.each<[string, string[], string]>([
@@ -262,6 +269,7 @@ describe('bad input', () => {
   });
 
   it('an empty stream ends without output or error', async () => {
-    for (const format of ['auto', 'wav']) expect(await feed(format, Buffer.alloc(0))).toEqual({ pcm: Buffer.alloc(0), events: ['end-written'], error: undefined });
+    for (const format of ['auto', 'wav'])
+      expect(await feed(format, Buffer.alloc(0))).toEqual({ pcm: Buffer.alloc(0), events: ['end-written'], error: undefined });
   });
 });

@@ -22,7 +22,6 @@ export interface PcmSource {
   readonly backlogBytes: number;
 }
 
-
 /** Unbounded async queue with a size hint (for pausing the producer). */
 export class AsyncQueue<T> implements AsyncIterable<T> {
   private items: T[] = [];

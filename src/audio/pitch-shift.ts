@@ -17,7 +17,13 @@ export async function shiftPitch(pcm: Buffer, inputRate: number, semitones: numb
   const filter = pitchShiftFilter(semitones);
   const outputRate = opts.outputRate ?? inputRate;
   if (!filter && outputRate === inputRate) return pcm;
-  return decodeToBuffer(Readable.from([pcm]), { rawInputRate: inputRate, sampleRate: outputRate, ...(filter ? { filter } : {}), signal: opts.signal, nice: INTERACTIVE_NICE });
+  return decodeToBuffer(Readable.from([pcm]), {
+    rawInputRate: inputRate,
+    sampleRate: outputRate,
+    ...(filter ? { filter } : {}),
+    signal: opts.signal,
+    nice: INTERACTIVE_NICE,
+  });
 }
 
 /**
@@ -41,7 +47,13 @@ export class PitchShifter {
   private prime(): void {
     if (!this.filter || this.signal.aborted) return;
     const input = new PassThrough();
-    const output = decodeToBuffer(input, { rawInputRate: this.sampleRate, sampleRate: this.sampleRate, filter: this.filter, signal: this.signal, nice: INTERACTIVE_NICE });
+    const output = decodeToBuffer(input, {
+      rawInputRate: this.sampleRate,
+      sampleRate: this.sampleRate,
+      filter: this.filter,
+      signal: this.signal,
+      nice: INTERACTIVE_NICE,
+    });
     output.catch(() => undefined); // a spare run never used ends by the abort; its rejection is expected
     this.spare = { input, output };
   }

@@ -30,7 +30,7 @@ function crossingsPerSecond(y: Float32Array, rate: number): number {
   const from = Math.round(rate * 0.1);
   const to = y.length - from;
   let n = 0;
-  for (let i = from + 1; i < to; i++) if ((y[i - 1]! < 0) !== (y[i]! < 0)) n++;
+  for (let i = from + 1; i < to; i++) if (y[i - 1]! < 0 !== y[i]! < 0) n++;
   return n / ((to - from - 1) / rate);
 }
 
@@ -47,7 +47,7 @@ const rms = (y: Float32Array, from = 0, to = y.length) => {
 function randomPieces(total: number, seed: number): number[] {
   const out: number[] = [];
   let s = seed;
-  for (let left = total; left > 0; ) {
+  for (let left = total; left > 0;) {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
     const n = Math.min(left, [0, 1, 2, 7, 160, 441, 1000, 4096][(s >>> 16) % 8]!);
     out.push(n);

@@ -75,7 +75,11 @@ describe('WavStream', () => {
   const expected = [0, 0.5, -0.5, 32767 / 32768, -1, 0.25];
 
   it('reads PCM with extra chunks before and after the data, in one piece or byte by byte', () => {
-    const bytes = wav({ data, before: [chunk('LIST', Buffer.from('INFOISFT\x05\x00\x00\x00abcde')), chunk('fact', Buffer.alloc(4))], after: [chunk('id3 ', Buffer.alloc(9))] });
+    const bytes = wav({
+      data,
+      before: [chunk('LIST', Buffer.from('INFOISFT\x05\x00\x00\x00abcde')), chunk('fact', Buffer.alloc(4))],
+      after: [chunk('id3 ', Buffer.alloc(9))],
+    });
     for (const size of [bytes.length, 1, 3, 7]) {
       const r = read(bytes, size);
       expect(r.rate).toBe(16_000);

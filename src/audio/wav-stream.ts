@@ -104,7 +104,8 @@ export class WavStream {
   private onPiece(p: Buffer): void {
     if (this.state === 'riff') {
       const id = p.toString('latin1', 0, 4);
-      if ((id !== 'RIFF' && id !== 'RF64' && id !== 'BW64') || p.toString('latin1', 8, 12) !== 'WAVE') throw invalid('it does not start with a RIFF WAVE header');
+      if ((id !== 'RIFF' && id !== 'RF64' && id !== 'BW64') || p.toString('latin1', 8, 12) !== 'WAVE')
+        throw invalid('it does not start with a RIFF WAVE header');
       this.rf64 = id !== 'RIFF';
       this.state = 'chunk';
       this.need = 8;

@@ -39,12 +39,13 @@ async function organizationOf(t: TenancyService, id: string | undefined): Promis
 function limitValue(flag: string, v: string): number | null | 'default' {
   if (v === 'none' || v === 'unlimited') return null;
   if (v === 'default') return 'default';
-  if (!/^\d+$/.test(v) || Number(v) > 1_000_000) throw new TenancyError(`${flag} must be a whole number of streams, "none" (unlimited) or "default", got "${v}"`);
+  if (!/^\d+$/.test(v) || Number(v) > 1_000_000)
+    throw new TenancyError(`${flag} must be a whole number of streams, "none" (unlimited) or "default", got "${v}"`);
   return Number(v);
 }
 
 export function adminBillingCommands(adminCmd: Command): void {
-  withCommon(adminCmd.command('set-balance').description('set the organization\'s prepaid balance, billing mode and payment flags'))
+  withCommon(adminCmd.command('set-balance').description("set the organization's prepaid balance, billing mode and payment flags"))
     .option('--organization <id>', 'organization (default: the first)')
     .option('--available-usd <amount>', 'available balance in USD')
     .option('--free-usd <amount>', 'granted part of the available balance in USD')
@@ -105,9 +106,11 @@ export function adminBillingCommands(adminCmd: Command): void {
       );
   }
 
-  withCommon(adminCmd.command('set-budget').description('set the monthly budget (USD, calendar month UTC) and notification threshold of the organization or a project'))
+  withCommon(
+    adminCmd.command('set-budget').description('set the monthly budget (USD, calendar month UTC) and notification threshold of the organization or a project'),
+  )
     .option('--organization <id>', 'organization (default: the first)')
-    .option('--project <id>', 'set the project\'s budget instead of the organization\'s')
+    .option('--project <id>', "set the project's budget instead of the organization's")
     .option('--monthly-usd <amount>', 'monthly budget in USD, or "none"')
     .option('--notify-usd <amount>', 'notification threshold in USD (one logged event per month when usage reaches it), or "none"')
     .action(async (opts: CommonOpts & { organization?: string; project?: string; monthlyUsd?: string; notifyUsd?: string }) =>
@@ -136,12 +139,10 @@ export function adminBillingCommands(adminCmd: Command): void {
     );
 
   withCommon(
-    adminCmd
-      .command('set-limits')
-      .description('override concurrency caps for the organization or one project (without values: show the effective caps)'),
+    adminCmd.command('set-limits').description('override concurrency caps for the organization or one project (without values: show the effective caps)'),
   )
     .option('--organization <id>', 'organization (default: the first)')
-    .option('--project <id>', 'set the project\'s caps instead of the organization\'s')
+    .option('--project <id>', "set the project's caps instead of the organization's")
     .option('--transcribe-concurrent <n>', 'concurrent real-time transcription streams: a number, "none" (unlimited) or "default" (the setting)')
     .option('--tts-concurrent <n>', 'concurrent text-to-speech requests and streams: a number, "none" (unlimited) or "default" (the setting)')
     .action(async (opts: CommonOpts & { organization?: string; project?: string; transcribeConcurrent?: string; ttsConcurrent?: string }) =>
@@ -157,7 +158,8 @@ export function adminBillingCommands(adminCmd: Command): void {
           [scope, scopeId, orgId, projectId] = ['project', p.id, p.organization_id, p.id];
         } else {
           const org = await t.organization(opts.organization);
-          if (!org) throw new TenancyError(opts.organization ? `no such organization: ${opts.organization}` : 'no organization (run `parlance admin bootstrap` first)');
+          if (!org)
+            throw new TenancyError(opts.organization ? `no such organization: ${opts.organization}` : 'no organization (run `parlance admin bootstrap` first)');
           [scope, scopeId, orgId] = ['organization', org.id, org.id];
         }
         const changes: [StreamKind, string, string | undefined][] = [
@@ -184,7 +186,11 @@ export function adminBillingCommands(adminCmd: Command): void {
       }),
     );
 
-  withCommon(adminCmd.command('set-price').description('set (or with "default", remove) a price override: USD per unit of a model; model "*" prices every model without its own'))
+  withCommon(
+    adminCmd
+      .command('set-price')
+      .description('set (or with "default", remove) a price override: USD per unit of a model; model "*" prices every model without its own'),
+  )
     .requiredOption('--model <id>', 'model id (the served model, e.g. parlance-rt-en-v1), or "*"')
     .addOption(new Option('--unit <unit>', 'priced unit').choices([...PRICE_UNITS]).makeOptionMandatory())
     .requiredOption('--usd <amount>', 'price in USD per unit, or "default" to fall back to the settings\' price')

@@ -24,11 +24,15 @@ export function adminCommands(program: Command): Command {
 
   withCommon(adminCmd.command('bootstrap').description('create the first organization, project and key (or a new key for them)')).action(
     async (opts: CommonOpts) =>
-      admin(opts, async (t) => {
-        const b = await t.bootstrap();
-        const out = { organization_id: b.organization_id, project_id: b.project_id, api_key: b.api_key };
-        print(opts, out, `organization_id: ${out.organization_id}\nproject_id:      ${out.project_id}\napi_key:         ${out.api_key}`);
-      }, true),
+      admin(
+        opts,
+        async (t) => {
+          const b = await t.bootstrap();
+          const out = { organization_id: b.organization_id, project_id: b.project_id, api_key: b.api_key };
+          print(opts, out, `organization_id: ${out.organization_id}\nproject_id:      ${out.project_id}\napi_key:         ${out.api_key}`);
+        },
+        true,
+      ),
   );
 
   withCommon(adminCmd.command('create-organization').description('create another organization (then create-project --organization)'))
@@ -74,12 +78,10 @@ export function adminCommands(program: Command): Command {
     .option('--name <name>', 'key name', 'API key')
     .option('--read-only', 'read permissions only')
     .option('--permission <perm...>', 'explicit permissions, e.g. files:write stt_rt:write')
-    .option('--environment <env>', 'environment the key is valid in (default: the server\'s)')
-    .option('--playground', 'count this key\'s requests as playground rather than public_api')
+    .option('--environment <env>', "environment the key is valid in (default: the server's)")
+    .option('--playground', "count this key's requests as playground rather than public_api")
     .action(
-      async (
-        opts: CommonOpts & { project: string; name: string; readOnly?: boolean; permission?: string[]; environment?: string; playground?: boolean },
-      ) =>
+      async (opts: CommonOpts & { project: string; name: string; readOnly?: boolean; permission?: string[]; environment?: string; playground?: boolean }) =>
         admin(opts, async (t) => {
           const k = await t.createKey({
             projectId: opts.project,
@@ -101,8 +103,9 @@ export function adminCommands(program: Command): Command {
         print(
           opts,
           { api_keys: keys },
-          keys.map((k) => `${k.id}  ${k.key_prefix}…  ${k.name}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}  [${k.permissions.join(' ')}]`).join('\n') ||
-            '(no keys)',
+          keys
+            .map((k) => `${k.id}  ${k.key_prefix}…  ${k.name}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}  [${k.permissions.join(' ')}]`)
+            .join('\n') || '(no keys)',
         );
       }),
     );

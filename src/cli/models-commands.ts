@@ -18,10 +18,15 @@ export function modelsCommands(program: Command): void {
   const modelsCmd = program.command('models').description('speech models this server offers');
 
   withCommon(
-    modelsCmd.command('list').description('list speech-to-text models and aliases (as GET /v1/models), then text-to-speech models and aliases (as GET /v1/tts-models)'),
+    modelsCmd
+      .command('list')
+      .description('list speech-to-text models and aliases (as GET /v1/models), then text-to-speech models and aliases (as GET /v1/tts-models)'),
   ).action(async (opts: CommonOpts) => {
     const settings = settingsFrom(opts);
-    const translation = await createTranslationRegistry({ ...translationOptionsFrom(settings), apertium: { ...translationOptionsFrom(settings).apertium, idleMs: 0 } });
+    const translation = await createTranslationRegistry({
+      ...translationOptionsFrom(settings),
+      apertium: { ...translationOptionsFrom(settings).apertium, idleMs: 0 },
+    });
     const installed = installedModels(settings);
     const offered = catalogOf(installed, settings);
     const catalog = new ModelCatalog(createSttRegistry({ installed }), offered.catalog, offered.aliases, translation);
@@ -43,67 +48,77 @@ export function modelsCommands(program: Command): void {
 
   const sourceOptions = (cmd: Command) =>
     withCommon(cmd)
-      .option('--family <family>', 'stt-offline, stt-streaming, tts or speaker-embedding (default: the catalogue entry\'s)')
-      .option('--type <type>', 'model type within the family, e.g. whisper, nemo-transducer, transducer, vits (default: the catalogue entry\'s)')
-      .option('--id <id>', 'public model id ending in a version (default: the catalogue entry\'s, or the source\'s name with -v1)')
+      .option('--family <family>', "stt-offline, stt-streaming, tts or speaker-embedding (default: the catalogue entry's)")
+      .option('--type <type>', "model type within the family, e.g. whisper, nemo-transducer, transducer, vits (default: the catalogue entry's)")
+      .option('--id <id>', "public model id ending in a version (default: the catalogue entry's, or the source's name with -v1)")
       .option('--name <name>', 'display name')
-      .option('--language <code...>', 'languages (ISO 639-1; default: the catalogue entry\'s, or en)')
-      .option('--alias <id...>', 'public ids to take over, e.g. stt-async-v4 (instead of the catalogue entry\'s suggestions)')
-      .option('--no-aliases', 'take over no public ids, not even the catalogue entry\'s suggestions')
-      .option('--sha256 <hex>', 'expected SHA-256 of the archive (default: the catalogue entry\'s, when known)');
+      .option('--language <code...>', "languages (ISO 639-1; default: the catalogue entry's, or en)")
+      .option('--alias <id...>', "public ids to take over, e.g. stt-async-v4 (instead of the catalogue entry's suggestions)")
+      .option('--no-aliases', "take over no public ids, not even the catalogue entry's suggestions")
+      .option('--sha256 <hex>', "expected SHA-256 of the archive (default: the catalogue entry's, when known)");
 
   sourceOptions(
     modelsCmd
       .command('pull')
-      .description('download a model (a catalogue name, or the URL or path of a sherpa-onnx .tar.bz2 archive or .onnx file) into the models directory, with its parlance-model.json; an interrupted download resumes; restart the server to offer it')
+      .description(
+        'download a model (a catalogue name, or the URL or path of a sherpa-onnx .tar.bz2 archive or .onnx file) into the models directory, with its parlance-model.json; an interrupted download resumes; restart the server to offer it',
+      )
       .argument('<source>', 'catalogue name (`parlance models catalogue`), URL, or local path'),
   ).action(async (source: string, opts: CommonOpts & SourceFlags) => bring(source, opts, 'pull'));
 
   sourceOptions(
     modelsCmd
       .command('import')
-      .description('install a model from a local archive or .onnx file (as pull) or a local folder (copied; its parlance-model.json is used if it has one), for machines without internet')
+      .description(
+        'install a model from a local archive or .onnx file (as pull) or a local folder (copied; its parlance-model.json is used if it has one), for machines without internet',
+      )
       .argument('<path>', 'archive, .onnx file or folder'),
   ).action(async (source: string, opts: CommonOpts & SourceFlags) => bring(source, opts, 'import'));
 
-  withCommon(modelsCmd.command('catalogue').alias('catalog').description('list the models `parlance models pull NAME` knows (sherpa-onnx release archives)')).action(
-    async (opts: CommonOpts) => {
-      const catalogue = loadCatalogue(process.env.PARLANCE_MODELS_CATALOGUE);
-      let installed = new Set<string>();
-      try {
-        installed = new Set(scanModelsDir(settingsFrom(opts).modelsDir).map((m) => m.id));
-      } catch {
-        // A broken model folder does not hide the catalogue.
-      }
-      const rows = catalogue.map((e) => ({ ...e, aliases: e.aliases ?? [], sha256: e.sha256 ?? null, installed: installed.has(e.id) }));
-      const line = (e: (typeof rows)[number]) =>
-        [
-          e.name.padEnd(24),
-          `${e.family} ${e.type}`.padEnd(28),
-          e.languages.join(',').padEnd(16),
-          (e.size_mb === undefined ? '' : `${Math.round(e.size_mb)} MB`).padStart(7),
-          `  ${e.aliases.join(' ')}`.padEnd(16),
-          e.installed ? 'installed' : '',
-        ]
-          .join(' ')
-          .trimEnd();
-      const header = ['NAME'.padEnd(24), 'FAMILY TYPE'.padEnd(28), 'LANGUAGES'.padEnd(16), 'SIZE'.padStart(7), '  SUGGESTED ALIASES'].join(' ');
-      print(opts, { catalogue: rows }, [header, ...rows.map(line), '', 'pull one with `parlance models pull NAME`; sizes are approximate downloads'].join('\n'));
-    },
-  );
+  withCommon(
+    modelsCmd.command('catalogue').alias('catalog').description('list the models `parlance models pull NAME` knows (sherpa-onnx release archives)'),
+  ).action(async (opts: CommonOpts) => {
+    const catalogue = loadCatalogue(process.env.PARLANCE_MODELS_CATALOGUE);
+    let installed = new Set<string>();
+    try {
+      installed = new Set(scanModelsDir(settingsFrom(opts).modelsDir).map((m) => m.id));
+    } catch {
+      // A broken model folder does not hide the catalogue.
+    }
+    const rows = catalogue.map((e) => ({ ...e, aliases: e.aliases ?? [], sha256: e.sha256 ?? null, installed: installed.has(e.id) }));
+    const line = (e: (typeof rows)[number]) =>
+      [
+        e.name.padEnd(24),
+        `${e.family} ${e.type}`.padEnd(28),
+        e.languages.join(',').padEnd(16),
+        (e.size_mb === undefined ? '' : `${Math.round(e.size_mb)} MB`).padStart(7),
+        `  ${e.aliases.join(' ')}`.padEnd(16),
+        e.installed ? 'installed' : '',
+      ]
+        .join(' ')
+        .trimEnd();
+    const header = ['NAME'.padEnd(24), 'FAMILY TYPE'.padEnd(28), 'LANGUAGES'.padEnd(16), 'SIZE'.padStart(7), '  SUGGESTED ALIASES'].join(' ');
+    print(opts, { catalogue: rows }, [header, ...rows.map(line), '', 'pull one with `parlance models pull NAME`; sizes are approximate downloads'].join('\n'));
+  });
 
-  withCommon(modelsCmd.command('remove').description('remove a model you brought (its folder in the models directory); restart the server').argument('<id>', 'the model id')).action(
-    async (id: string, opts: CommonOpts) => {
-      const dir = removeModel(settingsFrom(opts).modelsDir, id);
-      if (!dir) throw new PullError(`no model ${id} in the models directory`);
-      print(opts, { removed: { id, dir } }, `removed ${id} (${dir})`);
-    },
-  );
+  withCommon(
+    modelsCmd
+      .command('remove')
+      .description('remove a model you brought (its folder in the models directory); restart the server')
+      .argument('<id>', 'the model id'),
+  ).action(async (id: string, opts: CommonOpts) => {
+    const dir = removeModel(settingsFrom(opts).modelsDir, id);
+    if (!dir) throw new PullError(`no model ${id} in the models directory`);
+    print(opts, { removed: { id, dir } }, `removed ${id} (${dir})`);
+  });
 
   withCommon(modelsCmd.command('translations').description('list the installed translation directions (apertium pairs found at start-up)')).action(
     async (opts: CommonOpts) => {
       const settings = settingsFrom(opts);
-      const translation = await createTranslationRegistry({ ...translationOptionsFrom(settings), apertium: { ...translationOptionsFrom(settings).apertium, idleMs: 0 } });
+      const translation = await createTranslationRegistry({
+        ...translationOptionsFrom(settings),
+        apertium: { ...translationOptionsFrom(settings).apertium, idleMs: 0 },
+      });
       const pairs = translation.pairs();
       print(opts, { pairs }, pairs.length ? pairs.map((p) => `${p.source} -> ${p.target}`).join('\n') : 'no translation pairs installed');
       await translation.close();

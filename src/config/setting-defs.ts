@@ -89,7 +89,7 @@ export const settingDefs = {
     kind: 'number',
     min: 0,
     default: 8,
-    doc: 'On SIGTERM/SIGINT: how long live real-time sessions, TTS streams and HTTP requests may take to finish (final tokens, then the completion frame) before the server closes what is left and exits. Keep it below your supervisor\'s stop timeout (docker stop: 10 s). A second signal stops at once.',
+    doc: "On SIGTERM/SIGINT: how long live real-time sessions, TTS streams and HTTP requests may take to finish (final tokens, then the completion frame) before the server closes what is left and exits. Keep it below your supervisor's stop timeout (docker stop: 10 s). A second signal stops at once.",
   },
   publicUrl: {
     env: 'PARLANCE_PUBLIC_URL',
@@ -101,14 +101,14 @@ export const settingDefs = {
     env: 'PARLANCE_ERROR_REFERENCE_URL',
     kind: 'string',
     default: '',
-    doc: 'Error reference page that `more_info` points at. Empty: this server\'s own `/docs/errors` page.',
+    doc: "Error reference page that `more_info` points at. Empty: this server's own `/docs/errors` page.",
   },
   compat: {
     env: 'PARLANCE_COMPAT',
     kind: 'enum',
     values: ['spec', 'soniox-sdk'] as const,
     default: 'spec',
-    doc: 'Wire profile: `spec` (service specification) or `soniox-sdk` (the official SDKs\' status words and framing).',
+    doc: "Wire profile: `spec` (service specification) or `soniox-sdk` (the official SDKs' status words and framing).",
   },
   environment: {
     env: 'PARLANCE_ENVIRONMENT',
@@ -136,14 +136,19 @@ export const settingDefs = {
     doc: 'Where uploaded files and voice clips live: `local` (the data directory) or `s3` (an S3-compatible bucket several nodes share; credentials from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`).',
   },
   s3Bucket: { env: 'PARLANCE_S3_BUCKET', kind: 'string', default: '', doc: 'With `PARLANCE_BLOB_STORE=s3`: the bucket (must exist; checked at start).' },
-  s3Prefix: { env: 'PARLANCE_S3_PREFIX', kind: 'string', default: '', doc: 'With S3: prefix of every object key (e.g. `parlance/`), so one bucket can serve several installations.' },
+  s3Prefix: {
+    env: 'PARLANCE_S3_PREFIX',
+    kind: 'string',
+    default: '',
+    doc: 'With S3: prefix of every object key (e.g. `parlance/`), so one bucket can serve several installations.',
+  },
   s3Endpoint: {
     env: 'PARLANCE_S3_ENDPOINT',
     kind: 'string',
     default: '',
     doc: 'With S3: URL of an S3-compatible server (MinIO, Ceph, Garage, ...). Empty: AWS S3 in `PARLANCE_S3_REGION`.',
   },
-  s3Region: { env: 'PARLANCE_S3_REGION', kind: 'string', default: 'us-east-1', doc: 'With S3: the bucket\'s region.' },
+  s3Region: { env: 'PARLANCE_S3_REGION', kind: 'string', default: 'us-east-1', doc: "With S3: the bucket's region." },
   s3ForcePathStyle: {
     env: 'PARLANCE_S3_FORCE_PATH_STYLE',
     kind: 'bool',
@@ -245,7 +250,7 @@ export const settingDefs = {
     kind: 'number',
     min: 0.5,
     default: 30,
-    doc: 'A running job is renewed while its node lives; a crashed node\'s jobs are taken over this long after its last renewal.',
+    doc: "A running job is renewed while its node lives; a crashed node's jobs are taken over this long after its last renewal.",
   },
   housekeepingIntervalSeconds: {
     env: 'PARLANCE_HOUSEKEEPING_INTERVAL_SECONDS',
@@ -286,7 +291,7 @@ export const settingDefs = {
     env: 'PARLANCE_STT_NARROWBAND_ADAPTATION',
     kind: 'string',
     default: 'auto',
-    doc: 'Telephone (8 kHz) audio decoded with an acoustic-model adaptation for that channel, chosen per segment by its spectrum: `auto` uses the one `make setup` estimates for the default English model from Debian\'s real 8 kHz recordings (none if it was not built), `off` none, or the path of an MLLR transform (sphinxtrain\'s `mllr_solve` output) for every pocketsphinx model.',
+    doc: "Telephone (8 kHz) audio decoded with an acoustic-model adaptation for that channel, chosen per segment by its spectrum: `auto` uses the one `make setup` estimates for the default English model from Debian's real 8 kHz recordings (none if it was not built), `off` none, or the path of an MLLR transform (sphinxtrain's `mllr_solve` output) for every pocketsphinx model.",
   },
   sttPreload: {
     env: 'PARLANCE_STT_PRELOAD',
@@ -298,20 +303,20 @@ export const settingDefs = {
     env: 'PARLANCE_TEXT_FORMATTING',
     kind: 'bool',
     default: true,
-    doc: 'Formatted transcripts by default (async transcripts and real-time final tokens): sentence capitals and punctuation, numbers, dates, times, money and percentages as digits. A request\'s `enable_text_formatting` overrides it.',
+    doc: "Formatted transcripts by default (async transcripts and real-time final tokens): sentence capitals and punctuation, numbers, dates, times, money and percentages as digits. A request's `enable_text_formatting` overrides it.",
   },
   realtimeSecondPass: {
     env: 'PARLANCE_REALTIME_SECOND_PASS',
     kind: 'bool',
     default: true,
-    doc: 'Real-time final tokens from a second decoding of each utterance the way files are decoded (as accurate as async transcription; about 0.25 CPU seconds per second of speech, ahead of file work). false: the streaming decoder\'s own words, which are less accurate at the start of a session.',
+    doc: "Real-time final tokens from a second decoding of each utterance the way files are decoded (as accurate as async transcription; about 0.25 CPU seconds per second of speech, ahead of file work). false: the streaming decoder's own words, which are less accurate at the start of a session.",
   },
   realtimeSecondPassWaitMs: {
     env: 'PARLANCE_REALTIME_SECOND_PASS_WAIT_MS',
     kind: 'int',
     min: 0,
     default: 1500,
-    doc: 'Longest wait for an utterance\'s second pass after the streaming decoder closed it; a later one is dropped and the streaming words become final (counted in the session log). The second passes of all sessions also share a budget of 15 s of audio per STT worker, beyond which utterances keep their streaming words.',
+    doc: "Longest wait for an utterance's second pass after the streaming decoder closed it; a later one is dropped and the streaming words become final (counted in the session log). The second passes of all sessions also share a budget of 15 s of audio per STT worker, beyond which utterances keep their streaming words.",
   },
   realtimeSecondPassModel: {
     env: 'PARLANCE_REALTIME_SECOND_PASS_MODEL',
@@ -405,7 +410,7 @@ export const settingDefs = {
       'gpt-4o-transcribe=parlance-async-en-v1',
       'gpt-4o-mini-transcribe=parlance-async-en-v1',
     ],
-    doc: 'STT model aliases, `alias=model` pairs: public model ids that client code pins (the Soniox ids, and OpenAI\'s `whisper-1`, `gpt-4o-transcribe`, `gpt-4o-mini-transcribe` for `/v1/audio/transcriptions`), served by our models.',
+    doc: "STT model aliases, `alias=model` pairs: public model ids that client code pins (the Soniox ids, and OpenAI's `whisper-1`, `gpt-4o-transcribe`, `gpt-4o-mini-transcribe` for `/v1/audio/transcriptions`), served by our models.",
   },
   openaiRealtimeModel: {
     env: 'PARLANCE_OPENAI_REALTIME_MODEL',
@@ -539,14 +544,14 @@ export const settingDefs = {
     kind: 'number',
     min: 0.5,
     default: 10,
-    doc: 'Speech (voice activity, pauses excluded) an enrolled speaker\'s samples must hold together; less fails the profile with `speaker_audio_too_short`. See docs/benchmarks.md for how accuracy grows with it.',
+    doc: "Speech (voice activity, pauses excluded) an enrolled speaker's samples must hold together; less fails the profile with `speaker_audio_too_short`. See docs/benchmarks.md for how accuracy grows with it.",
   },
   speakerMatchMaxDistance: {
     env: 'PARLANCE_SPEAKER_MATCH_MAX_DISTANCE',
     kind: 'number',
     min: 0,
     default: 0.45,
-    doc: 'Recognising enrolled speakers on the diarizer\'s features (MFCC and pitch Gaussians): a diarized voice this close to an enrolled profile or closer is that speaker; farther ones keep their numeric label. Lower: fewer false names, more voices left unknown (docs/benchmarks.md).',
+    doc: "Recognising enrolled speakers on the diarizer's features (MFCC and pitch Gaussians): a diarized voice this close to an enrolled profile or closer is that speaker; farther ones keep their numeric label. Lower: fewer false names, more voices left unknown (docs/benchmarks.md).",
   },
   speakerMatchMinSimilarity: {
     env: 'PARLANCE_SPEAKER_MATCH_MIN_SIMILARITY',
@@ -567,7 +572,7 @@ export const settingDefs = {
     kind: 'int',
     min: 0,
     default: 0,
-    doc: 'Synthesizer processes (espeak-ng, flite, festival) this node runs at once, below the server\'s priority; more segments wait their turn (0 = one per CPU core).',
+    doc: "Synthesizer processes (espeak-ng, flite, festival) this node runs at once, below the server's priority; more segments wait their turn (0 = one per CPU core).",
   },
   ttsMaxActive: {
     env: 'PARLANCE_TTS_MAX_ACTIVE',
@@ -616,7 +621,7 @@ export const settingDefs = {
     kind: 'number',
     min: 1,
     default: 30,
-    doc: 'With Redis: lifetime of a stream\'s concurrency slot, renewed every third of it while the stream lives; a crashed node\'s slots come free after it.',
+    doc: "With Redis: lifetime of a stream's concurrency slot, renewed every third of it while the stream lives; a crashed node's slots come free after it.",
   },
   concurrencySampleSeconds: {
     env: 'PARLANCE_CONCURRENCY_SAMPLE_SECONDS',

@@ -233,7 +233,7 @@ describe('README settings table', () => {
   const readme = readFileSync(path.resolve(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
   const regenerate = 'regenerate it with `make readme` (node --import tsx scripts/update-readme-settings.mjs)';
 
-  it('names every setting\'s environment variable', () => {
+  it("names every setting's environment variable", () => {
     const missing = Object.values(settingDefs)
       .map((d) => d.env)
       .filter((env) => !readme.includes(`\`${env}\``));

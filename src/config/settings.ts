@@ -66,8 +66,7 @@ export function loadSettings(opts: LoadOptions = {}): Settings {
     } catch (err) {
       throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
     }
-    if (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile))
-      throw new ConfigError(`config file ${file} must hold a JSON object`);
+    if (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile)) throw new ConfigError(`config file ${file} must hold a JSON object`);
     const known = new Set<string>();
     for (const [k, d] of Object.entries(settingDefs)) known.add(k).add(d.env);
     for (const k of Object.keys(fromFile)) if (!known.has(k)) throw new ConfigError(`config file ${file}: unknown setting "${k}"`);

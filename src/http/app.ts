@@ -143,7 +143,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     const apiErr = toApiError(err);
     if (apiErr.status >= 500) req.log.error({ err }, 'request failed');
     else req.log.debug({ err: apiErr.message, type: apiErr.type }, 'request rejected');
-    reply.code(apiErr.status).headers(apiErr.headers).send(restErrorBody(apiErr, req.id, ctx.errorReferenceUrl()));
+    reply
+      .code(apiErr.status)
+      .headers(apiErr.headers)
+      .send(restErrorBody(apiErr, req.id, ctx.errorReferenceUrl()));
   });
 
   // Unknown paths → 404; a known path with another method → 405 with Allow. Paths match exactly as the
@@ -162,7 +165,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       : servesApi
         ? new ApiError('invalid_request', `No route ${req.method} ${path}.`, { status: 404 })
         : new ApiError('invalid_request', `This is a worker node: ${path} is served by the API nodes.`, { status: 404 });
-    reply.code(err.status).headers(err.headers).send(restErrorBody(err, req.id, ctx.errorReferenceUrl()));
+    reply
+      .code(err.status)
+      .headers(err.headers)
+      .send(restErrorBody(err, req.id, ctx.errorReferenceUrl()));
   });
 
   // The access log: one line per request at info (request_id comes with the request's logger). Never the query
@@ -188,7 +194,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.get('/ready', { schema: { hide: true } }, async (_req, reply) => {
     let timer: NodeJS.Timeout | undefined;
     const database = await Promise.race([
-      sql`select 1`.execute(ctx.db.kysely).then(() => 'ok' as const, () => 'unreachable' as const),
+      sql`select 1`.execute(ctx.db.kysely).then(
+        () => 'ok' as const,
+        () => 'unreachable' as const,
+      ),
       new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), READY_TIMEOUT_MS))),
     ]);
     clearTimeout(timer);
@@ -216,7 +225,10 @@ async function authenticate(ctx: AppContext, req: FastifyRequest, guard: RouteGu
 
 function errorReferencePage(): string {
   const rows = Object.entries(errorCatalog)
-    .map(([type, e]) => `<tr id="${type.replace(/_/g, '-')}"><td><code>${type}</code></td><td>${e.status}</td><td>${e.surfaces.join(', ')}</td><td>${e.message}</td></tr>`)
+    .map(
+      ([type, e]) =>
+        `<tr id="${type.replace(/_/g, '-')}"><td><code>${type}</code></td><td>${e.status}</td><td>${e.surfaces.join(', ')}</td><td>${e.message}</td></tr>`,
+    )
     .join('\n');
   return `<!doctype html><html><head><meta charset="utf-8"><title>Parlance error reference</title></head><body>
 <h1>Error reference</h1><p>Clients branch on <code>error_type</code>; messages may change.</p>

@@ -18,7 +18,10 @@ interface FrameworkError extends Error {
 
 /** JSON-pointer "/a/0/b" (+ missing property) → dotted "a.0.b". */
 function dottedLocation(issue: AjvIssue): string {
-  const parts = (issue.instancePath ?? '').split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = (issue.instancePath ?? '')
+    .split('/')
+    .filter(Boolean)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   const missing = issue.params?.missingProperty;
   if (issue.keyword === 'required' && typeof missing === 'string') parts.push(missing);
   const extra = issue.params?.additionalProperty;
@@ -61,7 +64,7 @@ export function validationToApiError(issues: AjvIssue[], context: string | undef
   const out: ValidationIssue[] = [];
   for (const issue of issues) {
     // anyOf/union failures repeat once per branch; one entry per field is enough.
-    const location = dottedLocation(issue) || (context === 'body' ? 'body' : context ?? 'request');
+    const location = dottedLocation(issue) || (context === 'body' ? 'body' : (context ?? 'request'));
     if (seen.has(location)) continue;
     seen.add(location);
     out.push({ error_type: issueType(issue.keyword), location, message: issue.message ?? 'is invalid' });
@@ -85,14 +88,15 @@ export function toApiError(err: unknown): ApiError {
   if (e && Array.isArray(e.validation)) return validationToApiError(e.validation, e.validationContext);
   const code = e?.code ?? '';
   if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || e instanceof SyntaxError)
-    return new ApiError('invalid_request', 'Malformed JSON body.', { validationErrors: [{ error_type: 'invalid_json', location: 'body', message: 'is not valid JSON' }] });
+    return new ApiError('invalid_request', 'Malformed JSON body.', {
+      validationErrors: [{ error_type: 'invalid_json', location: 'body', message: 'is not valid JSON' }],
+    });
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError('invalid_request', 'Request body is too large.');
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError('invalid_request', 'Unsupported Content-Type for this endpoint.');
   if (code in multipartCodes) return new ApiError('invalid_request', multipartCodes[code]);
   // Busboy and stream errors while reading a multipart body: the request itself was malformed or cut off.
   if (/unexpected end of (form|multipart data)|malformed part header|boundary not found/i.test(e?.message ?? ''))
     return new ApiError('invalid_request', 'Malformed multipart body.');
-  if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)
-    return new ApiError('invalid_request', 'Invalid request.');
+  if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) return new ApiError('invalid_request', 'Invalid request.');
   return new ApiError('internal_error', undefined, { cause: err });
 }

@@ -22,8 +22,7 @@ function handlerQueue(): JobQueue & { run(kind: string, job: Partial<Job>): Prom
     position: async () => null,
     stats: async () => ({ counts: { 'transcription.process': { queued: 3, running: 1 }, 'transcription.webhook': { queued: 1, completed: 9 } } }),
     queuedCounts: async () => ({ 'transcription.process': 3, 'transcription.webhook': 1 }),
-    run: (kind, job) =>
-      handlers.get(kind)!({ id: 'j1', kind, payload: {}, attempt: 1, maxAttempts: 3, signal: new AbortController().signal, ...job }),
+    run: (kind, job) => handlers.get(kind)!({ id: 'j1', kind, payload: {}, attempt: 1, maxAttempts: 3, signal: new AbortController().signal, ...job }),
   };
 }
 
@@ -35,11 +34,15 @@ describe('job and webhook metrics', () => {
     const inner = handlerQueue();
     const queue = observeJobs(inner, metrics, noDb);
     let seen: Job | undefined;
-    queue.work('transcription.webhook', async (job) => {
-      seen = currentJob();
-      if (job.payload === 'permanent') throw new PermanentJobError('no');
-      if (job.payload === 'error') throw new Error('again');
-    }, { concurrency: 1 });
+    queue.work(
+      'transcription.webhook',
+      async (job) => {
+        seen = currentJob();
+        if (job.payload === 'permanent') throw new PermanentJobError('no');
+        if (job.payload === 'error') throw new Error('again');
+      },
+      { concurrency: 1 },
+    );
     await inner.run('transcription.webhook', { payload: 'ok' });
     expect(seen?.payload).toBe('ok');
     await expect(inner.run('transcription.webhook', { payload: 'error', attempt: 1 })).rejects.toThrow('again');
@@ -66,7 +69,11 @@ describe('job and webhook metrics', () => {
       { statusCode: null, retryable: false, refused: true },
     ];
     const send = observeWebhooks(async () => answers.shift()!, metrics);
-    queue.work('transcription.webhook', async () => void (await send({ url: 'http://h/', body: {}, authHeaderName: null, authHeaderValue: null, messageId: 'm' })), { concurrency: 1 });
+    queue.work(
+      'transcription.webhook',
+      async () => void (await send({ url: 'http://h/', body: {}, authHeaderName: null, authHeaderValue: null, messageId: 'm' })),
+      { concurrency: 1 },
+    );
     for (const attempt of [1, 1, 3, 1]) await inner.run('transcription.webhook', { attempt, maxAttempts: 3 });
     // An attempt cut short by a stop has no outcome.
     const stopped = new AbortController();
@@ -84,7 +91,13 @@ describe('job and webhook metrics', () => {
       meter: async (input) => ({ input_audio_duration_ms: input.inputAudioMs ?? 0, output_audio_duration_ms: input.outputAudioMs ?? 0 }) as never,
     };
     const meter = countedMeter(inner, metrics);
-    const base = { actor: { organizationId: 'o', projectId: 'p', apiKeyId: null, source: 'public_api' }, requestId: 'r', clientReferenceId: null, model: 'm', startTime: new Date() };
+    const base = {
+      actor: { organizationId: 'o', projectId: 'p', apiKeyId: null, source: 'public_api' },
+      requestId: 'r',
+      clientReferenceId: null,
+      model: 'm',
+      startTime: new Date(),
+    };
     await meter.meter({ ...base, kind: 'stt_async', inputAudioMs: 2500 });
     await meter.meter({ ...base, kind: 'stt_rt', inputAudioMs: 1000 });
     await meter.meter({ ...base, kind: 'tts', inputCharacters: 40, outputAudioMs: 1500 });

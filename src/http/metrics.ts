@@ -8,7 +8,16 @@ import type { Kysely } from 'kysely';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { PocketsphinxEngine } from '../engines/stt/pocketsphinx/engine.js';
 import type { SttRegistry } from '../engines/stt/registry.js';
-import { type EnqueueOptions, type Job, type JobHandler, type JobQueue, type JsonValue, PermanentJobError, type QueueStats, type WorkOptions } from '../jobs/queue.js';
+import {
+  type EnqueueOptions,
+  type Job,
+  type JobHandler,
+  type JobQueue,
+  type JsonValue,
+  PermanentJobError,
+  type QueueStats,
+  type WorkOptions,
+} from '../jobs/queue.js';
 import type { WorkGate } from '../lib/work-gate.js';
 import type { WebhookSender } from '../modules/transcriptions/processor.js';
 import { TranscriptionsRepository } from '../modules/transcriptions/repository.js';
@@ -169,8 +178,11 @@ export class Metrics {
       return out;
     };
     const labels = ({ pool, model }: { pool: string; model?: string }) => (model ? { pool, model } : { pool });
-    this.labelledGauge('parlance_engine_slots', 'Engine slots on this node by pool (stt_batch: file decoders, stt_streaming: most live decoders, tts_synthesis: synthesizer processes) and STT model.', ['pool', 'model'], () =>
-      read().map((p): Sample<'pool' | 'model'> => [labels(p), p.total]),
+    this.labelledGauge(
+      'parlance_engine_slots',
+      'Engine slots on this node by pool (stt_batch: file decoders, stt_streaming: most live decoders, tts_synthesis: synthesizer processes) and STT model.',
+      ['pool', 'model'],
+      () => read().map((p): Sample<'pool' | 'model'> => [labels(p), p.total]),
     );
     this.labelledGauge('parlance_engine_slots_busy', 'Engine slots in use now, by pool and STT model (see parlance_engine_slots).', ['pool', 'model'], () =>
       read().map((p): Sample<'pool' | 'model'> => [labels(p), p.busy]),
@@ -232,7 +244,8 @@ export function observeJobs(queue: JobQueue, metrics: Metrics, db: Kysely<Databa
   };
   return new ObservedJobQueue(queue, async (job, run) => {
     const started = performance.now();
-    const observe = (outcome: JobOutcome, ended = performance.now()) => metrics.jobDuration.observe({ kind: jobLabel(job.kind), outcome }, (ended - started) / 1000);
+    const observe = (outcome: JobOutcome, ended = performance.now()) =>
+      metrics.jobDuration.observe({ kind: jobLabel(job.kind), outcome }, (ended - started) / 1000);
     try {
       await runningJob.run(job, run);
     } catch (err) {

@@ -34,7 +34,8 @@ export interface ReadUpload<S> {
 export async function readSingleFileUpload<S>(req: FastifyRequest, opts: SingleFileUpload<S>): Promise<ReadUpload<S>> {
   if (!req.isMultipart()) throw new ApiError('invalid_request', opts.notMultipart);
   const declared = req.headers['content-length'];
-  if (declared === undefined && opts.sizeRequired !== false) throw new ApiError('invalid_request', 'Multipart upload of unknown size: send a Content-Length header.');
+  if (declared === undefined && opts.sizeRequired !== false)
+    throw new ApiError('invalid_request', 'Multipart upload of unknown size: send a Content-Length header.');
   await opts.precheck(declared === undefined ? undefined : Number(declared));
 
   let staged: S | undefined;

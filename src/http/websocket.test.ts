@@ -86,7 +86,7 @@ describe('attachWebSockets', () => {
     ws.close();
   });
 
-  it('selects OpenAI\'s `realtime` subprotocol when a browser client offers it', async () => {
+  it("selects OpenAI's `realtime` subprotocol when a browser client offers it", async () => {
     const base = await start();
     const ws = new WebSocket(`${base}/echo`, ['realtime', 'openai-insecure-api-key.prl_abc']);
     await new Promise((r) => ws.once('open', r));
@@ -128,7 +128,7 @@ describe('attachWebSockets', () => {
     viaProtocol.close();
   });
 
-  it('closes a connection that sends no message in time, after the surface\'s frame; a message in time keeps it', async () => {
+  it("closes a connection that sends no message in time, after the surface's frame; a message in time keeps it", async () => {
     const base = await start(10_000, 1024, 300);
     const idle = new WebSocket(`${base}/keyed`);
     const frames: string[] = [];
@@ -176,10 +176,12 @@ describe('session access lines', () => {
       server,
       {
         '/auth': (socket) => {
-          socket.on('message', async (m) => {
-            await new Promise((r) => setImmediate(r));
-            await auth.authenticate(String(m));
-            socket.close(1000);
+          socket.on('message', (m) => {
+            void (async () => {
+              await new Promise((r) => setImmediate(r));
+              await auth.authenticate(String(m));
+              socket.close(1000);
+            })();
           });
         },
       },

@@ -81,11 +81,20 @@ export interface WebSocketOptions {
 /** After the surface's timeout frame, a peer that does not complete the closing handshake is cut. */
 const CLOSE_GRACE_MS = 1000;
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 429: 'Too Many Requests', 500: 'Internal Server Error' };
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+};
 
 function refuse(socket: Duplex, status: number, reason: string, payload: object = { error: reason }): void {
   const body = JSON.stringify(payload);
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export interface WebSocketDispatcher {

@@ -219,7 +219,14 @@ export class PgBossJobQueue extends QueueRunner {
     await this.ready();
     const { rows } = await sql<{ name: string; state: string; n: number }>`
       SELECT name, state::text AS state, count(*) AS n FROM ${this.jobTable} GROUP BY name, state`.execute(this.db.kysely);
-    const map: Record<string, JobState> = { created: 'queued', retry: 'queued', active: 'running', completed: 'completed', failed: 'failed', cancelled: 'failed' };
+    const map: Record<string, JobState> = {
+      created: 'queued',
+      retry: 'queued',
+      active: 'running',
+      completed: 'completed',
+      failed: 'failed',
+      cancelled: 'failed',
+    };
     const counts: QueueStats['counts'] = {};
     for (const r of rows) {
       const state = map[r.state];

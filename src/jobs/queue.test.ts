@@ -249,7 +249,10 @@ describe.each(targets)('job queue (%s)', (_name, mode, dialect) => {
 
     await expect(
       db.kysely.transaction().execute(async (tx) => {
-        await tx.insertInto('instance_settings').values({ key: `${kind}-rolled-back`, value: 'x' }).execute();
+        await tx
+          .insertInto('instance_settings')
+          .values({ key: `${kind}-rolled-back`, value: 'x' })
+          .execute();
         await q.enqueue(kind, { which: 'rolled back' }, { tx });
         throw new Error('roll it back');
       }),
@@ -257,7 +260,10 @@ describe.each(targets)('job queue (%s)', (_name, mode, dialect) => {
 
     let committedAt = 0;
     const id = await db.kysely.transaction().execute(async (tx) => {
-      await tx.insertInto('instance_settings').values({ key: `${kind}-committed`, value: 'x' }).execute();
+      await tx
+        .insertInto('instance_settings')
+        .values({ key: `${kind}-committed`, value: 'x' })
+        .execute();
       const jobId = await q.enqueue(kind, { which: 'committed' }, { tx });
       await sleep(300); // the runner must not see the job before the commit
       expect(ran).toEqual([]);
@@ -379,7 +385,9 @@ describe.each(targets)('job queue (%s)', (_name, mode, dialect) => {
 
   it.runIf(dialect === 'sqlite')('counts queued jobs from the claim index alone (SQLite: a covering index search)', async () => {
     // The statement LocalQueue.queuedCounts() sends.
-    const { rows } = await sql<{ detail: string }>`EXPLAIN QUERY PLAN SELECT kind, count(*) AS n FROM jobs WHERE state = 'queued' GROUP BY kind`.execute(db.kysely);
+    const { rows } = await sql<{ detail: string }>`EXPLAIN QUERY PLAN SELECT kind, count(*) AS n FROM jobs WHERE state = 'queued' GROUP BY kind`.execute(
+      db.kysely,
+    );
     expect(rows.map((r) => r.detail).join('\n')).toMatch(/SEARCH jobs USING COVERING INDEX jobs_claim_idx \(state=\?\)/);
   });
 
@@ -469,11 +477,9 @@ q.work(kind, async (job) => {
 await q.start();
 `,
     );
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', childFile, JSON.stringify([target.dataDir, target.databaseUrl ?? '', mode, kind, FAST])],
-      { cwd: ROOT },
-    );
+    const child = spawn(process.execPath, ['--import', 'tsx', childFile, JSON.stringify([target.dataDir, target.databaseUrl ?? '', mode, kind, FAST])], {
+      cwd: ROOT,
+    });
     children.push(child);
     let out = '';
     let err = '';
@@ -499,7 +505,7 @@ await q.start();
   });
 
   if (mode === 'local') {
-    it('aborts job.signal when the lease is taken away, and discards that run\'s outcome', async () => {
+    it("aborts job.signal when the lease is taken away, and discards that run's outcome", async () => {
       const kind = newKind('lease');
       const q = newQueue();
       let signal: AbortSignal | undefined;

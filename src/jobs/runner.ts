@@ -404,10 +404,13 @@ export abstract class QueueRunner implements JobQueue {
       this.listener = null;
       client.end().catch(() => undefined);
       if (this.state === 'started' && !this.listenTimer) {
-        this.listenTimer = setTimeout(() => {
-          this.listenTimer = null;
-          void this.listen();
-        }, Math.max(this.pollMs, 1000));
+        this.listenTimer = setTimeout(
+          () => {
+            this.listenTimer = null;
+            void this.listen();
+          },
+          Math.max(this.pollMs, 1000),
+        );
         this.listenTimer.unref();
       }
     };

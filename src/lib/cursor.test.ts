@@ -89,8 +89,7 @@ describe('CursorCodec', () => {
   });
 
   it('refuses garbage: empty, no dot, leading dot, only a dot, non-base64, over 2048 chars', () => {
-    for (const c of ['', 'abc', '.abc', '.', 'abc.', '!!!.???', 'null', 'a'.repeat(3000), `${'a'.repeat(2040)}.${'b'.repeat(22)}`])
-      expectInvalidCursor(c);
+    for (const c of ['', 'abc', '.abc', '.', 'abc.', '!!!.???', 'null', 'a'.repeat(3000), `${'a'.repeat(2040)}.${'b'.repeat(22)}`]) expectInvalidCursor(c);
   });
 
   it('refuses a validly signed cursor over 2048 characters, accepts the longest one within 2048', () => {

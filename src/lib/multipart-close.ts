@@ -20,7 +20,11 @@ export function watchCloseDelimiter(raw: Readable, contentType: string | undefin
       raw.off('data', onData);
       return;
     }
-    tail = Buffer.from(chunk.length >= delimiter.length - 1 ? chunk.subarray(chunk.length - (delimiter.length - 1)) : Buffer.concat([tail, chunk]).subarray(-(delimiter.length - 1)));
+    tail = Buffer.from(
+      chunk.length >= delimiter.length - 1
+        ? chunk.subarray(chunk.length - (delimiter.length - 1))
+        : Buffer.concat([tail, chunk]).subarray(-(delimiter.length - 1)),
+    );
   };
   raw.on('data', onData);
   return () => seen;

@@ -127,17 +127,64 @@ afterAll(async () => {
 
 describe('address classification', () => {
   const blocked = [
-    '127.0.0.1', '127.255.255.254', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '100.64.0.1',
-    '169.254.169.254', '169.254.0.1', '0.0.0.0', '0.1.2.3', '255.255.255.255', '224.0.0.1', '239.1.1.1',
-    '192.0.2.1', '198.51.100.1', '203.0.113.1', '198.18.0.1', '192.0.0.8', '240.0.0.1',
-    '::1', '::', 'fe80::1', 'febf::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', 'fec0::1', '2001:db8::1', '2001::1',
-    '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:169.254.169.254', '::ffff:10.0.0.1', '::ffff:0.0.0.0',
-    '64:ff9b::7f00:1', '64:ff9b::a9fe:a9fe', '64:ff9b::10.0.0.1', '64:ff9b:1::808:808',
-    '2002:7f00:1::1', '2002:c0a8:101::1', '2002:a9fe:a9fe::', '::7f00:1', '::10.0.0.1',
+    '127.0.0.1',
+    '127.255.255.254',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '100.64.0.1',
+    '169.254.169.254',
+    '169.254.0.1',
+    '0.0.0.0',
+    '0.1.2.3',
+    '255.255.255.255',
+    '224.0.0.1',
+    '239.1.1.1',
+    '192.0.2.1',
+    '198.51.100.1',
+    '203.0.113.1',
+    '198.18.0.1',
+    '192.0.0.8',
+    '240.0.0.1',
+    '::1',
+    '::',
+    'fe80::1',
+    'febf::1',
+    'fc00::1',
+    'fd12:3456::1',
+    'ff02::1',
+    'fec0::1',
+    '2001:db8::1',
+    '2001::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:169.254.169.254',
+    '::ffff:10.0.0.1',
+    '::ffff:0.0.0.0',
+    '64:ff9b::7f00:1',
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b::10.0.0.1',
+    '64:ff9b:1::808:808',
+    '2002:7f00:1::1',
+    '2002:c0a8:101::1',
+    '2002:a9fe:a9fe::',
+    '::7f00:1',
+    '::10.0.0.1',
   ];
   const allowed = [
-    '8.8.8.8', '1.1.1.1', '93.184.216.34', '172.32.0.1', '100.128.0.1', '11.0.0.1', '169.255.0.1',
-    '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1',
+    '8.8.8.8',
+    '1.1.1.1',
+    '93.184.216.34',
+    '172.32.0.1',
+    '100.128.0.1',
+    '11.0.0.1',
+    '169.255.0.1',
+    '2606:4700:4700::1111',
+    '2001:4860:4860::8888',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
   ];
   const none = parseAllowList([]);
 
@@ -248,7 +295,7 @@ describe('downloadToFile', () => {
     const f = await serve((req, res) => {
       if (req.url === '/r1') res.writeHead(302, { location: '/dir/r2' }).end();
       else if (req.url === '/dir/r2') res.writeHead(301, { location: 'r3?q=1' }).end();
-      else if (req.url === '/dir/r3?q=1') res.writeHead(307, { location: `http://127.0.0.1:${(req.socket.localPort ?? 0)}/final` }).end();
+      else if (req.url === '/dir/r3?q=1') res.writeHead(307, { location: `http://127.0.0.1:${req.socket.localPort ?? 0}/final` }).end();
       else res.end(data);
     });
     const out = dest();
@@ -383,7 +430,7 @@ describe('downloadToFile', () => {
     expect(existsSync(out)).toBe(false);
   });
 
-  it('rethrows a local write failure as it is (a server fault, not the URL\'s), without retrying', async () => {
+  it("rethrows a local write failure as it is (a server fault, not the URL's), without retrying", async () => {
     const f = await serve((_q, res) => res.end(body(100)));
     const out = join(dir, 'no-such-dir', 'x.bin');
     const err = await downloadToFile(`${f.origin}/x`, out, base).then(
@@ -479,7 +526,15 @@ describe('downloadToFile blocks private targets before connecting', () => {
 
   it('blocks the metadata address, RFC1918, CGNAT and link-local IPv6 at once (nothing is contacted)', async () => {
     const t0 = Date.now();
-    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/', 'http://192.168.1.1/', 'http://100.64.0.1/', 'http://[fe80::1]/', 'http://[fd00::1]/', 'https://[64:ff9b::a9fe:a9fe]/']) {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://10.0.0.1/',
+      'http://192.168.1.1/',
+      'http://100.64.0.1/',
+      'http://[fe80::1]/',
+      'http://[fd00::1]/',
+      'https://[64:ff9b::a9fe:a9fe]/',
+    ]) {
       const err = await failure(downloadToFile(url, dest(), { ...noAllow, timeoutMs: 10_000 }));
       expect(err, url).toBeInstanceOf(DownloadBlockedError);
       expect(err.retryable).toBe(false);
@@ -587,7 +642,27 @@ describe('https', () => {
     const k = join(dir, 'key.pem');
     const c = join(dir, 'cert.pem');
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', k, '-out', c, '-days', '2', '-subj', '/CN=localhost'], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-keyout',
+          k,
+          '-out',
+          c,
+          '-days',
+          '2',
+          '-subj',
+          '/CN=localhost',
+        ],
+        { stdio: 'ignore' },
+      );
       tls = { key: await readFile(k), cert: await readFile(c) };
     } catch {
       tls = undefined;

@@ -116,10 +116,16 @@ describe('S3 blob store', () => {
   });
 
   it('refuses to start with one line when the bucket is missing, unreachable or no bucket is named', async () => {
-    const fail = (o: Record<string, unknown>) => openBlobStore(s3Settings(o)).then(() => 'opened', (e: unknown) => e);
+    const fail = (o: Record<string, unknown>) =>
+      openBlobStore(s3Settings(o)).then(
+        () => 'opened',
+        (e: unknown) => e,
+      );
     const missing = await fail({ s3Bucket: 'no-such-bucket' });
     expect(missing).toBeInstanceOf(ConfigError);
-    expect((missing as Error).message).toBe(`S3 bucket "no-such-bucket" at ${s3.endpoint} is not usable (no such bucket): check PARLANCE_S3_* and the AWS credentials`);
+    expect((missing as Error).message).toBe(
+      `S3 bucket "no-such-bucket" at ${s3.endpoint} is not usable (no such bucket): check PARLANCE_S3_* and the AWS credentials`,
+    );
     const unreachable = await fail({ s3Endpoint: 'http://127.0.0.1:9' });
     expect(unreachable).toBeInstanceOf(ConfigError);
     expect((unreachable as Error).message).toMatch(/^S3 bucket "parlance-test" at http:\/\/127\.0\.0\.1:9 is not usable \(ECONNREFUSED\)/);

@@ -267,8 +267,17 @@ describe.each(targets)('openDatabase (%s)', (dialect, make) => {
     const fresh = await make();
     try {
       const file = (id: string, project: string, source: string, size: number) => ({
-        id, organization_id: 'org-1', project_id: project, filename: `${id}.wav`, size, client_reference_id: null,
-        source, blob_key: `files/${project}/${id}`, duration_ms: null, format: null, created_at: '2026-01-01T00:00:00.000Z',
+        id,
+        organization_id: 'org-1',
+        project_id: project,
+        filename: `${id}.wav`,
+        size,
+        client_reference_id: null,
+        source,
+        blob_key: `files/${project}/${id}`,
+        duration_ms: null,
+        format: null,
+        created_at: '2026-01-01T00:00:00.000Z',
       });
       await withOptions({ ...fresh.options, migrateTo: '0001-foundation' }, async (db) => {
         expect((await db.kysely.introspection.getTables()).map((t) => t.name)).not.toContain('file_usage');
@@ -318,8 +327,32 @@ describe.each(targets)('openDatabase (%s)', (dialect, make) => {
       await db.kysely
         .insertInto('files')
         .values([
-          { id: 'n1', organization_id: 'o', project_id: 'p', filename: 'a', size: big, client_reference_id: null, source: 'public_api', blob_key: 'k1', duration_ms: 1500, format: 'wav', created_at: '2025-01-01T00:00:00.000Z' },
-          { id: 'n2', organization_id: 'o', project_id: 'p', filename: 'b', size: 3, client_reference_id: null, source: 'public_api', blob_key: 'k2', duration_ms: null, format: null, created_at: '2025-01-01T00:00:00.000Z' },
+          {
+            id: 'n1',
+            organization_id: 'o',
+            project_id: 'p',
+            filename: 'a',
+            size: big,
+            client_reference_id: null,
+            source: 'public_api',
+            blob_key: 'k1',
+            duration_ms: 1500,
+            format: 'wav',
+            created_at: '2025-01-01T00:00:00.000Z',
+          },
+          {
+            id: 'n2',
+            organization_id: 'o',
+            project_id: 'p',
+            filename: 'b',
+            size: 3,
+            client_reference_id: null,
+            source: 'public_api',
+            blob_key: 'k2',
+            duration_ms: null,
+            format: null,
+            created_at: '2025-01-01T00:00:00.000Z',
+          },
         ])
         .execute();
       const row = await db.kysely.selectFrom('files').select(['size', 'duration_ms']).where('id', '=', 'n1').executeTakeFirstOrThrow();

@@ -19,7 +19,13 @@ export async function openBlobStore(settings: BlobSettings): Promise<BlobStore> 
   // Loaded only when used: the SDK is large and a local store needs none of it.
   const { S3BlobStore } = await import('./s3-blob-store.js');
   const store = new S3BlobStore(
-    { bucket: settings.s3Bucket, prefix: settings.s3Prefix, endpoint: settings.s3Endpoint, region: settings.s3Region, forcePathStyle: settings.s3ForcePathStyle },
+    {
+      bucket: settings.s3Bucket,
+      prefix: settings.s3Prefix,
+      endpoint: settings.s3Endpoint,
+      region: settings.s3Region,
+      forcePathStyle: settings.s3ForcePathStyle,
+    },
     new TempFiles(path.join(root, 'tmp')),
   );
   try {

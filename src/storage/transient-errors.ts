@@ -2,7 +2,18 @@
 // unreachable host). Work that met one should run again once the database is back, never be recorded as failed.
 import { DatabaseTimeoutError } from './database.js';
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'EHOSTDOWN', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTDOWN',
+  'EAI_AGAIN',
+]);
 
 // SQLSTATEs besides class 08 (connection_exception): admin_shutdown, crash_shutdown, cannot_connect_now (starting
 // up, shutting down, in recovery), too_many_connections (everyone reconnecting after a failover), query_canceled
@@ -10,7 +21,8 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EP
 const SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '57014']);
 
 // pg's own errors carry no code: a connection lost mid-query, a client already broken, the pool's connect bounds.
-const PG_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect|Query read timeout)/;
+const PG_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect|Query read timeout)/;
 
 export function isTransientDatabaseError(err: unknown, depth = 0): boolean {
   if (depth > 4 || typeof err !== 'object' || err === null) return false;

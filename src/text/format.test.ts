@@ -3,7 +3,6 @@ import { COMMA_PAUSE_MS, SENTENCE_PAUSE_MS, TranscriptFormatter, formatTranscrip
 import type { WordToken } from './types.js';
 import { fmt, textOf, tokensOf } from './test-tokens.js';
 
-
 describe('timestamps', () => {
   it('a formatted token spans the words it replaces, with the lowest confidence', () => {
     const tokens = tokensOf('it cost two hundred dollars', 1000, [0.9, 0.8, 0.7, 0.95, 0.6]);
@@ -113,7 +112,7 @@ describe('session state (TranscriptFormatter)', () => {
   });
 
   it('formatTranscript equals a formatter fed the utterances one by one', () => {
-    const raw = 'so what do you think | i think we should meet at ten o\'clock , in london | is that fine | yes';
+    const raw = "so what do you think | i think we should meet at ten o'clock , in london | is that fine | yes";
     const tokens = tokensOf(raw);
     const f = new TranscriptFormatter();
     const parts: WordToken[][] = [[]];

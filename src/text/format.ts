@@ -3,15 +3,7 @@
 // no I/O. Rules and thresholds: README.md in this folder.
 
 import { inverseNormalize } from './itn.js';
-import {
-  COMMA_PAUSE_MS,
-  HEAD_WORDS,
-  SENTENCE_PAUSE_MS,
-  canEndSentence,
-  canTakeComma,
-  capitalize,
-  isQuestion,
-} from './sentences.js';
+import { COMMA_PAUSE_MS, HEAD_WORDS, SENTENCE_PAUSE_MS, canEndSentence, canTakeComma, capitalize, isQuestion } from './sentences.js';
 import type { FormatOptions, Span, WordToken } from './types.js';
 
 export type { FormatOptions, WordToken } from './types.js';

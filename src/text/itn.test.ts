@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { normalizeForScoring } from './format.js';
 import { fmt } from './test-tokens.js';
 
-
 /**
  * [raw words, formatted text, raw is the canonical spoken reading (normalizeForScoring(formatted) === raw)].
  * Non-canonical ones still satisfy normalizeForScoring(formatted) === normalizeForScoring(raw).
@@ -63,7 +62,7 @@ const CATEGORIES: Record<string, Example[]> = {
     ['seven thirty p m', '7:30 PM.'],
     ['at nine oh five a m', 'At 9:05 AM.'],
     ['at seven pm', 'At 7 PM.', false],
-    ['at ten o\'clock', 'At 10 o\'clock.'],
+    ["at ten o'clock", "At 10 o'clock."],
     ['from seven thirty to eight thirty', 'From 7:30 to 8:30.'],
     ['the twelve fifteen train', 'The 12:15 train.'],
     ['at twenty thirty', 'At 20:30.'],
@@ -115,7 +114,7 @@ const CATEGORIES: Record<string, Example[]> = {
   'proper nouns': [
     ['i flew from london to new york', 'I flew from London to New York.'],
     ['she speaks english and french', 'She speaks English and French.'],
-    ['john\'s car', 'John\'s car.'],
+    ["john's car", "John's car."],
     ['closed on mondays', 'Closed on Mondays.'],
   ],
 };

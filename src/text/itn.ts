@@ -3,15 +3,7 @@
 // The rules, and why each is conservative where it is, are listed in README.md in this folder.
 
 import { digitValue, formatDigitString, formatInteger, isNumberish, ordinalSuffix, scaleValue } from './lexicon.js';
-import {
-  parseBelow100,
-  parseCardinal,
-  parseDecade,
-  parseDigitRun,
-  parseFraction,
-  parseMinutes,
-  parseTwoPartYear,
-} from './numbers.js';
+import { parseBelow100, parseCardinal, parseDecade, parseDigitRun, parseFraction, parseMinutes, parseTwoPartYear } from './numbers.js';
 import { PHRASE_STARTERS, properPhraseAt, wordCase } from './proper-nouns.js';
 import { canEndSentence, canTakeComma, capitalize } from './sentences.js';
 import type { Span } from './types.js';
@@ -288,12 +280,6 @@ class Itn {
  * cover those words in order. `before` holds a few lower-case words that preceded words[0] (earlier utterances) for
  * left context ("at" | "seven thirty").
  */
-export function inverseNormalize(
-  words: readonly string[],
-  texts: readonly string[],
-  before: readonly string[],
-  start = 0,
-  end = words.length,
-): Span[] {
+export function inverseNormalize(words: readonly string[], texts: readonly string[], before: readonly string[], start = 0, end = words.length): Span[] {
   return new Itn(words, texts, before, start, end).run();
 }

@@ -1,33 +1,11 @@
 // English number words: what each word is worth. Pure tables and lookups, no grammar (see numbers.ts).
 
 export const ONES: readonly string[] = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
-export const TEENS: readonly string[] = [
-  'ten',
-  'eleven',
-  'twelve',
-  'thirteen',
-  'fourteen',
-  'fifteen',
-  'sixteen',
-  'seventeen',
-  'eighteen',
-  'nineteen',
-];
+export const TEENS: readonly string[] = ['ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
 /** Index i is the word for i * 10 (0 and 1 unused). */
 export const TENS: readonly string[] = ['', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
 
-export const ORDINAL_ONES: readonly string[] = [
-  'zeroth',
-  'first',
-  'second',
-  'third',
-  'fourth',
-  'fifth',
-  'sixth',
-  'seventh',
-  'eighth',
-  'ninth',
-];
+export const ORDINAL_ONES: readonly string[] = ['zeroth', 'first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth'];
 export const ORDINAL_TEENS: readonly string[] = [
   'tenth',
   'eleventh',
@@ -40,18 +18,7 @@ export const ORDINAL_TEENS: readonly string[] = [
   'eighteenth',
   'nineteenth',
 ];
-export const ORDINAL_TENS: readonly string[] = [
-  '',
-  '',
-  'twentieth',
-  'thirtieth',
-  'fortieth',
-  'fiftieth',
-  'sixtieth',
-  'seventieth',
-  'eightieth',
-  'ninetieth',
-];
+export const ORDINAL_TENS: readonly string[] = ['', '', 'twentieth', 'thirtieth', 'fortieth', 'fiftieth', 'sixtieth', 'seventieth', 'eightieth', 'ninetieth'];
 
 /** Scale words and their multipliers. "hundred" multiplies within a group; the others close a group. */
 export const SCALES: ReadonlyMap<string, number> = new Map([

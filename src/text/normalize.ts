@@ -83,7 +83,11 @@ function spell(text: string, next: string | undefined): [string, boolean] {
  * cents"; "555-1234" → "five five five one two three four"; "1999" → "nineteen ninety nine".
  */
 export function normalizeForScoring(text: string): string {
-  const texts = text.replace(/[’‘]/gu, "'").split(/\s+/).map(clean).filter((c) => c.length > 0);
+  const texts = text
+    .replace(/[’‘]/gu, "'")
+    .split(/\s+/)
+    .map(clean)
+    .filter((c) => c.length > 0);
   const words = texts.map((t) => t.toLowerCase());
   const spans = inverseNormalize(words, texts, []);
   const out: string[] = [];

@@ -3,7 +3,9 @@ import { cuesOf, exportTranscript, type SegmentToken, timecode, toSrt, toText, t
 
 /** Words 300 ms long with `gap` ms between them, from `start`; texts joined as transcripts store them. */
 function words(text: string, start = 0, gap = 100, extra: Partial<SegmentToken> = {}): SegmentToken[] {
-  return text.split(' ').map((w, i) => ({ text: i === 0 ? w : ` ${w}`, start_ms: start + i * (300 + gap), end_ms: start + i * (300 + gap) + 300, confidence: 0.9, ...extra }));
+  return text
+    .split(' ')
+    .map((w, i) => ({ text: i === 0 ? w : ` ${w}`, start_ms: start + i * (300 + gap), end_ms: start + i * (300 + gap) + 300, confidence: 0.9, ...extra }));
 }
 
 describe('cuesOf', () => {

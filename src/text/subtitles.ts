@@ -76,7 +76,8 @@ export function cuesOf(tokens: readonly SegmentToken[], opts: CueOptions = {}): 
     if (timed(t)) {
       if (!group || group.translation !== undefined) groups.push((group = { words: [] }));
       const text = t.text.trim();
-      if (text) group.words.push({ text, startMs: t.start_ms, endMs: t.end_ms, confidence: t.confidence, ...(t.speaker !== undefined ? { speaker: t.speaker } : {}) });
+      if (text)
+        group.words.push({ text, startMs: t.start_ms, endMs: t.end_ms, confidence: t.confidence, ...(t.speaker !== undefined ? { speaker: t.speaker } : {}) });
     } else if (group && t.translation_status === 'translation') group.translation = `${group.translation ?? ''}${t.text}`;
   }
   const cues: Cue[] = [];

@@ -22,20 +22,7 @@ export interface FormatOptions {
 }
 
 /** What a formatted unit is; drives later decisions (commas before years, capitals after titles...). */
-export type SpanKind =
-  | 'word'
-  | 'number'
-  | 'ordinal'
-  | 'decimal'
-  | 'money'
-  | 'percent'
-  | 'digits'
-  | 'time'
-  | 'meridiem'
-  | 'year'
-  | 'month'
-  | 'day'
-  | 'title';
+export type SpanKind = 'word' | 'number' | 'ordinal' | 'decimal' | 'money' | 'percent' | 'digits' | 'time' | 'meridiem' | 'year' | 'month' | 'day' | 'title';
 
 /**
  * One formatted unit: the input words [start, end) (indices into the utterance's words) it replaces, and its text.

@@ -69,7 +69,12 @@ describe('access log', () => {
     });
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     const requestId = /x-request-id: (\S+)/i.exec(answer)![1]!;
-    const line = await waitFor(async () => logLines(s).find((l) => l.request_id === requestId), (l) => l !== undefined, 5000, 20);
+    const line = await waitFor(
+      async () => logLines(s).find((l) => l.request_id === requestId),
+      (l) => l !== undefined,
+      5000,
+      20,
+    );
     expect(line).toMatchObject({ level: 30, status: 400, msg: 'malformed HTTP request refused' });
   });
 });
@@ -92,7 +97,12 @@ describe('access log of WebSocket sessions', () => {
   it('logs a /transcribe-websocket session when it ends: close code, duration, session id and project, never the key', async () => {
     const before = sessionLines('/transcribe-websocket').length;
     expect(await realtimeSession(s.apiKey)).toBe(1000);
-    const lines = await waitFor(async () => sessionLines('/transcribe-websocket'), (l) => l.length > before, 5000, 20);
+    const lines = await waitFor(
+      async () => sessionLines('/transcribe-websocket'),
+      (l) => l.length > before,
+      5000,
+      20,
+    );
     expect(lines).toHaveLength(before + 1);
     const line = lines.at(-1)!;
     expect(line).toMatchObject({ level: 30, route: '/transcribe-websocket', close_code: 1000, project_id: s.projectId });
@@ -106,7 +116,14 @@ describe('access log of WebSocket sessions', () => {
     const badKey = 'prl_not-a-real-key-but-a-secret-all-the-same';
     const before = sessionLines('/transcribe-websocket').length;
     const code = await realtimeSession(badKey);
-    const line = (await waitFor(async () => sessionLines('/transcribe-websocket'), (l) => l.length > before, 5000, 20)).at(-1)!;
+    const line = (
+      await waitFor(
+        async () => sessionLines('/transcribe-websocket'),
+        (l) => l.length > before,
+        5000,
+        20,
+      )
+    ).at(-1)!;
     expect(line.close_code).toBe(code);
     expect(line).not.toHaveProperty('project_id');
     expect(s.stderr()).not.toContain(badKey);
@@ -120,7 +137,14 @@ describe('access log of WebSocket sessions', () => {
     await c.next((f) => f.stream_id === 'log1' && f.terminated === true, 30_000);
     c.ws.close(1000);
     expect((await c.closed).code).toBe(1000);
-    const line = (await waitFor(async () => sessionLines('/tts-websocket'), (l) => l.length > before, 5000, 20)).at(-1)!;
+    const line = (
+      await waitFor(
+        async () => sessionLines('/tts-websocket'),
+        (l) => l.length > before,
+        5000,
+        20,
+      )
+    ).at(-1)!;
     expect(line).toMatchObject({ level: 30, route: '/tts-websocket', close_code: 1000, project_id: s.projectId });
     expect(s.stderr()).not.toContain(s.apiKey);
   }, 60_000);

@@ -255,8 +255,15 @@ describe('an unusable data directory', () => {
     const blocker = `${dir}/not-a-dir`;
     writeFileSync(blocker, '');
     // A file where the directory should be, a directory under a file, and a place no directory can be made (/proc).
-    for (const [bad, why] of [[blocker, 'a file is in the way'], [`${blocker}/sub`, 'a file is in the way'], ['/proc/parlance-data', 'cannot be created']] as const) {
-      for (const args of [['serve', '--port', '0', '--data-dir', bad], ['admin', 'bootstrap', '--data-dir', bad, '--json']]) {
+    for (const [bad, why] of [
+      [blocker, 'a file is in the way'],
+      [`${blocker}/sub`, 'a file is in the way'],
+      ['/proc/parlance-data', 'cannot be created'],
+    ] as const) {
+      for (const args of [
+        ['serve', '--port', '0', '--data-dir', bad],
+        ['admin', 'bootstrap', '--data-dir', bad, '--json'],
+      ]) {
         const r = await runCli(args, env);
         expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
         const lines = r.stderr.trim().split('\n');

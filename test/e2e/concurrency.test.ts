@@ -7,7 +7,10 @@ import { expectRefused, holdStt, type Session } from './stt-helpers.js';
 import { openTts, startMsg } from './tts-helpers.js';
 
 interface Report {
-  project: { current: { transcribe_concurrent: number; tts_concurrent: number }; limits: { transcribe_concurrent: number | null; tts_concurrent: number | null } };
+  project: {
+    current: { transcribe_concurrent: number; tts_concurrent: number };
+    limits: { transcribe_concurrent: number | null; tts_concurrent: number | null };
+  };
   organization: Report['project'];
 }
 
@@ -27,13 +30,17 @@ interface HistoryEntry {
   total_count: number;
 }
 
-const historyPath = (q: Record<string, string | number>) => `/v1/concurrent-streams-history?${new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)])).toString()}`;
+const historyPath = (q: Record<string, string | number>) =>
+  `/v1/concurrent-streams-history?${new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)])).toString()}`;
 
 /** The current minute's entry of the project's history. */
 async function currentMinute(s: Parlance, kind: 'stt' | 'tts', key?: string): Promise<HistoryEntry> {
   const now = Date.now();
   const minute = now - (now % 60_000);
-  const res = await s.request(historyPath({ start_time: new Date(minute).toISOString(), end_time: new Date(minute + 60_000).toISOString(), period_sec: 60, kind }), { key });
+  const res = await s.request(
+    historyPath({ start_time: new Date(minute).toISOString(), end_time: new Date(minute + 60_000).toISOString(), period_sec: 60, kind }),
+    { key },
+  );
   expect(res.status).toBe(200);
   const body = (await res.json()) as { kind: string; entries: HistoryEntry[] };
   expect(body.kind).toBe(kind);
@@ -45,7 +52,10 @@ async function currentMinute(s: Parlance, kind: 'stt' | 'tts', key?: string): Pr
 async function recentPeak(s: Parlance, kind: 'stt' | 'tts', key?: string): Promise<number> {
   const now = Date.now();
   const minute = now - (now % 60_000);
-  const res = await s.request(historyPath({ start_time: new Date(minute - 60_000).toISOString(), end_time: new Date(minute + 60_000).toISOString(), period_sec: 60, kind }), { key });
+  const res = await s.request(
+    historyPath({ start_time: new Date(minute - 60_000).toISOString(), end_time: new Date(minute + 60_000).toISOString(), period_sec: 60, kind }),
+    { key },
+  );
   const body = (await res.json()) as { entries: HistoryEntry[] };
   expect(body.entries).toHaveLength(2);
   return Math.max(...body.entries.map((e) => e.sample_max));
@@ -57,14 +67,16 @@ describe('one server, in-memory counts', () => {
   let s: Parlance;
   const open: Session[] = [];
   beforeAll(async () => {
-    s = await startParlance({ env: { PARLANCE_CONCURRENCY_SAMPLE_SECONDS: '0.5', PARLANCE_REALTIME_CONCURRENT_STREAMS_ORG: '7', PARLANCE_TTS_CONCURRENT_PROJECT: '0' } });
+    s = await startParlance({
+      env: { PARLANCE_CONCURRENCY_SAMPLE_SECONDS: '0.5', PARLANCE_REALTIME_CONCURRENT_STREAMS_ORG: '7', PARLANCE_TTS_CONCURRENT_PROJECT: '0' },
+    });
   });
   afterAll(async () => {
     for (const x of open) x.stop();
     await s?.stop();
   });
 
-  it('GET /v1/concurrency-limits: the Concurrency report with the settings\' caps (0 = unlimited → null)', async () => {
+  it("GET /v1/concurrency-limits: the Concurrency report with the settings' caps (0 = unlimited → null)", async () => {
     const r = await report(s);
     expect(r).toEqual({
       project: { current: { transcribe_concurrent: 0, tts_concurrent: 0 }, limits: { transcribe_concurrent: 50, tts_concurrent: null } },
@@ -77,11 +89,19 @@ describe('one server, in-memory counts', () => {
     const key = (await s.admin<{ api_key: string }>('create-key', '--project', p.id)).api_key;
     const session = await holdStt(s.url, key);
     open.push(session);
-    const r = await waitFor(() => report(s, key), (x) => x.project.current.transcribe_concurrent === 1, 20_000);
+    const r = await waitFor(
+      () => report(s, key),
+      (x) => x.project.current.transcribe_concurrent === 1,
+      20_000,
+    );
     expect(r.organization.current.transcribe_concurrent).toBeGreaterThanOrEqual(1);
     expect(r.project.current.tts_concurrent).toBe(0);
     // A live stream is sampled in every minute it spans: the current one always has it.
-    const entry = await waitFor(() => currentMinute(s, 'stt', key), (e) => e.sample_max === 1, 20_000);
+    const entry = await waitFor(
+      () => currentMinute(s, 'stt', key),
+      (e) => e.sample_max === 1,
+      20_000,
+    );
     expect(entry).toMatchObject({ period_sec: 60, sample_min: 0, total_count: 1 });
     expect(entry.sample_count).toBeGreaterThanOrEqual(1);
     expect(entry.sample_sum).toBeGreaterThanOrEqual(1);
@@ -90,7 +110,11 @@ describe('one server, in-memory counts', () => {
     expect((await currentMinute(s, 'stt')).sample_max).toBe(0);
     expect((await currentMinute(s, 'tts', key)).sample_max).toBe(0);
     session.stop();
-    await waitFor(() => report(s, key), (x) => x.project.current.transcribe_concurrent === 0, 10_000);
+    await waitFor(
+      () => report(s, key),
+      (x) => x.project.current.transcribe_concurrent === 0,
+      10_000,
+    );
   });
 
   it('TTS: a WebSocket stream counts while it lives; a short HTTP request still shows in the history of its minute', async () => {
@@ -104,7 +128,11 @@ describe('one server, in-memory counts', () => {
     expect(r.project.current).toEqual({ transcribe_concurrent: 0, tts_concurrent: 1 });
     c.send({ stream_id: 'hold', cancel: true });
     await c.next((f) => f.stream_id === 'hold' && f.terminated === true);
-    await waitFor(() => report(s, key), (x) => x.project.current.tts_concurrent === 0, 10_000);
+    await waitFor(
+      () => report(s, key),
+      (x) => x.project.current.tts_concurrent === 0,
+      10_000,
+    );
     c.close();
 
     const p2 = await s.admin<{ id: string }>('create-project', '--name', 'tts-short');
@@ -112,7 +140,13 @@ describe('one server, in-memory counts', () => {
     const res = await s.request('/tts', { method: 'POST', key: key2, headers: { 'content-type': 'application/json' }, body: ttsBody });
     expect(res.status).toBe(200);
     await res.arrayBuffer();
-    expect(await waitFor(() => recentPeak(s, 'tts', key2), (peak) => peak === 1, 20_000)).toBe(1);
+    expect(
+      await waitFor(
+        () => recentPeak(s, 'tts', key2),
+        (peak) => peak === 1,
+        20_000,
+      ),
+    ).toBe(1);
     expect(await recentPeak(s, 'stt', key2)).toBe(0);
   });
 
@@ -127,7 +161,11 @@ describe('one server, in-memory counts', () => {
     });
     const holder = await holdStt(s.url, key);
     open.push(holder);
-    await waitFor(() => report(s, key), (x) => x.project.current.transcribe_concurrent === 1, 20_000);
+    await waitFor(
+      () => report(s, key),
+      (x) => x.project.current.transcribe_concurrent === 1,
+      20_000,
+    );
     await expectRefused(await holdStt(s.url, key), /real-time transcription streams limit exceeded for the project \(1\)/);
     // TTS over HTTP with a project cap of 0.
     const res = await s.request('/tts', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: ttsBody });
@@ -216,7 +254,10 @@ describe('one server, in-memory counts', () => {
   });
 
   it('both endpoints need a key with usage:read', async () => {
-    for (const path of ['/v1/concurrency-limits', historyPath({ start_time: '2026-04-28T09:00:00Z', end_time: '2026-04-28T10:00:00Z', period_sec: 60, kind: 'stt' })]) {
+    for (const path of [
+      '/v1/concurrency-limits',
+      historyPath({ start_time: '2026-04-28T09:00:00Z', end_time: '2026-04-28T10:00:00Z', period_sec: 60, kind: 'stt' }),
+    ]) {
       expect((await s.request(path, { key: null })).status).toBe(401);
       const k = await s.admin<{ api_key: string }>('create-key', '--project', s.projectId, '--permission', 'stt_rt:write');
       const res = await s.request(path, { key: k.api_key });
@@ -251,28 +292,48 @@ describe('two server processes sharing PostgreSQL and Redis', () => {
     await drop?.();
   });
 
-  it('share one cap; samples of both nodes add up; a killed node\'s slot comes free after the lease TTL', async () => {
+  it("share one cap; samples of both nodes add up; a killed node's slot comes free after the lease TTL", async () => {
     const key = a.apiKey;
     const onA = await holdStt(a.url, key);
     const onB = await holdStt(b.url, key);
     open.push(onA, onB);
     // Each node serves one stream; the report on either counts both.
-    const r = await waitFor(() => report(b, key), (x) => x.project.current.transcribe_concurrent === 2, 30_000);
+    const r = await waitFor(
+      () => report(b, key),
+      (x) => x.project.current.transcribe_concurrent === 2,
+      30_000,
+    );
     expect(r.organization.current.transcribe_concurrent).toBe(2);
     // Counts across nodes agree once each node's leases are in Redis (a lease taken while a command was slow is
     // moved there at the next refresh).
-    await waitFor(() => report(a, key), (x) => x.project.current.transcribe_concurrent === 2, 10_000);
+    await waitFor(
+      () => report(a, key),
+      (x) => x.project.current.transcribe_concurrent === 2,
+      10_000,
+    );
     await expectRefused(await holdStt(b.url, key), /limit exceeded for the project \(2\)/);
     await expectRefused(await holdStt(a.url, key), /limit exceeded for the project \(2\)/);
     // Both nodes write their samples; the history adds them up.
-    const entry = await waitFor(() => currentMinute(a, 'stt', key), (e) => e.sample_max === 2, 20_000);
+    const entry = await waitFor(
+      () => currentMinute(a, 'stt', key),
+      (e) => e.sample_max === 2,
+      20_000,
+    );
     expect(entry.total_count).toBe(1);
     // Node A dies without releasing its slot: its lease lapses after the TTL, then B takes a new session.
     await a.kill9();
-    await waitFor(() => report(b, key), (x) => x.project.current.transcribe_concurrent === 1, 15_000);
+    await waitFor(
+      () => report(b, key),
+      (x) => x.project.current.transcribe_concurrent === 1,
+      15_000,
+    );
     const next = await holdStt(b.url, key);
     open.push(next);
-    await waitFor(() => report(b, key), (x) => x.project.current.transcribe_concurrent === 2, 20_000);
+    await waitFor(
+      () => report(b, key),
+      (x) => x.project.current.transcribe_concurrent === 2,
+      20_000,
+    );
     expect(next.frames.filter((f) => f.error_type)).toEqual([]);
   });
 });
@@ -284,7 +345,7 @@ describe('requests-per-minute limits of the new categories', () => {
   });
   afterAll(() => s?.stop());
 
-  it('concurrency: the report and the history share the project\'s limit; one more gets 429 naming it', async () => {
+  it("concurrency: the report and the history share the project's limit; one more gets 429 naming it", async () => {
     const history = historyPath({ start_time: '2026-04-28T09:00:00Z', end_time: '2026-04-28T09:01:00Z', period_sec: 60, kind: 'stt' });
     for (const path of ['/v1/concurrency-limits', history, '/v1/concurrency-limits']) {
       const ok = await s.request(path);

@@ -42,7 +42,10 @@ describe.skipIf(!existsSync(UNMUTED))('context biasing', () => {
     const live = async (extra: Record<string, unknown>) => {
       const frames = await streamRealtime(s, Buffer.concat([pcm, Buffer.alloc(32_000)]), extra);
       expect(frames.find((f) => f.error_type)).toBeUndefined();
-      return frames.flatMap((f) => f.tokens.filter((t) => t.is_final && !t.text.startsWith('<'))).map((t) => t.text).join('');
+      return frames
+        .flatMap((f) => f.tokens.filter((t) => t.is_final && !t.text.startsWith('<')))
+        .map((t) => t.text)
+        .join('');
     };
     const [biased, plain] = await Promise.all([live({ context: { terms: ['unmuted'] } }), live({})]);
     expect(biased).toMatch(/\bunmuted\b/i);

@@ -146,8 +146,18 @@ describe('real-time transcription', () => {
 
   it('@soniox/node with enable_speaker_diarization: RealtimeToken.speaker on every final token', async () => {
     (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket;
-    const client = new SonioxNodeClient({ api_key: s.apiKey, base_url: s.url, realtime: { ws_base_url: `${s.url.replace('http', 'ws')}/transcribe-websocket` } });
-    const session = client.realtime.stt({ model: 'stt-rt-v4', audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1, enable_speaker_diarization: true });
+    const client = new SonioxNodeClient({
+      api_key: s.apiKey,
+      base_url: s.url,
+      realtime: { ws_base_url: `${s.url.replace('http', 'ws')}/transcribe-websocket` },
+    });
+    const session = client.realtime.stt({
+      model: 'stt-rt-v4',
+      audio_format: 'pcm_s16le',
+      sample_rate: 16000,
+      num_channels: 1,
+      enable_speaker_diarization: true,
+    });
     const tokens: RealtimeToken[] = [];
     const errors: Error[] = [];
     session.on('result', (r) => tokens.push(...r.tokens));

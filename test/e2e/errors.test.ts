@@ -89,8 +89,7 @@ describe('REST error body', () => {
   });
 
   it('404: an unknown route is invalid_request with status 404, with or without a key', async () => {
-    for (const p of ['/v1/nope', '/v2/files', '/', '/v1/files/a/b'])
-      await expectError(await s.request(p), 404, 'invalid_request');
+    for (const p of ['/v1/nope', '/v2/files', '/', '/v1/files/a/b']) await expectError(await s.request(p), 404, 'invalid_request');
     await expectError(await s.request('/v1/nope', { key: null }), 404, 'invalid_request');
   });
 
@@ -168,7 +167,7 @@ describe('REST error body', () => {
     expect(ids.has(new URL(body.more_info).hash.slice(1))).toBe(true);
   });
 
-  it('the catalog has every error_type of the spec, with the spec\'s status', () => {
+  it("the catalog has every error_type of the spec, with the spec's status", () => {
     const spec: Record<string, number> = {
       invalid_request: 400,
       invalid_cursor: 400,
@@ -201,7 +200,14 @@ describe('REST error body', () => {
     for (const type of ['file_download_blocked', 'file_download_failed', 'transcription_output_too_long', 'voice_audio_too_long', 'voice_invalid_audio'])
       expect(catalog[type], type).toBeDefined();
     // Enrolled speakers (ours; the spec names the endpoints only).
-    const speakers = { speaker_not_found: 404, speaker_sample_not_found: 404, speaker_name_conflict: 409, speaker_not_ready: 409, speaker_audio_too_short: 400, speaker_invalid_audio: 400 };
+    const speakers = {
+      speaker_not_found: 404,
+      speaker_sample_not_found: 404,
+      speaker_name_conflict: 409,
+      speaker_not_ready: 409,
+      speaker_audio_too_short: 400,
+      speaker_invalid_audio: 400,
+    };
     for (const [type, status] of Object.entries(speakers)) expect(catalog[type]?.status, type).toBe(status);
   });
 });
@@ -253,7 +259,10 @@ describe('list parameters', () => {
   it('limit 0, 1001, -1, 1.5, abc and an empty value are 400 with location "limit"', async () => {
     for (const v of ['0', '1001', '-1', '1.5', 'abc', '']) {
       const body = await expectError(await s.request(`/v1/files?limit=${v}`), 400, 'invalid_request');
-      expect(body.validation_errors.map((e) => e.location), `limit=${v}`).toEqual(['limit']);
+      expect(
+        body.validation_errors.map((e) => e.location),
+        `limit=${v}`,
+      ).toEqual(['limit']);
     }
   });
 
@@ -382,17 +391,37 @@ describe('no internals leak', () => {
     { name: 'cursor of 5000 chars', send: () => s.request(`/v1/files?cursor=${'a'.repeat(5000)}`) },
     { name: 'SQL in a path id', send: () => s.request(`/v1/files/${encodeURIComponent("' OR 1=1 --")}`) },
     { name: '__proto__ JSON', send: () => s.request('/v1/auth/temporary-api-key', { method: 'POST', headers: json, body: '{"__proto__":{"admin":true}}' }) },
-    { name: 'constructor JSON', send: () => s.request('/v1/auth/temporary-api-key', { method: 'POST', headers: json, body: '{"constructor":{"prototype":{"x":1}}}' }) },
-    { name: 'deeply nested JSON', send: () => s.request('/v1/auth/temporary-api-key', { method: 'POST', headers: json, body: '['.repeat(1000) + ']'.repeat(1000) }) },
+    {
+      name: 'constructor JSON',
+      send: () => s.request('/v1/auth/temporary-api-key', { method: 'POST', headers: json, body: '{"constructor":{"prototype":{"x":1}}}' }),
+    },
+    {
+      name: 'deeply nested JSON',
+      send: () => s.request('/v1/auth/temporary-api-key', { method: 'POST', headers: json, body: '['.repeat(1000) + ']'.repeat(1000) }),
+    },
     { name: 'XML body', send: () => s.request('/v1/auth/temporary-api-key', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: '<a/>' }) },
-    { name: 'multipart without boundary', send: () => s.request('/v1/files', { method: 'POST', headers: { 'content-type': 'multipart/form-data' }, body: 'x' }) },
-    { name: 'truncated multipart', send: () => s.request('/v1/files', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=XYZ' }, body: '--XYZ\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\n\r\nabc' }) },
+    {
+      name: 'multipart without boundary',
+      send: () => s.request('/v1/files', { method: 'POST', headers: { 'content-type': 'multipart/form-data' }, body: 'x' }),
+    },
+    {
+      name: 'truncated multipart',
+      send: () =>
+        s.request('/v1/files', {
+          method: 'POST',
+          headers: { 'content-type': 'multipart/form-data; boundary=XYZ' },
+          body: '--XYZ\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\n\r\nabc',
+        }),
+    },
     { name: 'JSON body to the upload endpoint', send: () => s.request('/v1/files', { method: 'POST', headers: json, body: '{}' }) },
-    { name: 'non-audio upload', send: async () => {
-      const form = new FormData();
-      form.append('file', new Blob(['this is not audio']), 'notes.wav');
-      return s.request('/v1/files', { method: 'POST', body: form });
-    } },
+    {
+      name: 'non-audio upload',
+      send: async () => {
+        const form = new FormData();
+        form.append('file', new Blob(['this is not audio']), 'notes.wav');
+        return s.request('/v1/files', { method: 'POST', body: form });
+      },
+    },
     { name: 'huge Authorization header', send: () => s.request('/v1/files', { headers: { authorization: `Bearer ${'x'.repeat(8000)}` } }) },
     { name: 'non-ASCII byte in a key', send: () => s.request('/v1/files', { headers: { authorization: 'Bearer prl_abcdefgh\u00e9ijk' } }) },
     { name: 'key of only the prefix', send: () => s.request('/v1/files', { headers: { authorization: 'Bearer prl_' } }) },

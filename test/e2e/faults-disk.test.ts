@@ -41,7 +41,13 @@ describe.skipIf(!mounted)('a full disk under a running server', () => {
     s.request('/tts', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'tts-rt-v2', voice: 'Adrian', language: 'en', audio_format: format, text: 'The disk is full, so this speech cannot be billed.' }),
+      body: JSON.stringify({
+        model: 'tts-rt-v2',
+        voice: 'Adrian',
+        language: 'en',
+        audio_format: format,
+        text: 'The disk is full, so this speech cannot be billed.',
+      }),
     });
   const tmpLeft = () => readdirSync(path.join(dataDir, 'blobs', 'tmp'));
 

@@ -114,7 +114,12 @@ function kill9(pid: number): void {
 
 /** Poll fast (every 10 ms) for the first process `find` returns. */
 async function processFound(find: () => Proc | undefined, timeoutMs = 120_000): Promise<Proc> {
-  return (await waitFor(async () => find(), (p) => p !== undefined, timeoutMs, 10))!;
+  return (await waitFor(
+    async () => find(),
+    (p) => p !== undefined,
+    timeoutMs,
+    10,
+  ))!;
 }
 
 // ---- jobs --------------------------------------------------------------------------------------------------------
@@ -134,7 +139,11 @@ interface Tok {
 }
 
 async function create(s: Parlance, body: Record<string, unknown>): Promise<string> {
-  const res = await s.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'stt-async-v4', ...body }) });
+  const res = await s.request('/v1/transcriptions', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'stt-async-v4', ...body }),
+  });
   if (res.status !== 201) throw new Error(`create transcription: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { id: string }).id;
 }
@@ -245,7 +254,12 @@ describe('processes dying under async jobs', () => {
     // The spare left loaded for the next call; kill its whole pipeline.
     const spare = await processFound(() => apertiumOf(s)[0], 10_000);
     process.kill(-spare.pgrp, 'SIGKILL');
-    await waitFor(async () => processes().some((p) => p.pgrp === spare.pgrp && p.state !== 'Z'), (x) => !x, 10_000, 20);
+    await waitFor(
+      async () => processes().some((p) => p.pgrp === spare.pgrp && p.state !== 'Z'),
+      (x) => !x,
+      10_000,
+      20,
+    );
     const second = await create(s, { file_id: foxId, translation, client_reference_id: 'translate-after-kill' });
     expect(await finished(s, second)).toMatchObject({ status: 'completed', error_type: null });
     const tokens = (await transcript(s, second)).tokens;
@@ -266,7 +280,12 @@ describe('processes dying under async jobs', () => {
     const old = spawnerOf(s)!;
     kill9(old.pid);
     // Nothing it started outlives it: the decoder, and every process of the spare's group.
-    await waitFor(async () => alive(ffmpeg.pid) || processes().some((p) => p.pgrp === spare.pgrp && p.state !== 'Z'), (x) => !x, 10_000, 20);
+    await waitFor(
+      async () => alive(ffmpeg.pid) || processes().some((p) => p.pgrp === spare.pgrp && p.state !== 'Z'),
+      (x) => !x,
+      10_000,
+      20,
+    );
     const rec = await finished(s, id);
     expect(rec).toMatchObject({ status: 'completed', error_type: null });
     const tokens = (await transcript(s, id)).tokens;
@@ -281,7 +300,12 @@ describe('processes dying under async jobs', () => {
     const old = spawnerOf(s)!;
     expect(old).toBeDefined();
     kill9(old.pid);
-    await waitFor(async () => alive(old.pid), (x) => !x, 10_000, 20);
+    await waitFor(
+      async () => alive(old.pid),
+      (x) => !x,
+      10_000,
+      20,
+    );
     // An upload is probed with ffprobe and ffmpeg: children again.
     const foxId = await uploadFile(s, foxWav);
     const replacement = spawnerOf(s);
@@ -311,7 +335,9 @@ describe("the upload's audio check killed mid-check", () => {
     bin = tempDir('parlance-fault-jobs-bin-');
     const real = (name: string) => execFileSync('which', [name]).toString().trim();
     // Each waits while its hold file exists, then runs the real tool; ffmpeg only for the check's decode (-xerror).
-    writeFileSync(path.join(bin, 'ffprobe'), `#!/bin/sh\nwhile [ -e '${hold('ffprobe')}' ]; do sleep 0.05; done\nexec '${real('ffprobe')}' "$@"\n`, { mode: 0o755 });
+    writeFileSync(path.join(bin, 'ffprobe'), `#!/bin/sh\nwhile [ -e '${hold('ffprobe')}' ]; do sleep 0.05; done\nexec '${real('ffprobe')}' "$@"\n`, {
+      mode: 0o755,
+    });
     writeFileSync(
       path.join(bin, 'ffmpeg'),
       `#!/bin/sh\ncase " $* " in *" -xerror "*) while [ -e '${hold('ffmpeg')}' ]; do sleep 0.05; done ;; esac\nexec '${real('ffmpeg')}' "$@"\n`,
@@ -333,34 +359,41 @@ describe("the upload's audio check killed mid-check", () => {
   it.each([
     ['ffprobe', 'ffprobe'],
     ['ffmpeg', 'the decode check (ffmpeg)'],
-  ])('%s killed: 500 internal_error in words, nothing kept, the cause logged; the file uploads once it is back', async (name) => {
-    writeFileSync(hold(name), '');
-    let res: Response;
-    try {
-      const form = new FormData();
-      form.set('file', new Blob([readFileSync(toneWav)]), 'checked.wav');
-      const upload = s.request('/v1/files', { method: 'POST', body: form, signal: AbortSignal.timeout(60_000) });
-      const checker = await processFound(() => descendants(s.pid).find((p) => p.comm === name && p.args[1] === path.join(bin, name) && (name !== 'ffmpeg' || p.args.includes('-xerror'))), 30_000);
-      kill9(checker.pid);
-      res = await upload;
-    } finally {
-      rmSync(hold(name), { force: true });
-    }
-    expect(res.status).toBe(500);
-    const body = await errorBody(res);
-    expect(body.error_type).toBe('internal_error');
-    expect(body.message).toMatch(/could not check the audio file/);
-    expectWorded(body.message);
-    // Nothing of it kept: no row, no bytes, no temp file.
-    expect(((await (await s.request('/v1/files')).json()) as { files: unknown[] }).files).toEqual([]);
-    expect(kept()).toEqual({ files: [], tmp: [] });
-    // The cause is in the log, under the request id the client was given.
-    const line = logLines(s).find((l) => l.request_id === body.request_id && l.msg === 'request failed');
-    expect(JSON.stringify(line?.err)).toMatch(new RegExp(`${name} was killed by SIGKILL`));
-    // The checker is back: the same file is accepted.
-    const id = await uploadFile(s, toneWav, 'checked.wav');
-    expect((await s.request(`/v1/files/${id}`, { method: 'DELETE' })).status).toBe(204);
-  }, 60_000);
+  ])(
+    '%s killed: 500 internal_error in words, nothing kept, the cause logged; the file uploads once it is back',
+    async (name) => {
+      writeFileSync(hold(name), '');
+      let res: Response;
+      try {
+        const form = new FormData();
+        form.set('file', new Blob([readFileSync(toneWav)]), 'checked.wav');
+        const upload = s.request('/v1/files', { method: 'POST', body: form, signal: AbortSignal.timeout(60_000) });
+        const checker = await processFound(
+          () => descendants(s.pid).find((p) => p.comm === name && p.args[1] === path.join(bin, name) && (name !== 'ffmpeg' || p.args.includes('-xerror'))),
+          30_000,
+        );
+        kill9(checker.pid);
+        res = await upload;
+      } finally {
+        rmSync(hold(name), { force: true });
+      }
+      expect(res.status).toBe(500);
+      const body = await errorBody(res);
+      expect(body.error_type).toBe('internal_error');
+      expect(body.message).toMatch(/could not check the audio file/);
+      expectWorded(body.message);
+      // Nothing of it kept: no row, no bytes, no temp file.
+      expect(((await (await s.request('/v1/files')).json()) as { files: unknown[] }).files).toEqual([]);
+      expect(kept()).toEqual({ files: [], tmp: [] });
+      // The cause is in the log, under the request id the client was given.
+      const line = logLines(s).find((l) => l.request_id === body.request_id && l.msg === 'request failed');
+      expect(JSON.stringify(line?.err)).toMatch(new RegExp(`${name} was killed by SIGKILL`));
+      // The checker is back: the same file is accepted.
+      const id = await uploadFile(s, toneWav, 'checked.wav');
+      expect((await s.request(`/v1/files/${id}`, { method: 'DELETE' })).status).toBe(204);
+    },
+    60_000,
+  );
 });
 
 // ---- webhook receivers -------------------------------------------------------------------------------------------
@@ -459,16 +492,34 @@ describe('webhook receivers that hang or answer late', () => {
     const job = (route: string) => create(s, { file_id: fileId, webhook_url: `${hooks.url}${route}` });
     const [hung1, hung2, onceHung, slow, unavailable] = await Promise.all(['/hung', '/hung', '/once-hung', '/slow', '/unavailable'].map(job));
     // Four receivers hold a first delivery each, unanswered.
-    await waitFor(async () => hooks.held.size, (n) => n >= 4, 60_000, 20);
+    await waitFor(
+      async () => hooks.held.size,
+      (n) => n >= 4,
+      60_000,
+      20,
+    );
     // The webhook does not hold the job: completed, transcript readable, while its receiver still has the request.
     expect(await get(s, hung1!)).toMatchObject({ status: 'completed', webhook_status_code: null });
     expect((await s.request(`/v1/transcriptions/${hung1}/transcript`)).status).toBe(200);
     await expectServing(s);
     // Another job's webhook goes out while all four are held.
     const ok = await create(s, { file_id: fileId, webhook_url: `${hooks.url}/ok` });
-    await waitFor(async () => hooks.of(ok), (d) => d.length === 1, 30_000, 20);
+    await waitFor(
+      async () => hooks.of(ok),
+      (d) => d.length === 1,
+      30_000,
+      20,
+    );
     expect(hooks.of(ok)[0]!.heldAtArrival).toBeGreaterThanOrEqual(4);
-    expect((await waitFor(() => get(s, ok), (r) => r.webhook_status_code !== null, 10_000)).webhook_status_code).toBe(204);
+    expect(
+      (
+        await waitFor(
+          () => get(s, ok),
+          (r) => r.webhook_status_code !== null,
+          10_000,
+        )
+      ).webhook_status_code,
+    ).toBe(204);
 
     // Every failing delivery is tried exactly three times, each hung attempt cut at the timeout.
     for (const id of [hung1!, hung2!, slow!, unavailable!]) await waitFor(async () => gaveUp(id), Boolean, 60_000, 100);
@@ -481,7 +532,15 @@ describe('webhook receivers that hang or answer late', () => {
     expect(hooks.of(unavailable!)).toHaveLength(3);
     expect(await get(s, unavailable!)).toMatchObject({ status: 'completed', webhook_status_code: 503 });
     // Hung once, then answered: delivered on the second attempt, and the record says so.
-    expect((await waitFor(() => get(s, onceHung!), (r) => r.webhook_status_code !== null, 20_000)).webhook_status_code).toBe(204);
+    expect(
+      (
+        await waitFor(
+          () => get(s, onceHung!),
+          (r) => r.webhook_status_code !== null,
+          20_000,
+        )
+      ).webhook_status_code,
+    ).toBe(204);
     expect(hooks.of(onceHung!)).toHaveLength(2);
     expect([...hooks.held.values()].filter((id) => [hung1, hung2, onceHung, slow].includes(id))).toEqual([]);
     await expectServing(s);
@@ -495,7 +554,11 @@ describe('webhook receivers that hang or answer late', () => {
     expect([...hooks.held.values()]).not.toContain(id);
     hooks.state.holding = false;
     stopping = await startParlance({ dataDir: stoppingDir, env: stoppingEnv });
-    const rec = await waitFor(() => get(stopping!, id), (r) => r.webhook_status_code !== null, 20_000);
+    const rec = await waitFor(
+      () => get(stopping!, id),
+      (r) => r.webhook_status_code !== null,
+      20_000,
+    );
     expect(rec).toMatchObject({ status: 'completed', webhook_status_code: 204 });
     expect(hooks.of(id)).toHaveLength(2);
   }, 180_000);
@@ -536,7 +599,8 @@ describe.skipIf(!mountable)('the disk filling while a transcription runs', () =>
     fillDisk(filler);
     try {
       // The recognition ends and its result cannot be stored (or the run loses its lease first, on a slow machine).
-      const stuck = (l: Record<string, unknown>) => (l.msg === 'transcription failed unexpectedly' && l.id === id) || l.msg === 'job lease lost; aborting its handler';
+      const stuck = (l: Record<string, unknown>) =>
+        (l.msg === 'transcription failed unexpectedly' && l.id === id) || l.msg === 'job lease lost; aborting its handler';
       await waitFor(async () => logLines(s).some(stuck), Boolean, 60_000, 100);
       expect(s.stderr()).toMatch(/SQLITE_FULL|disk is full/i);
       // Reads still answer; the job is not completed (nor billed) behind the full disk, nor failed for it.

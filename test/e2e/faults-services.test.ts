@@ -376,7 +376,12 @@ describe.skipIf(!pgAvailable)('PostgreSQL crashing and restarting under a runnin
     const t1 = await s.request('/v1/transcriptions', json({ model: 'stt-async-v4', audio_url: `${gate.url}/a.wav`, client_reference_id: 'in-flight' }));
     expect(t1.status).toBe(201);
     ids.inFlight = ((await t1.json()) as { id: string }).id;
-    await waitFor(() => status(ids.inFlight!), (r) => r.status === 'downloading', 10_000, 50);
+    await waitFor(
+      () => status(ids.inFlight!),
+      (r) => r.status === 'downloading',
+      10_000,
+      50,
+    );
     const t2 = await s.request('/v1/transcriptions', json({ model: 'stt-async-v4', file_id: ids.kept, client_reference_id: 'queued' }));
     expect(t2.status).toBe(201);
     ids.queued = ((await t2.json()) as { id: string }).id;
@@ -397,7 +402,12 @@ describe.skipIf(!pgAvailable)('PostgreSQL crashing and restarting under a runnin
     );
     // An upload whose bytes are on their way: its checks passed, its row is not written yet.
     const upload = splitUpload(s, clip, 'during-outage.wav');
-    await waitFor(async () => tmpOnDisk().length, (n) => n > 0, 10_000, 20);
+    await waitFor(
+      async () => tmpOnDisk().length,
+      (n) => n > 0,
+      10_000,
+      20,
+    );
 
     const crashedAt = performance.now();
     await cluster.crash();
@@ -447,10 +457,17 @@ describe.skipIf(!pgAvailable)('PostgreSQL crashing and restarting under a runnin
       requestIds.push(body.request_id);
     }
     // The cause is in the log, under the request id the client was given.
-    await waitFor(async () => s.stderr(), (log) => requestIds.every((id) => log.includes(id)), 5000, 20);
+    await waitFor(
+      async () => s.stderr(),
+      (log) => requestIds.every((id) => log.includes(id)),
+      5000,
+      20,
+    );
     expect(s.stderr()).toMatch(/ECONNREFUSED/);
     // Speech over HTTP has its own error body; the same rules hold.
-    const tts = await timed((signal) => s.request('/tts', { ...json({ model: 'tts-rt-v2', voice: 'Adrian', language: 'en', audio_format: 'wav', text: 'Nobody hears this.' }), signal }));
+    const tts = await timed((signal) =>
+      s.request('/tts', { ...json({ model: 'tts-rt-v2', voice: 'Adrian', language: 'en', audio_format: 'wav', text: 'Nobody hears this.' }), signal }),
+    );
     expect(tts.res.status).toBe(500);
     const ttsText = await tts.res.text();
     expect(JSON.parse(ttsText)).toMatchObject({ error_code: 500, error_type: 'internal_error' });
@@ -462,7 +479,9 @@ describe.skipIf(!pgAvailable)('PostgreSQL crashing and restarting under a runnin
     expect(frame).toMatchObject({ tokens: [], error_code: 500, error_type: 'internal_error' });
     expectNoInternalDetail(JSON.stringify(frame), [`:${cluster.port}`]);
     slowest.push(tts.ms);
-    console.info(`faults-services: during the PostgreSQL outage errors came in ${Math.round(Math.max(...slowest))} ms at most (in-flight delete: ${Math.round(deleteMs)} ms)`);
+    console.info(
+      `faults-services: during the PostgreSQL outage errors came in ${Math.round(Math.max(...slowest))} ms at most (in-flight delete: ${Math.round(deleteMs)} ms)`,
+    );
     for (const ms of slowest) expect(ms).toBeLessThan(2000);
 
     // The released download has finished by now and its job met the outage: it could not move the transcription on,
@@ -489,8 +508,15 @@ describe.skipIf(!pgAvailable)('PostgreSQL crashing and restarting under a runnin
     const startedAt = performance.now();
     await cluster.start();
     const back = performance.now();
-    await waitFor(() => s.request('/v1/files'), (r) => r.status === 200, 15_000, 25);
-    console.info(`faults-services: PostgreSQL restart took ${Math.round(back - startedAt)} ms; the server served again ${Math.round(performance.now() - back)} ms later`);
+    await waitFor(
+      () => s.request('/v1/files'),
+      (r) => r.status === 200,
+      15_000,
+      25,
+    );
+    console.info(
+      `faults-services: PostgreSQL restart took ${Math.round(back - startedAt)} ms; the server served again ${Math.round(performance.now() - back)} ms later`,
+    );
     expect(exited).toBe(false);
 
     const list = (await (await s.request('/v1/files')).json()) as { files: { id: string; filename: string }[] };
@@ -564,7 +590,13 @@ describe.skipIf(!pgAvailable)('PostgreSQL failing over, restarting and freezing 
 
   type Rec = { status: string; error_type: string | null; error_message: string | null };
   const get = async (id: string) => (await (await s.request(`/v1/transcriptions/${id}`)).json()) as Rec;
-  const ended = (id: string, timeoutMs = 120_000) => waitFor(() => get(id), (r) => ['completed', 'failed', 'error'].includes(r.status), timeoutMs, 100);
+  const ended = (id: string, timeoutMs = 120_000) =>
+    waitFor(
+      () => get(id),
+      (r) => ['completed', 'failed', 'error'].includes(r.status),
+      timeoutMs,
+      100,
+    );
   const create = async (ref: string) => {
     const res = await s.request('/v1/transcriptions', json({ model: 'stt-async-v4', file_id: paddedId, client_reference_id: ref }));
     expect(res.status).toBe(201);
@@ -575,7 +607,11 @@ describe.skipIf(!pgAvailable)('PostgreSQL failing over, restarting and freezing 
     expect(res.status).toBe(200);
     return ((await res.json()) as { usage_logs: { client_reference_id: string | null }[] }).usage_logs.filter((u) => u.client_reference_id === ref);
   };
-  const logged = (msg: string, id: string) => s.stderr().split('\n').filter((l) => l.includes(msg) && l.includes(id)).length;
+  const logged = (msg: string, id: string) =>
+    s
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes(msg) && l.includes(id)).length;
   /** A transaction of this test's own holding `lock` (a SELECT ... FOR UPDATE). */
   const holdLock = async (lock: string, params: unknown[]) => {
     const client = new pg.Client({ connectionString: cluster.url });
@@ -628,7 +664,12 @@ describe.skipIf(!pgAvailable)('PostgreSQL failing over, restarting and freezing 
 
   it('PostgreSQL crashing and restarting while the job stores its result: the job runs again and completes, billed once', async () => {
     const id = await create('crashed');
-    await waitFor(() => get(id), (r) => r.status === 'transcribing', 60_000, 20);
+    await waitFor(
+      () => get(id),
+      (r) => r.status === 'transcribing',
+      60_000,
+      20,
+    );
     // Recognition under way; its result's write waits on the transcription row this test holds.
     const locker = await holdLock('SELECT 1 FROM transcriptions WHERE id = $1 FOR UPDATE', [id]);
     await waiting('%transcript%');
@@ -636,7 +677,12 @@ describe.skipIf(!pgAvailable)('PostgreSQL failing over, restarting and freezing 
     expect(await usageOf('crashed')).toHaveLength(1);
     await cluster.crash();
     void locker.end().catch(() => undefined);
-    await waitFor(async () => logged('transcription interrupted: the database was unavailable', id), (n) => n > 0, 10_000, 20);
+    await waitFor(
+      async () => logged('transcription interrupted: the database was unavailable', id),
+      (n) => n > 0,
+      10_000,
+      20,
+    );
     await cluster.start();
     const rec = await ended(id);
     expect(rec).toMatchObject({ status: 'completed', error_type: null });
@@ -649,7 +695,12 @@ describe.skipIf(!pgAvailable)('PostgreSQL failing over, restarting and freezing 
   it('PostgreSQL frozen: requests get a 500 internal_error within the query bound, /health answers; after SIGCONT the server serves at once', async () => {
     expect((await s.request('/v1/files')).status).toBe(200); // pooled connections, idle when the host freezes
     const id = await create('frozen');
-    await waitFor(() => get(id), (r) => r.status === 'transcribing', 60_000, 20);
+    await waitFor(
+      () => get(id),
+      (r) => r.status === 'transcribing',
+      60_000,
+      20,
+    );
     cluster.freeze();
     const requestIds: string[] = [];
     try {
@@ -657,7 +708,10 @@ describe.skipIf(!pgAvailable)('PostgreSQL failing over, restarting and freezing 
       form.set('file', new Blob([new Uint8Array(readFileSync(path.join(work, 'padded.wav')))]), 'frozen.wav');
       // More at once than the pool has connections: some wait for one, and that wait is bounded too.
       const requests: [string, (signal: AbortSignal) => Promise<Response>][] = [
-        ...Array.from({ length: 8 }, (_, i): [string, (signal: AbortSignal) => Promise<Response>] => [`list files ${i}`, (signal) => s.request('/v1/files', { signal })]),
+        ...Array.from({ length: 8 }, (_, i): [string, (signal: AbortSignal) => Promise<Response>] => [
+          `list files ${i}`,
+          (signal) => s.request('/v1/files', { signal }),
+        ]),
         ['get file', (signal) => s.request(`/v1/files/${paddedId}`, { signal })],
         ['upload', (signal) => s.request('/v1/files', { method: 'POST', body: form, signal })],
         ['create transcription', (signal) => s.request('/v1/transcriptions', { ...json({ model: 'stt-async-v4', file_id: paddedId }), signal })],
@@ -685,10 +739,22 @@ describe.skipIf(!pgAvailable)('PostgreSQL failing over, restarting and freezing 
       cluster.thaw();
     }
     // The causes are in the log, under the request ids the clients were given.
-    await waitFor(async () => s.stderr(), (log) => requestIds.every((r) => log.includes(r)), 5000, 20);
-    expect(s.stderr()).toMatch(/the database did not answer within \d+ ms|Connection terminated due to connection timeout|timeout exceeded when trying to connect/);
+    await waitFor(
+      async () => s.stderr(),
+      (log) => requestIds.every((r) => log.includes(r)),
+      5000,
+      20,
+    );
+    expect(s.stderr()).toMatch(
+      /the database did not answer within \d+ ms|Connection terminated due to connection timeout|timeout exceeded when trying to connect/,
+    );
     const thawed = performance.now();
-    await waitFor(() => s.request('/v1/files'), (r) => r.status === 200, 5000, 25);
+    await waitFor(
+      () => s.request('/v1/files'),
+      (r) => r.status === 200,
+      5000,
+      25,
+    );
     console.info(`faults-services: the server served again ${Math.round(performance.now() - thawed)} ms after PostgreSQL was resumed`);
     expect((await s.request(`/v1/transcriptions/${id}`)).status).toBe(200);
     // The transcription in flight is not failed for the freeze: it completes, billed once.
@@ -740,7 +806,8 @@ describe.skipIf(!redisServer)('Redis going away and coming back under two server
   const count = (s: Parlance, signal?: AbortSignal) => s.request('/v1/files/count', { signal });
   const remaining = (res: Response) => Number(res.headers.get('ratelimit-remaining'));
   const liveStreams = async (s: Parlance) =>
-    ((await (await s.request('/v1/concurrency-limits')).json()) as { project: { current: { transcribe_concurrent: number } } }).project.current.transcribe_concurrent;
+    ((await (await s.request('/v1/concurrency-limits')).json()) as { project: { current: { transcribe_concurrent: number } } }).project.current
+      .transcribe_concurrent;
   const hold = async (s: Parlance) => {
     const x = await holdSession(s);
     sessions.push(x);
@@ -751,7 +818,12 @@ describe.skipIf(!redisServer)('Redis going away and coming back under two server
     const seen = [remaining(await count(a)), remaining(await count(b)), remaining(await count(a))];
     expect(seen).toEqual([FILES_PER_MIN - 1, FILES_PER_MIN - 2, FILES_PER_MIN - 3]);
     heldOnA = await hold(a);
-    await waitFor(() => liveStreams(b), (n) => n === 1, 10_000, 50);
+    await waitFor(
+      () => liveStreams(b),
+      (n) => n === 1,
+      10_000,
+      50,
+    );
     expect(await refusedSession(b)).toMatchObject({ error_type: 'limit_exceeded', error_code: 429 });
   }, 30_000);
 
@@ -805,34 +877,61 @@ describe.skipIf(!redisServer)('Redis going away and coming back under two server
     // B knows of no session: it opens one, a real one that decodes audio.
     const opened = performance.now();
     openedDuringOutage = await hold(b);
-    await waitFor(() => liveStreams(b), (n) => n === 1, 10_000, 50);
+    await waitFor(
+      () => liveStreams(b),
+      (n) => n === 1,
+      10_000,
+      50,
+    );
     expect(performance.now() - opened).toBeLessThan(8000);
     // ...and its own cap holds there too.
     expect(await refusedSession(b)).toMatchObject({ error_type: 'limit_exceeded', error_code: 429 });
     // A's session ends while Redis is away: A's slot is free again.
     heldOnA!.stop();
-    await waitFor(() => liveStreams(a), (n) => n === 0, 10_000, 50);
+    await waitFor(
+      () => liveStreams(a),
+      (n) => n === 0,
+      10_000,
+      50,
+    );
   }, 40_000);
 
   it('once Redis is back, the nodes count together again, the session opened during the outage included', async () => {
     await redis.start();
     const back = performance.now();
     // A had used up its own count: a 200 now means it counts in Redis again (restarted empty: a fresh window).
-    const resumed = await waitFor(() => count(a), (r) => r.status === 200, 15_000, 50);
+    const resumed = await waitFor(
+      () => count(a),
+      (r) => r.status === 200,
+      15_000,
+      50,
+    );
     console.info(`faults-services: shared rate counting resumed ${Math.round(performance.now() - back)} ms after Redis came back`);
     const r0 = remaining(resumed);
     expect([r0, remaining(await count(b)), remaining(await count(a))]).toEqual([r0, r0 - 1, r0 - 2]);
 
     // The session B opened while Redis was away is counted in Redis now: A sees it, and refuses a second one.
-    await waitFor(() => liveStreams(a), (n) => n === 1, 10_000, 50);
-    console.info(`faults-services: the session opened during the outage counted on every node ${Math.round(performance.now() - back)} ms after Redis came back`);
+    await waitFor(
+      () => liveStreams(a),
+      (n) => n === 1,
+      10_000,
+      50,
+    );
+    console.info(
+      `faults-services: the session opened during the outage counted on every node ${Math.round(performance.now() - back)} ms after Redis came back`,
+    );
     expect(await refusedSession(a)).toMatchObject({ error_type: 'limit_exceeded', error_code: 429 });
 
     // It ends normally, and its slot frees on every node.
     expect(openedDuringOutage).toBeDefined();
     const last = await openedDuringOutage!.finish();
     expect(last).toMatchObject({ finished: true });
-    await waitFor(() => liveStreams(a), (n) => n === 0, 10_000, 50);
+    await waitFor(
+      () => liveStreams(a),
+      (n) => n === 0,
+      10_000,
+      50,
+    );
     const frames = await streamRealtime(a, Buffer.alloc(16000));
     expect(frames.some((f) => f.error_type)).toBe(false);
     expect(frames.at(-1)?.finished).toBe(true);

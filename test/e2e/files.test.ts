@@ -377,7 +377,7 @@ describe('GET /v1/files (list)', () => {
     }
   });
 
-  it('refuses a tampered cursor and another project\'s cursor as invalid_cursor', async () => {
+  it("refuses a tampered cursor and another project's cursor as invalid_cursor", async () => {
     const res = await s.request('/v1/files?limit=1', { key });
     const cursor = ((await res.json()) as { next_page_cursor: string }).next_page_cursor;
     expect(typeof cursor).toBe('string');
@@ -386,7 +386,7 @@ describe('GET /v1/files (list)', () => {
     await expectRejected(await s.request(`/v1/files?limit=1&cursor=${encodeURIComponent(cursor)}`), 400, 'invalid_cursor');
   });
 
-  it('keeps projects apart: another project\'s file reads as not found', async () => {
+  it("keeps projects apart: another project's file reads as not found", async () => {
     await expectRejected(await s.request(`/v1/files/${uploaded[0]!.id}`), 404, 'file_not_found');
     await expectRejected(await s.request(`/v1/files/${uploaded[0]!.id}`, { method: 'DELETE' }), 404, 'file_not_found');
     expect(existsSync(blobPath(projectId, uploaded[0]!.id))).toBe(true);
@@ -394,7 +394,7 @@ describe('GET /v1/files (list)', () => {
 });
 
 describe('GET /v1/files/count', () => {
-  it('splits the count by the uploading key\'s source', async () => {
+  it("splits the count by the uploading key's source", async () => {
     const p = await s.admin<{ id: string }>('create-project', '--name', 'count-test');
     const apiKey = (await s.admin<{ api_key: string }>('create-key', '--project', p.id)).api_key;
     const playgroundKey = (await s.admin<{ api_key: string }>('create-key', '--project', p.id, '--playground')).api_key;
@@ -438,7 +438,7 @@ describe('DELETE /v1/files/:id', () => {
     expect(storedBlobs(s.projectId)).toEqual(list.files.map((f) => f.id).sort());
   });
 
-  it('answers the SDK\'s bodyless DELETE with Content-Type: application/json', async () => {
+  it("answers the SDK's bodyless DELETE with Content-Type: application/json", async () => {
     const rec = await uploadOk(wav);
     const res = await s.request(`/v1/files/${rec.id}`, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(204);

@@ -43,7 +43,11 @@ describe('GET /metrics', () => {
   });
 
   it('reports how live final tokens were made and how long after their audio they went out', async () => {
-    const wav = await makeSpeech(path.join(tempDir('metrics-'), 'two.wav'), 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.', { padSeconds: 1 });
+    const wav = await makeSpeech(
+      path.join(tempDir('metrics-'), 'two.wav'),
+      'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.',
+      { padSeconds: 1 },
+    );
     const frames = await streamRealtime(open, readFileSync(wav).subarray(44));
     const finals = frames.flatMap((f) => f.tokens).filter((t) => t.is_final && !t.text.startsWith('<'));
     expect(finals.length).toBeGreaterThan(3);
@@ -118,7 +122,11 @@ describe('GET /metrics: jobs, webhooks, usage, live work and engines, after the 
 
   const scrape = async () => (await s.request('/metrics', { key: null })).text();
   const create = async (body: Record<string, unknown>) => {
-    const res = await s.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'stt-async-v4', ...body }) });
+    const res = await s.request('/v1/transcriptions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'stt-async-v4', ...body }),
+    });
     expect(res.status).toBe(201);
     return ((await res.json()) as { id: string }).id;
   };
@@ -157,7 +165,9 @@ describe('GET /metrics: jobs, webhooks, usage, live work and engines, after the 
     expect([hooks.hits.get('/ok'), hooks.hits.get('/flaky'), hooks.hits.get('/down'), hooks.hits.get('/bad')]).toEqual([1, 2, 2, 1]);
     const seconds = (await Promise.all([ok, flaky, down].map(record))).reduce((sum, r) => sum + r.audio_duration_ms / 1000, 0);
     expect(seconds).toBeGreaterThan(4);
-    const metered = (metric(text, 'parlance_usage_audio_seconds_total', { kind: 'stt_async' }) ?? 0) - (metric(before, 'parlance_usage_audio_seconds_total', { kind: 'stt_async' }) ?? 0);
+    const metered =
+      (metric(text, 'parlance_usage_audio_seconds_total', { kind: 'stt_async' }) ?? 0) -
+      (metric(before, 'parlance_usage_audio_seconds_total', { kind: 'stt_async' }) ?? 0);
     expect(metered).toBeCloseTo(seconds, 2);
     // The batch decoders of the model that ran, all idle again.
     const batch = { pool: 'stt_batch', model: 'parlance-en-pocketsphinx-v1' };
@@ -178,7 +188,12 @@ describe('GET /metrics: jobs, webhooks, usage, live work and engines, after the 
       expect(queued(await waitFor(scrape, (t) => queued(t) === 2, 30_000, 100))).toBe(2);
       expect(metric(await scrape(), 'parlance_jobs_queued', { kind: 'webhook' })).toBe(0);
       audio.release();
-      for (const id of ids) await waitFor(() => record(id), (r) => r.status === 'completed', 60_000);
+      for (const id of ids)
+        await waitFor(
+          () => record(id),
+          (r) => r.status === 'completed',
+          60_000,
+        );
       // The count serves scrapes for up to 5 s: the gauge falls to 0 within that.
       expect(queued(await waitFor(scrape, (t) => queued(t) === 0, 10_000, 100))).toBe(0);
     } finally {
@@ -197,13 +212,20 @@ describe('GET /metrics: jobs, webhooks, usage, live work and engines, after the 
     ws.send(JSON.stringify({ api_key: s.apiKey, model: 'stt-rt-v4', audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1 }));
     ws.send(pcm.subarray(0, 32000));
     const streaming = { pool: 'stt_streaming', model: 'parlance-en-pocketsphinx-v1' };
-    const open = await waitFor(scrape, (t) => metric(t, 'parlance_realtime_sessions') === 1 && metric(t, 'parlance_engine_slots_busy', streaming) === 1, 30_000, 100);
+    const open = await waitFor(
+      scrape,
+      (t) => metric(t, 'parlance_realtime_sessions') === 1 && metric(t, 'parlance_engine_slots_busy', streaming) === 1,
+      30_000,
+      100,
+    );
     expect(metric(open, 'parlance_engine_slots', streaming)).toBeGreaterThanOrEqual(1);
     for (let off = 32000; off < pcm.length; off += 3200) ws.send(pcm.subarray(off, off + 3200));
     ws.send('');
     await finished;
     ws.close();
-    const rt = (t: string) => (metric(t, 'parlance_usage_audio_seconds_total', { kind: 'stt_rt' }) ?? 0) - (metric(before, 'parlance_usage_audio_seconds_total', { kind: 'stt_rt' }) ?? 0);
+    const rt = (t: string) =>
+      (metric(t, 'parlance_usage_audio_seconds_total', { kind: 'stt_rt' }) ?? 0) -
+      (metric(before, 'parlance_usage_audio_seconds_total', { kind: 'stt_rt' }) ?? 0);
     const closed = await waitFor(scrape, (t) => metric(t, 'parlance_realtime_sessions') === 0 && rt(t) > 0, 30_000, 100);
     expect(rt(closed)).toBeCloseTo(pcm.length / 32000, 1);
 
@@ -215,7 +237,8 @@ describe('GET /metrics: jobs, webhooks, usage, live work and engines, after the 
     await c.next((f) => f.stream_id === 'm1' && f.terminated === true, 30_000);
     c.close();
     const spoken = streamAudio(c.frames, 'm1').length / 32000;
-    const tts = (t: string) => (metric(t, 'parlance_usage_audio_seconds_total', { kind: 'tts' }) ?? 0) - (metric(before, 'parlance_usage_audio_seconds_total', { kind: 'tts' }) ?? 0);
+    const tts = (t: string) =>
+      (metric(t, 'parlance_usage_audio_seconds_total', { kind: 'tts' }) ?? 0) - (metric(before, 'parlance_usage_audio_seconds_total', { kind: 'tts' }) ?? 0);
     const done = await waitFor(scrape, (t) => metric(t, 'parlance_tts_active') === 0 && tts(t) > 0, 30_000, 100);
     expect(spoken).toBeGreaterThan(1);
     expect(tts(done)).toBeCloseTo(spoken, 1);

@@ -16,7 +16,10 @@ function modelFolder(modelsDir: string, name: string, manifest: Record<string, u
   const dir = path.join(modelsDir, name);
   mkdirSync(dir, { recursive: true });
   write(dir);
-  writeFileSync(path.join(dir, 'parlance-model.json'), JSON.stringify({ family: 'stt-offline', type: 'nemo-ctc', files: { model: 'model.onnx', tokens: 'tokens.txt' }, languages: ['en'], ...manifest }));
+  writeFileSync(
+    path.join(dir, 'parlance-model.json'),
+    JSON.stringify({ family: 'stt-offline', type: 'nemo-ctc', files: { model: 'model.onnx', tokens: 'tokens.txt' }, languages: ['en'], ...manifest }),
+  );
   return dir;
 }
 
@@ -30,11 +33,19 @@ beforeAll(async () => {
   modelFolder(
     models,
     'live',
-    { id: 'energy-live-v1', family: 'stt-streaming', type: 'transducer', files: { encoder: 'encoder.onnx', decoder: 'decoder.onnx', joiner: 'joiner.onnx', tokens: 'tokens.txt' }, aliases: ['stt-rt-v4'] },
+    {
+      id: 'energy-live-v1',
+      family: 'stt-streaming',
+      type: 'transducer',
+      files: { encoder: 'encoder.onnx', decoder: 'decoder.onnx', joiner: 'joiner.onnx', tokens: 'tokens.txt' },
+      aliases: ['stt-rt-v4'],
+    },
     (d) => writeEnergyStreamingModel(d),
   );
   // Two sentences, 1.5 s of silence after the speech.
-  speech = await makeSpeech(path.join(root, 'two.wav'), 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.', { padSeconds: 1.5 });
+  speech = await makeSpeech(path.join(root, 'two.wav'), 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.', {
+    padSeconds: 1.5,
+  });
   s = await startParlance({ dataDir, keepDataDir: true, env: { PARLANCE_LOG_LEVEL: 'info' } });
 }, 60_000);
 
@@ -44,11 +55,23 @@ afterAll(async () => {
 });
 
 async function transcribe(model: string, fileId: string, extra: Record<string, unknown> = {}) {
-  const res = await s.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, file_id: fileId, ...extra }) });
+  const res = await s.request('/v1/transcriptions', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model, file_id: fileId, ...extra }),
+  });
   expect(res.status).toBe(201);
   const { id } = (await res.json()) as { id: string };
   return waitFor(
-    async () => (await (await s.request(`/v1/transcriptions/${id}`)).json()) as { id: string; status: string; model: string; audio_duration_ms: number | null; error_type: string | null; error_message: string | null },
+    async () =>
+      (await (await s.request(`/v1/transcriptions/${id}`)).json()) as {
+        id: string;
+        status: string;
+        model: string;
+        audio_duration_ms: number | null;
+        error_type: string | null;
+        error_message: string | null;
+      },
     (r) => r.status === 'completed' || r.status === 'failed',
     60_000,
     100,
@@ -57,7 +80,9 @@ async function transcribe(model: string, fileId: string, extra: Record<string, u
 
 describe('a model in the models directory', () => {
   it('is listed with its alias, by the API and the command line', async () => {
-    const { models } = (await (await s.request('/v1/models')).json()) as { models: { id: string; aliased_model_id: string | null; transcription_mode: string; name: string }[] };
+    const { models } = (await (await s.request('/v1/models')).json()) as {
+      models: { id: string; aliased_model_id: string | null; transcription_mode: string; name: string }[];
+    };
     expect(models.find((m) => m.id === 'energy-yes-v1')).toMatchObject({ transcription_mode: 'async', aliased_model_id: null, name: 'Energy test model' });
     expect(models.find((m) => m.id === 'stt-async-v4')).toMatchObject({ aliased_model_id: 'energy-yes-v1' });
     expect(models.find((m) => m.id === 'energy-live-v1')).toMatchObject({ transcription_mode: 'real_time' });
@@ -116,16 +141,20 @@ describe('a broken model folder', () => {
   it.each([
     ['a manifest that is not JSON', (dir: string) => writeFileSync(path.join(dir, 'parlance-model.json'), '{"id":'), /not readable JSON/],
     ['a missing file', (dir: string) => rmSync(path.join(dir, 'tokens.txt')), /files\.tokens: tokens\.txt does not exist/],
-  ])('stops the start with one line naming the file (exit 2): %s', async (_what, breakIt, message) => {
-    const dir = tempDir('parlance-models-bad-');
-    const folder = modelFolder(path.join(dir, 'models'), 'bad', { id: 'bad-ctc-v1' }, (d) => writeEnergyCtcModel(d));
-    breakIt(folder);
-    const r = await runCli(['serve', '--port', '0', '--data-dir', dir]);
-    rmSync(dir, { recursive: true, force: true });
-    expect(r.code).toBe(2);
-    const lines = r.stderr.trim().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain(path.join(folder, 'parlance-model.json'));
-    expect(lines[0]).toMatch(message);
-  }, 30_000);
+  ])(
+    'stops the start with one line naming the file (exit 2): %s',
+    async (_what, breakIt, message) => {
+      const dir = tempDir('parlance-models-bad-');
+      const folder = modelFolder(path.join(dir, 'models'), 'bad', { id: 'bad-ctc-v1' }, (d) => writeEnergyCtcModel(d));
+      breakIt(folder);
+      const r = await runCli(['serve', '--port', '0', '--data-dir', dir]);
+      rmSync(dir, { recursive: true, force: true });
+      expect(r.code).toBe(2);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(path.join(folder, 'parlance-model.json'));
+      expect(lines[0]).toMatch(message);
+    },
+    30_000,
+  );
 });

@@ -17,7 +17,15 @@ const folder = path.join(root, 'pack', 'sherpa-onnx-energy-yes-en');
 const archive = path.join(root, 'sherpa-onnx-energy-yes-en.tar.gz');
 /** The same with its own manifest (extra fields, such as threads, travel with it). */
 const own = path.join(root, 'own-manifest');
-const ownManifest = { id: 'energy-own-v2', family: 'stt-offline', type: 'nemo-ctc', files: { model: 'model.onnx', tokens: 'tokens.txt' }, languages: ['en'], threads: 2, aliases: ['stt-async-v4'] };
+const ownManifest = {
+  id: 'energy-own-v2',
+  family: 'stt-offline',
+  type: 'nemo-ctc',
+  files: { model: 'model.onnx', tokens: 'tokens.txt' },
+  languages: ['en'],
+  threads: 2,
+  aliases: ['stt-async-v4'],
+};
 let catalogueFile: string;
 
 const modelsOf = (dataDir: string) => (existsSync(path.join(dataDir, 'models')) ? readdirSync(path.join(dataDir, 'models')).sort() : []);
@@ -33,7 +41,14 @@ beforeAll(() => {
   const sha256 = createHash('sha256').update(readFileSync(archive)).digest('hex');
   // An entry whose URL is never reached: the archive comes from the disk, the entry supplies the rest.
   catalogueFile = path.join(root, 'catalogue.json');
-  const entry = { title: 'Energy yes', url: 'http://127.0.0.1:9/releases/sherpa-onnx-energy-yes-en.tar.gz', family: 'stt-offline', type: 'nemo-ctc', languages: ['en'], id: 'energy-en-v3' };
+  const entry = {
+    title: 'Energy yes',
+    url: 'http://127.0.0.1:9/releases/sherpa-onnx-energy-yes-en.tar.gz',
+    family: 'stt-offline',
+    type: 'nemo-ctc',
+    languages: ['en'],
+    id: 'energy-en-v3',
+  };
   writeFileSync(catalogueFile, JSON.stringify([{ ...entry, name: 'energy-yes-en', sha256 }]));
 });
 
@@ -42,7 +57,20 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 describe('parlance models import', () => {
   it('installs a local archive as pull does, and one named like a catalogue entry with its metadata and checksum', async () => {
     const dataDir = path.join(root, 'archive');
-    const r = await runCli(['models', 'import', archive, '--family', 'stt-offline', '--type', 'nemo-ctc', '--id', 'energy-local-v1', '--data-dir', dataDir, '--json']);
+    const r = await runCli([
+      'models',
+      'import',
+      archive,
+      '--family',
+      'stt-offline',
+      '--type',
+      'nemo-ctc',
+      '--id',
+      'energy-local-v1',
+      '--data-dir',
+      dataDir,
+      '--json',
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { model: { id: string; files: Record<string, string> }; archive: { source: string; checked: boolean } };
@@ -59,7 +87,20 @@ describe('parlance models import', () => {
   it('copies a folder without a manifest, writing one from the flags, and leaves the source as it was', async () => {
     const dataDir = path.join(root, 'folder');
     const before = listing(folder);
-    const r = await runCli(['models', 'import', folder, '--family', 'stt-offline', '--type', 'nemo-ctc', '--alias', 'stt-async-v3', '--data-dir', dataDir, '--json']);
+    const r = await runCli([
+      'models',
+      'import',
+      folder,
+      '--family',
+      'stt-offline',
+      '--type',
+      'nemo-ctc',
+      '--alias',
+      'stt-async-v3',
+      '--data-dir',
+      dataDir,
+      '--json',
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { model: { id: string; dir: string; aliases: string[] }; archive: null };
@@ -75,7 +116,9 @@ describe('parlance models import', () => {
     const r = await runCli(['models', 'import', own, '--alias', 'stt-async-v3', '--data-dir', dataDir]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout.trim()).toBe(`energy-own-v2: stt-offline nemo-ctc model in ${path.join(dataDir, 'models', 'energy-own-v2')} (restart the server to offer it)`);
+    expect(r.stdout.trim()).toBe(
+      `energy-own-v2: stt-offline nemo-ctc model in ${path.join(dataDir, 'models', 'energy-own-v2')} (restart the server to offer it)`,
+    );
     const installed = JSON.parse(readFileSync(path.join(dataDir, 'models', 'energy-own-v2', 'parlance-model.json'), 'utf8')) as Record<string, unknown>;
     expect(installed).toEqual({ ...ownManifest, aliases: ['stt-async-v3'] });
     const s = await startParlance({ dataDir, keepDataDir: true });
@@ -88,7 +131,12 @@ describe('parlance models import', () => {
   }, 60_000);
 
   it.each<[string, () => string, string[], RegExp]>([
-    ['a folder whose files do not make the type', () => folder, ['--family', 'stt-offline', '--type', 'nemo-transducer'], /the folder has no file for encoder, decoder, joiner \(files: .*\); a nemo-transducer model needs/],
+    [
+      'a folder whose files do not make the type',
+      () => folder,
+      ['--family', 'stt-offline', '--type', 'nemo-transducer'],
+      /the folder has no file for encoder, decoder, joiner \(files: .*\); a nemo-transducer model needs/,
+    ],
     ['a folder without a manifest or --family/--type', () => folder, [], /has no parlance-model\.json: give --family and --type/],
     [
       'a folder with a broken manifest',
@@ -103,16 +151,25 @@ describe('parlance models import', () => {
     ],
     ['a folder whose manifest says another type', () => own, ['--type', 'paraformer'], /says stt-offline nemo-ctc; drop --family\/--type/],
     ['a URL', () => 'https://example.com/model.tar.bz2', [], /takes a local archive or folder; use `parlance models pull` for a URL/],
-    ['a path that does not exist', () => path.join(root, 'nothing-here.tar.bz2'), ['--family', 'stt-offline', '--type', 'nemo-ctc'], /nothing-here\.tar\.bz2 is not a file/],
-  ])('fails with one line (exit 2) and leaves nothing behind: %s', async (what, source, flags, message) => {
-    const dataDir = path.join(root, `bad-${what.replace(/\W+/g, '-')}`);
-    const src = source();
-    const before = existsSync(src) ? listing(src) : [];
-    const r = await runCli(['models', 'import', src, ...flags, '--data-dir', dataDir]);
-    expect(r.code).toBe(2);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(message);
-    expect(modelsOf(dataDir)).toEqual([]);
-    if (existsSync(src)) expect(listing(src)).toEqual(before);
-  }, 30_000);
+    [
+      'a path that does not exist',
+      () => path.join(root, 'nothing-here.tar.bz2'),
+      ['--family', 'stt-offline', '--type', 'nemo-ctc'],
+      /nothing-here\.tar\.bz2 is not a file/,
+    ],
+  ])(
+    'fails with one line (exit 2) and leaves nothing behind: %s',
+    async (what, source, flags, message) => {
+      const dataDir = path.join(root, `bad-${what.replace(/\W+/g, '-')}`);
+      const src = source();
+      const before = existsSync(src) ? listing(src) : [];
+      const r = await runCli(['models', 'import', src, ...flags, '--data-dir', dataDir]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(message);
+      expect(modelsOf(dataDir)).toEqual([]);
+      if (existsSync(src)) expect(listing(src)).toEqual(before);
+    },
+    30_000,
+  );
 });

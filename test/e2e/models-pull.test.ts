@@ -144,7 +144,18 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-const pullArgs = (url: string, dataDir: string, ...extra: string[]) => ['models', 'pull', url, '--family', 'stt-offline', '--type', 'nemo-ctc', ...extra, '--data-dir', dataDir];
+const pullArgs = (url: string, dataDir: string, ...extra: string[]) => [
+  'models',
+  'pull',
+  url,
+  '--family',
+  'stt-offline',
+  '--type',
+  'nemo-ctc',
+  ...extra,
+  '--data-dir',
+  dataDir,
+];
 
 describe('parlance models pull', () => {
   it('unpacks a release archive into the models directory with a manifest, and the server offers the model', async () => {
@@ -152,7 +163,10 @@ describe('parlance models pull', () => {
     const r = await runCli(pullArgs(`${base}/plain/${ARCHIVE}`, dataDir, '--alias', 'stt-async-v3', '--sha256', wholeSha, '--json'));
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    const out = JSON.parse(r.stdout) as { model: { id: string; dir: string; files: Record<string, string> }; archive: { sha256: string; checked: boolean; resumed_from: number } };
+    const out = JSON.parse(r.stdout) as {
+      model: { id: string; dir: string; files: Record<string, string> };
+      archive: { sha256: string; checked: boolean; resumed_from: number };
+    };
     const { model } = out;
     expect(model.id).toBe('sherpa-onnx-energy-yes-en-v1');
     expect(model.dir).toBe(path.join(dataDir, 'models', 'sherpa-onnx-energy-yes-en-v1'));
@@ -190,23 +204,36 @@ describe('parlance models pull', () => {
     ['a checksum that does not match', `plain/${ARCHIVE}`, 'nemo-ctc', /checksum mismatch/, ['--sha256', '0'.repeat(64)]],
     ['a download cut off', `cut/${ARCHIVE}`, 'nemo-ctc', /cut off at .* MB .*pull again to resume/, []],
     ['an unreachable host', 'closed-port', 'nemo-ctc', /could not download .*ECONNREFUSED/, []],
-  ])('fails with one line (exit 2) and leaves the models directory as it was: %s', async (_what, file, type, message, extra) => {
-    const dataDir = path.join(root, `bad-${file.replace(/\W+/g, '-')}-${type}-${extra.length}`);
-    const url = file === 'closed-port' ? `http://127.0.0.1:${await closedPort()}/x.tar.bz2` : `${base}/${file}`;
-    const r = await runCli(['models', 'pull', url, '--family', 'stt-offline', '--type', type, ...extra, '--data-dir', dataDir]);
-    expect(r.code).toBe(2);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(message);
-    if (file.startsWith('cut/')) {
-      // Only the partial file stays, in the download area, for the next pull to continue.
-      expect(modelsOf(dataDir)).toEqual(['.downloads']);
-      const parts = readdirSync(path.join(dataDir, 'models', '.downloads'));
-      expect(parts.filter((f) => f.endsWith('.part'))).toHaveLength(1);
-      expect(statSync(path.join(dataDir, 'models', '.downloads', parts.find((f) => f.endsWith('.part'))!)).size).toBe(whole.length >> 1);
-    } else {
-      expect(modelsOf(dataDir)).toEqual([]);
-    }
-  }, 30_000);
+  ])(
+    'fails with one line (exit 2) and leaves the models directory as it was: %s',
+    async (_what, file, type, message, extra) => {
+      const dataDir = path.join(root, `bad-${file.replace(/\W+/g, '-')}-${type}-${extra.length}`);
+      const url = file === 'closed-port' ? `http://127.0.0.1:${await closedPort()}/x.tar.bz2` : `${base}/${file}`;
+      const r = await runCli(['models', 'pull', url, '--family', 'stt-offline', '--type', type, ...extra, '--data-dir', dataDir]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(message);
+      if (file.startsWith('cut/')) {
+        // Only the partial file stays, in the download area, for the next pull to continue.
+        expect(modelsOf(dataDir)).toEqual(['.downloads']);
+        const parts = readdirSync(path.join(dataDir, 'models', '.downloads'));
+        expect(parts.filter((f) => f.endsWith('.part'))).toHaveLength(1);
+        expect(
+          statSync(
+            path.join(
+              dataDir,
+              'models',
+              '.downloads',
+              parts.find((f) => f.endsWith('.part'))!,
+            ),
+          ).size,
+        ).toBe(whole.length >> 1);
+      } else {
+        expect(modelsOf(dataDir)).toEqual([]);
+      }
+    },
+    30_000,
+  );
 });
 
 describe('resuming an interrupted download', () => {
@@ -285,26 +312,46 @@ describe('download progress', () => {
       return false;
     }
   })();
-  it.skipIf(!hasScript)('draws a bar redrawn in place on a terminal, and nothing of it on stdout', async () => {
-    const out = path.join(root, 'tty-stdout.txt');
-    // script(1) gives the CLI a terminal for stderr; stdout goes to a file.
-    const command = [process.execPath, CLI, ...pullArgs(`${base}/slow/${ARCHIVE}?t=tty`, path.join(root, 'tty'))].map((a) => `'${a}'`).join(' ') + ` > '${out}'`;
-    const { stdout: terminal } = await promisify(execFile)('script', ['-qefc', command, '/dev/null']);
-    expect(terminal).toMatch(/\r\S+ \[#+-*\] \d+% /);
-    expect(terminal).toMatch(/\[#{20}\] 100% \d+\.\d of \d+\.\d MB/);
-    const result = readFileSync(out, 'utf8');
-    expect(result).toMatch(/^sherpa-onnx-energy-yes-en-v1: stt-offline nemo-ctc model in /);
-    expect(result).not.toMatch(/%|\r/);
-  }, 30_000);
+  it.skipIf(!hasScript)(
+    'draws a bar redrawn in place on a terminal, and nothing of it on stdout',
+    async () => {
+      const out = path.join(root, 'tty-stdout.txt');
+      // script(1) gives the CLI a terminal for stderr; stdout goes to a file.
+      const command =
+        [process.execPath, CLI, ...pullArgs(`${base}/slow/${ARCHIVE}?t=tty`, path.join(root, 'tty'))].map((a) => `'${a}'`).join(' ') + ` > '${out}'`;
+      const { stdout: terminal } = await promisify(execFile)('script', ['-qefc', command, '/dev/null']);
+      expect(terminal).toMatch(/\r\S+ \[#+-*\] \d+% /);
+      expect(terminal).toMatch(/\[#{20}\] 100% \d+\.\d of \d+\.\d MB/);
+      const result = readFileSync(out, 'utf8');
+      expect(result).toMatch(/^sherpa-onnx-energy-yes-en-v1: stt-offline nemo-ctc model in /);
+      expect(result).not.toMatch(/%|\r/);
+    },
+    30_000,
+  );
 });
 
 describe('the catalogue', () => {
   it('lists the known sherpa-onnx archives', async () => {
     const r = await runCli(['models', 'catalogue', '--json', '--data-dir', path.join(root, 'cat')]);
     expect(r.code).toBe(0);
-    const { catalogue } = JSON.parse(r.stdout) as { catalogue: { name: string; url: string; family: string; type: string; sha256: string | null; size_mb: number; installed: boolean }[] };
+    const { catalogue } = JSON.parse(r.stdout) as {
+      catalogue: { name: string; url: string; family: string; type: string; sha256: string | null; size_mb: number; installed: boolean }[];
+    };
     const names = catalogue.map((e) => e.name);
-    for (const n of ['whisper-tiny.en', 'whisper-base.en', 'moonshine-tiny-en', 'moonshine-base-en', 'parakeet-tdt-0.6b-v2', 'zipformer-en-2023-06-26', 'sense-voice-2024-07-17', 'piper-en-amy-low', 'kokoro-en-v0_19', 'matcha-en-ljspeech', '3dspeaker-campplus-en', 'wespeaker-resnet34-en']) {
+    for (const n of [
+      'whisper-tiny.en',
+      'whisper-base.en',
+      'moonshine-tiny-en',
+      'moonshine-base-en',
+      'parakeet-tdt-0.6b-v2',
+      'zipformer-en-2023-06-26',
+      'sense-voice-2024-07-17',
+      'piper-en-amy-low',
+      'kokoro-en-v0_19',
+      'matcha-en-ljspeech',
+      '3dspeaker-campplus-en',
+      'wespeaker-resnet34-en',
+    ]) {
       expect(names).toContain(n);
     }
     for (const e of catalogue) {
@@ -326,7 +373,14 @@ describe('the catalogue', () => {
     expect(first).toBe(`energy-yes-en-v1: stt-offline nemo-ctc model in ${path.join(dataDir, 'models', 'energy-yes-en-v1')} (restart the server to offer it)`);
     expect(second).toMatch(new RegExp(`^sha256 ${wholeSha} \\(nothing to check it against`));
     const manifest = JSON.parse(readFileSync(path.join(dataDir, 'models', 'energy-yes-en-v1', 'parlance-model.json'), 'utf8')) as Record<string, unknown>;
-    expect(manifest).toMatchObject({ id: 'energy-yes-en-v1', name: 'Energy yes', family: 'stt-offline', type: 'nemo-ctc', languages: ['en'], aliases: ['stt-async-v3'] });
+    expect(manifest).toMatchObject({
+      id: 'energy-yes-en-v1',
+      name: 'Energy yes',
+      family: 'stt-offline',
+      type: 'nemo-ctc',
+      languages: ['en'],
+      aliases: ['stt-async-v3'],
+    });
     // A known checksum is checked; a suggested alias another model holds is left out (said so).
     const checked = await runCli(['models', 'pull', 'energy-checked', '--data-dir', dataDir, '--json'], env);
     expect(checked.code).toBe(0);
@@ -336,7 +390,10 @@ describe('the catalogue', () => {
     const taken = await runCli(['models', 'pull', 'energy-yes-en', '--id', 'energy-other-v1', '--alias', 'stt-async-v3', '--data-dir', dataDir], env);
     expect(taken.code).toBe(2);
     expect(taken.stderr).toMatch(/stt-async-v3 is claimed by energy-yes-en-v1/);
-    const bare = await runCli(['models', 'pull', 'energy-yes-en', '--id', 'energy-bare-v2', '--no-aliases', '--language', 'de', '--data-dir', dataDir, '--json'], env);
+    const bare = await runCli(
+      ['models', 'pull', 'energy-yes-en', '--id', 'energy-bare-v2', '--no-aliases', '--language', 'de', '--data-dir', dataDir, '--json'],
+      env,
+    );
     expect(bare.code).toBe(0);
     const manifest2 = JSON.parse(readFileSync(path.join(dataDir, 'models', 'energy-bare-v2', 'parlance-model.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest2).toMatchObject({ id: 'energy-bare-v2', languages: ['de'] });
@@ -370,7 +427,11 @@ describe('the catalogue', () => {
   it.each<[string, string, RegExp]>([
     ['an unknown name', 'no-such-model', /unknown model "no-such-model": `parlance models catalogue` lists the names/],
     ['a checksum in the catalogue that does not match', 'energy-wrong-sum', /checksum mismatch for .*: expected 0{64}/],
-    ['a built-in checksum (from a mirror serving another file)', 'wespeaker-resnet34-en', /checksum mismatch for .*wespeaker_en_voxceleb_resnet34\.onnx: expected 5ef208a9/],
+    [
+      'a built-in checksum (from a mirror serving another file)',
+      'wespeaker-resnet34-en',
+      /checksum mismatch for .*wespeaker_en_voxceleb_resnet34\.onnx: expected 5ef208a9/,
+    ],
   ])('fails with one line (exit 2) and leaves nothing behind: %s', async (_what, name, message) => {
     const dataDir = path.join(root, `bad-name-${name}`);
     const r = await runCli(['models', 'pull', name, '--data-dir', dataDir], { PARLANCE_MODELS_CATALOGUE: catalogueFile });

@@ -23,11 +23,21 @@ function modelFolder(name: string, manifest: Record<string, unknown>, write: (di
 let s: Parlance;
 
 beforeAll(async () => {
-  modelFolder('live', { id: 'energy-live-v1', family: 'stt-streaming', type: 'transducer', files: { encoder: 'encoder.onnx', decoder: 'decoder.onnx', joiner: 'joiner.onnx', tokens: 'tokens.txt' }, aliases: ['stt-rt-v4'] }, (d) =>
-    writeEnergyStreamingModel(d),
+  modelFolder(
+    'live',
+    {
+      id: 'energy-live-v1',
+      family: 'stt-streaming',
+      type: 'transducer',
+      files: { encoder: 'encoder.onnx', decoder: 'decoder.onnx', joiner: 'joiner.onnx', tokens: 'tokens.txt' },
+      aliases: ['stt-rt-v4'],
+    },
+    (d) => writeEnergyStreamingModel(d),
   );
   const files = { encoder: 'encoder.onnx', decoder: 'decoder.onnx', joiner: 'joiner.onnx', tokens: 'tokens.txt' };
-  modelFolder('hotword', { id: 'energy-hotword-v1', family: 'stt-offline', type: 'transducer', files, modeling_unit: 'cjkchar', second_pass: true }, (d) => writeHotwordTransducerModel(d));
+  modelFolder('hotword', { id: 'energy-hotword-v1', family: 'stt-offline', type: 'transducer', files, modeling_unit: 'cjkchar', second_pass: true }, (d) =>
+    writeHotwordTransducerModel(d),
+  );
   s = await startParlance({ dataDir, keepDataDir: true, env: { PARLANCE_LOG_LEVEL: 'info' } });
 }, 60_000);
 
@@ -61,7 +71,10 @@ describe('an offline model claiming the second pass', () => {
 
   it('gives the final tokens of the built-in real-time model’s sessions too', async () => {
     const before = sessionLogs().length;
-    const file = await makeSpeech(path.join(root, 'two.raw'), 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.', { padSeconds: 1.5, format: 's16le' });
+    const file = await makeSpeech(path.join(root, 'two.raw'), 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.', {
+      padSeconds: 1.5,
+      format: 's16le',
+    });
     const pcm = readFileSync(file);
     const frames = await streamRealtime(s, pcm, { model: 'parlance-rt-en-v1', enable_text_formatting: false });
     expect(frames.find((f) => f.error_type)).toBeUndefined();
@@ -80,7 +93,12 @@ describe('an offline model claiming the second pass', () => {
 
   it('decodes with a session’s context terms as hotwords', async () => {
     const t = toneBursts(2, { gapMs: 1200 });
-    const frames = await streamRealtime(s, Buffer.from(t.pcm16.buffer), { model: 'stt-rt-v4', enable_text_formatting: false, enable_endpoint_detection: true, context: { terms: [HOTWORD] } });
+    const frames = await streamRealtime(s, Buffer.from(t.pcm16.buffer), {
+      model: 'stt-rt-v4',
+      enable_text_formatting: false,
+      enable_endpoint_detection: true,
+      context: { terms: [HOTWORD] },
+    });
     expect(frames.find((f) => f.error_type)).toBeUndefined();
     expect(finalWords(frames).map((tk) => tk.text.trim())).toEqual([HOTWORD, HOTWORD]);
   }, 60_000);

@@ -5,7 +5,19 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgDatabase, errorBody, logLines, makeSpeech, REDIS_TEST_URL, startParlance, streamRealtime, tempDir, uploadFile, waitFor, type Parlance } from '../harness.js';
+import {
+  createPgDatabase,
+  errorBody,
+  logLines,
+  makeSpeech,
+  REDIS_TEST_URL,
+  startParlance,
+  streamRealtime,
+  tempDir,
+  uploadFile,
+  waitFor,
+  type Parlance,
+} from '../harness.js';
 import { startS3, type LocalS3 } from '../s3.js';
 import { expectRefused, holdStt, type Session } from './stt-helpers.js';
 
@@ -51,7 +63,8 @@ beforeAll(async () => {
   ]);
   [speech, longSpeech, pcm] = [wav, long, readFileSync(raw)];
   // One at a time: each start is CPU-bound for seconds, and parallel starts on a small machine only queue.
-  const role = (r: string) => startParlance({ env: { ...env, PARLANCE_ROLE: r, ...(r === 'worker' ? { PARLANCE_LOG_LEVEL: 'info' } : {}) }, startTimeoutMs: START_MS });
+  const role = (r: string) =>
+    startParlance({ env: { ...env, PARLANCE_ROLE: r, ...(r === 'worker' ? { PARLANCE_LOG_LEVEL: 'info' } : {}) }, startTimeoutMs: START_MS });
   api = [first, await role('api')];
   workers = [await role('worker'), await role('worker')];
 }, 400_000);
@@ -69,7 +82,11 @@ const json = <T>(res: Response) => res.json() as Promise<T>;
 const tmpOf = (n: Parlance) => readdirSync(path.join(n.dataDir, 'blobs', 'tmp'));
 
 async function createTranscription(n: Parlance, fileId: string): Promise<string> {
-  const res = await n.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'stt-async-v4', file_id: fileId }) });
+  const res = await n.request('/v1/transcriptions', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'stt-async-v4', file_id: fileId }),
+  });
   expect(res.status).toBe(201);
   return (await json<{ id: string }>(res)).id;
 }
@@ -77,7 +94,12 @@ async function createTranscription(n: Parlance, fileId: string): Promise<string>
 const statusOf = async (n: Parlance, id: string) => json<{ status: string; error_type: string | null }>(await n.request(`/v1/transcriptions/${id}`));
 
 async function transcriptOf(n: Parlance, id: string, timeoutMs = 240_000): Promise<string> {
-  const rec = await waitFor(() => statusOf(n, id), (r) => ['completed', 'error', 'failed'].includes(r.status), timeoutMs, 250);
+  const rec = await waitFor(
+    () => statusOf(n, id),
+    (r) => ['completed', 'error', 'failed'].includes(r.status),
+    timeoutMs,
+    250,
+  );
   expect(rec).toMatchObject({ status: 'completed' });
   return (await json<{ text: string }>(await n.request(`/v1/transcriptions/${id}/transcript`))).text.toLowerCase();
 }
@@ -86,7 +108,8 @@ async function transcriptOf(n: Parlance, id: string, timeoutMs = 240_000): Promi
 const liveSessions = async (n: Parlance) =>
   (await json<{ project: { current: { transcribe_concurrent: number } } }>(await n.request('/v1/concurrency-limits'))).project.current.transcribe_concurrent;
 
-const tts = (n: Parlance, key?: string) => n.request('/tts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(TTS_BODY), key });
+const tts = (n: Parlance, key?: string) =>
+  n.request('/tts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(TTS_BODY), key });
 
 const words = (frames: Awaited<ReturnType<typeof streamRealtime>>) =>
   frames
@@ -99,7 +122,8 @@ describe('2 API nodes and 2 workers on PostgreSQL, pg-boss, Redis and S3', () =>
     const fileIds = await Promise.all([0, 1, 2, 3].map((i) => uploadFile(api[i % 2]!, speech, `fox-${i}.wav`)));
     // Each upload is in the bucket and listed by both nodes; no node keeps it on its own disk.
     for (const id of fileIds) expect(s3.objects(PREFIX).get(`${PREFIX}files/${api[0]!.projectId}/${id}`)).toBe(readFileSync(speech).length);
-    for (const n of api) expect((await json<{ files: { id: string }[] }>(await n.request('/v1/files?limit=100'))).files.map((f) => f.id).sort()).toEqual([...fileIds].sort());
+    for (const n of api)
+      expect((await json<{ files: { id: string }[] }>(await n.request('/v1/files?limit=100'))).files.map((f) => f.id).sort()).toEqual([...fileIds].sort());
     // A file uploaded through one node is transcribed through the other, while TTS and live sessions run on both.
     const ids = await Promise.all(fileIds.slice(0, 2).map((f, i) => createTranscription(api[(i + 1) % 2]!, f)));
     const [texts, speeches, live] = await Promise.all([
@@ -131,7 +155,12 @@ describe('2 API nodes and 2 workers on PostgreSQL, pg-boss, Redis and S3', () =>
     }
     // 2 live sessions for the project: one on each node, and a third is refused on either.
     sessions.push(await holdStt(api[0]!.url, api[0]!.apiKey), await holdStt(api[1]!.url, api[1]!.apiKey));
-    for (const n of api) await waitFor(() => liveSessions(n), (c) => c === 2, 30_000);
+    for (const n of api)
+      await waitFor(
+        () => liveSessions(n),
+        (c) => c === 2,
+        30_000,
+      );
     for (const n of api) await expectRefused(await holdStt(n.url, n.apiKey), /limit exceeded for the project \(2\)/);
     for (const x of sessions.splice(0)) x.stop();
     // A single-use key presented to both nodes at once is accepted by exactly one.
@@ -177,7 +206,11 @@ describe('2 API nodes and 2 workers on PostgreSQL, pg-boss, Redis and S3', () =>
     const id = await createTranscription(a, fileId);
     const live = await holdStt(a.url, a.apiKey);
     sessions.push(live);
-    await waitFor(() => liveSessions(b), (c) => c === 1, 30_000);
+    await waitFor(
+      () => liveSessions(b),
+      (c) => c === 1,
+      30_000,
+    );
     await a.kill9();
     // The live session drops without a close frame; the client reconnects to the other node.
     expect(await live.closed).toBe(1006);

@@ -73,7 +73,10 @@ function collect(socket: WebSocket, send: (e: Record<string, unknown>) => void, 
       const hit = events.find(pred);
       if (hit) return Promise.resolve(hit);
       return new Promise<Event>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no matching event in ${timeoutMs} ms; events: ${JSON.stringify(events.map((e) => e.type))}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no matching event in ${timeoutMs} ms; events: ${JSON.stringify(events.map((e) => e.type))}`)),
+          timeoutMs,
+        );
         waiters.push({ pred, resolve: (e) => (clearTimeout(timer), resolve(e)) });
       });
     },
@@ -100,7 +103,11 @@ async function sdkSession(s: Parlance, key: string, opts: { beta?: boolean; mode
     ga.on('error', (err) => errors.push(err));
     rt = ga;
   }
-  const conn = collect(rt.socket, (e) => rt.send(e as never), () => rt.close());
+  const conn = collect(
+    rt.socket,
+    (e) => rt.send(e as never),
+    () => rt.close(),
+  );
   await new Promise<void>((resolve, reject) => {
     rt.socket.once('open', () => resolve());
     rt.socket.once('error', reject);
@@ -109,11 +116,18 @@ async function sdkSession(s: Parlance, key: string, opts: { beta?: boolean; mode
 }
 
 /** A raw `ws` session (Bearer key unless `headers` / `protocols` say otherwise). */
-async function rawSession(s: Parlance, opts: { headers?: Record<string, string>; protocols?: string[]; query?: string } = {}): Promise<Conn & { ws: WebSocket }> {
+async function rawSession(
+  s: Parlance,
+  opts: { headers?: Record<string, string>; protocols?: string[]; query?: string } = {},
+): Promise<Conn & { ws: WebSocket }> {
   const ws = new WebSocket(`${s.url.replace('http', 'ws')}/v1/realtime?${opts.query ?? 'intent=transcription'}`, opts.protocols ?? [], {
     headers: opts.headers ?? { authorization: `Bearer ${s.apiKey}` },
   });
-  const conn = collect(ws, (e) => ws.send(JSON.stringify(e)), () => ws.close(1000));
+  const conn = collect(
+    ws,
+    (e) => ws.send(JSON.stringify(e)),
+    () => ws.close(1000),
+  );
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', reject);
@@ -122,7 +136,11 @@ async function rawSession(s: Parlance, opts: { headers?: Record<string, string>;
 }
 
 /** The upgrade refused: HTTP status and JSON body. */
-async function refusedUpgrade(s: Parlance, headers: Record<string, string>, query = 'intent=transcription'): Promise<{ status: number; body: Record<string, unknown> }> {
+async function refusedUpgrade(
+  s: Parlance,
+  headers: Record<string, string>,
+  query = 'intent=transcription',
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const ws = new WebSocket(`${s.url.replace('http', 'ws')}/v1/realtime?${query}`, { headers });
   return new Promise((resolve, reject) => {
     ws.once('open', () => reject(new Error('the handshake was accepted')));
@@ -152,7 +170,15 @@ function errorOf(e: Event): { type: string; code: string | null; message: string
 }
 
 const completedEvents = (c: Conn) => c.events.filter((e) => e.type === 'conversation.item.input_audio_transcription.completed');
-const wer = (ref: string, hyp: string) => wordErrorRate(ref, hyp.toLowerCase().replace(/[^a-z' ]/g, ' ').replace(/\s+/g, ' ').trim()).wer;
+const wer = (ref: string, hyp: string) =>
+  wordErrorRate(
+    ref,
+    hyp
+      .toLowerCase()
+      .replace(/[^a-z' ]/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim(),
+  ).wer;
 
 describe('OpenAI Realtime transcription sessions', () => {
   let s: Parlance;
@@ -162,10 +188,13 @@ describe('OpenAI Realtime transcription sessions', () => {
   }, 60_000);
   afterAll(() => s.stop());
 
-  it('GA session.update with server VAD: one item per sentence, events in OpenAI\'s order, deltas adding up to the transcript', async () => {
+  it("GA session.update with server VAD: one item per sentence, events in OpenAI's order, deltas adding up to the transcript", async () => {
     const c = await sdkSession(s, s.apiKey);
     const created = await c.until((e) => e.type === 'session.created');
-    expect(created.session).toMatchObject({ type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 24000 }, turn_detection: { type: 'server_vad' } } } });
+    expect(created.session).toMatchObject({
+      type: 'transcription',
+      audio: { input: { format: { type: 'audio/pcm', rate: 24000 }, turn_detection: { type: 'server_vad' } } },
+    });
     c.send({
       type: 'session.update',
       session: {
@@ -180,9 +209,16 @@ describe('OpenAI Realtime transcription sessions', () => {
       },
     });
     const updated = await c.until((e) => e.type === 'session.updated');
-    expect(updated.session).toMatchObject({ type: 'transcription', audio: { input: { transcription: { model: 'gpt-4o-transcribe', language: 'en' }, turn_detection: { silence_duration_ms: 500 } } } });
+    expect(updated.session).toMatchObject({
+      type: 'transcription',
+      audio: { input: { transcription: { model: 'gpt-4o-transcribe', language: 'en' }, turn_detection: { silence_duration_ms: 500 } } },
+    });
     appendAll(c, Buffer.concat([fox, well]));
-    await waitFor(async () => completedEvents(c).length, (n) => n >= 2, 120_000);
+    await waitFor(
+      async () => completedEvents(c).length,
+      (n) => n >= 2,
+      120_000,
+    );
     c.close();
     await c.closed;
     expect(c.errors).toEqual([]);
@@ -230,7 +266,12 @@ describe('OpenAI Realtime transcription sessions', () => {
     await c.until((e) => e.type === 'transcription_session.created');
     c.send({
       type: 'transcription_session.update',
-      session: { input_audio_format: 'pcm16', input_audio_transcription: { model: 'whisper-1' }, turn_detection: null, include: ['item.input_audio_transcription.logprobs'] },
+      session: {
+        input_audio_format: 'pcm16',
+        input_audio_transcription: { model: 'whisper-1' },
+        turn_detection: null,
+        include: ['item.input_audio_transcription.logprobs'],
+      },
     });
     const updated = await c.until((e) => e.type === 'transcription_session.updated');
     expect(updated.session).toMatchObject({ input_audio_format: 'pcm16', turn_detection: null, input_audio_transcription: { model: 'whisper-1' } });
@@ -282,7 +323,7 @@ describe('OpenAI Realtime transcription sessions', () => {
     c.close();
   }, 120_000);
 
-  it('a temporary key works like OpenAI\'s ephemeral key, is metered under its client_reference_id, and a single-use one is spent', async () => {
+  it("a temporary key works like OpenAI's ephemeral key, is metered under its client_reference_id, and a single-use one is spent", async () => {
     const res = await s.request('/v1/auth/temporary-api-key', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -302,7 +343,14 @@ describe('OpenAI Realtime transcription sessions', () => {
 
     // Metered as a native real-time session: the audio streamed, under the model serving OpenAI's names.
     const logs = await waitFor(
-      async () => ((await (await s.request(`/v1/usage-logs?start_time=${encodeURIComponent(new Date(Date.now() - 600_000).toISOString())}&end_time=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).json()) as { usage_logs: { client_reference_id: string | null; model: string; input_audio_duration_ms: number }[] }).usage_logs,
+      async () =>
+        (
+          (await (
+            await s.request(
+              `/v1/usage-logs?start_time=${encodeURIComponent(new Date(Date.now() - 600_000).toISOString())}&end_time=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+            )
+          ).json()) as { usage_logs: { client_reference_id: string | null; model: string; input_audio_duration_ms: number }[] }
+        ).usage_logs,
       (l) => l.some((x) => x.client_reference_id === 'openai-rt-1'),
       20_000,
     );
@@ -315,7 +363,7 @@ describe('OpenAI Realtime transcription sessions', () => {
     expect(spent.body).toMatchObject({ error: { type: 'invalid_request_error', code: 'invalid_api_key' } });
   }, 120_000);
 
-  it('a bad or missing key, or another intent, refuses the handshake with OpenAI\'s error body; the SDK reports it', async () => {
+  it("a bad or missing key, or another intent, refuses the handshake with OpenAI's error body; the SDK reports it", async () => {
     const bad = await refusedUpgrade(s, { authorization: 'Bearer sk-not-a-key' });
     expect(bad.status).toBe(401);
     expect(bad.body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
@@ -334,27 +382,44 @@ describe('OpenAI Realtime transcription sessions', () => {
       [JSON.stringify({ event_id: 'e1' }), (e) => expect(e).toMatchObject({ code: 'missing_required_parameter', param: 'type', event_id: 'e1' })],
       [JSON.stringify({ type: 'nope', event_id: 'e2' }), (e) => expect(e).toMatchObject({ code: 'invalid_value', param: 'type', event_id: 'e2' })],
       [JSON.stringify({ type: 'response.create' }), (e) => expect(e).toMatchObject({ code: 'unsupported_event', param: 'type' })],
-      [JSON.stringify({ type: 'session.update', session: { type: 'realtime' } }), (e) => expect(e).toMatchObject({ code: 'invalid_value', param: 'session.type' })],
+      [
+        JSON.stringify({ type: 'session.update', session: { type: 'realtime' } }),
+        (e) => expect(e).toMatchObject({ code: 'invalid_value', param: 'session.type' }),
+      ],
       [JSON.stringify({ type: 'session.update', session: {} }), (e) => expect(e).toMatchObject({ code: 'missing_required_parameter', param: 'session.type' })],
       [
         JSON.stringify({ type: 'session.update', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 16000 } } } } }),
         (e) => expect(e).toMatchObject({ code: 'invalid_value', param: expect.stringMatching(/^session\.audio\.input\.format/) }),
       ],
       [
-        JSON.stringify({ type: 'session.update', session: { type: 'transcription', audio: { input: { turn_detection: { type: 'server_vad', silence_duration_ms: -1 } } } } }),
+        JSON.stringify({
+          type: 'session.update',
+          session: { type: 'transcription', audio: { input: { turn_detection: { type: 'server_vad', silence_duration_ms: -1 } } } },
+        }),
         (e) => expect(e).toMatchObject({ code: 'invalid_value', param: expect.stringMatching(/^session\.audio\.input\.turn_detection/) }),
       ],
-      [JSON.stringify({ type: 'transcription_session.update', session: { input_audio_format: 'mp3' } }), (e) => expect(e).toMatchObject({ param: 'session.input_audio_format' })],
+      [
+        JSON.stringify({ type: 'transcription_session.update', session: { input_audio_format: 'mp3' } }),
+        (e) => expect(e).toMatchObject({ param: 'session.input_audio_format' }),
+      ],
       [
         JSON.stringify({ type: 'session.update', session: { type: 'transcription', audio: { input: { transcription: { model: 'no-such-model' } } } } }),
-        (e) => expect(e).toMatchObject({ code: 'model_not_found', param: 'session.audio.input.transcription.model', message: expect.stringMatching(/parlance-rt-en-v1/) }),
+        (e) =>
+          expect(e).toMatchObject({
+            code: 'model_not_found',
+            param: 'session.audio.input.transcription.model',
+            message: expect.stringMatching(/parlance-rt-en-v1/),
+          }),
       ],
       [
         JSON.stringify({ type: 'transcription_session.update', session: { input_audio_transcription: { prompt: '.'.repeat(8001) } } }),
         (e) => expect(e).toMatchObject({ code: 'invalid_value', param: 'session.input_audio_transcription.prompt' }),
       ],
       [JSON.stringify({ type: 'input_audio_buffer.append' }), (e) => expect(e).toMatchObject({ code: 'missing_required_parameter', param: 'audio' })],
-      [JSON.stringify({ type: 'input_audio_buffer.append', audio: '@@@', event_id: 'e3' }), (e) => expect(e).toMatchObject({ code: 'invalid_value', param: 'audio', event_id: 'e3' })],
+      [
+        JSON.stringify({ type: 'input_audio_buffer.append', audio: '@@@', event_id: 'e3' }),
+        (e) => expect(e).toMatchObject({ code: 'invalid_value', param: 'audio', event_id: 'e3' }),
+      ],
       [JSON.stringify({ type: 'input_audio_buffer.commit' }), (e) => expect(e).toMatchObject({ code: 'input_audio_buffer_commit_empty' })],
     ];
     for (const [text, check] of cases) {
@@ -370,12 +435,21 @@ describe('OpenAI Realtime transcription sessions', () => {
     c.send({ type: 'transcription_session.update', session: { input_audio_transcription: { prompt: '.'.repeat(8000) } } });
     expect(await c.until((x) => c.events.indexOf(x) >= atCap)).toMatchObject({ type: 'transcription_session.updated' });
     c.ws.send(Buffer.from([1, 2, 3]), { binary: true });
-    expect(errorOf(await c.until((x) => x.type === 'error' && (x.error as { code: string }).code === 'invalid_event' && (x.error as { message: string }).message.includes('Binary')))).toMatchObject({ param: null });
+    expect(
+      errorOf(
+        await c.until(
+          (x) => x.type === 'error' && (x.error as { code: string }).code === 'invalid_event' && (x.error as { message: string }).message.includes('Binary'),
+        ),
+      ),
+    ).toMatchObject({ param: null });
 
     // Once audio flows the recognizer's format is fixed; turn detection may still change.
     appendAll(c, fox.subarray(0, 48_000));
     c.send({ type: 'session.update', event_id: 'e4', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcmu' } } } } });
-    expect(errorOf(await c.until((x) => x.type === 'error' && (x.error as { event_id: string | null }).event_id === 'e4'))).toMatchObject({ code: 'invalid_value', param: 'session.audio.input.format' });
+    expect(errorOf(await c.until((x) => x.type === 'error' && (x.error as { event_id: string | null }).event_id === 'e4'))).toMatchObject({
+      code: 'invalid_value',
+      param: 'session.audio.input.format',
+    });
     const before = c.events.length;
     c.send({ type: 'session.update', session: { type: 'transcription', audio: { input: { turn_detection: null } } } });
     const ok = await c.until((x) => c.events.indexOf(x) >= before && x.type === 'session.updated');
@@ -402,7 +476,7 @@ describe('OpenAI Realtime limits', () => {
   }, 60_000);
   afterAll(() => s.stop());
 
-  it('the project\'s concurrent-stream limit holds across both real-time surfaces: the second session gets rate_limit_exceeded and closes', async () => {
+  it("the project's concurrent-stream limit holds across both real-time surfaces: the second session gets rate_limit_exceeded and closes", async () => {
     const a = await rawSession(s);
     appendAll(a, fox.subarray(0, 24_000));
     // The first session holds its slot once its recognizer runs: a completed item shows it.

@@ -17,7 +17,14 @@ beforeAll(async () => {
 afterAll(async () => s?.stop());
 
 type Format = 'mp3' | 'opus' | 'aac' | 'flac' | 'wav' | 'pcm';
-const CONTENT_TYPE: Record<Format, string> = { mp3: 'audio/mpeg', opus: 'audio/opus', aac: 'audio/aac', flac: 'audio/flac', wav: 'audio/wav', pcm: 'audio/pcm' };
+const CONTENT_TYPE: Record<Format, string> = {
+  mp3: 'audio/mpeg',
+  opus: 'audio/opus',
+  aac: 'audio/aac',
+  flac: 'audio/flac',
+  wav: 'audio/wav',
+  pcm: 'audio/pcm',
+};
 
 async function speak(params: Partial<OpenAI.Audio.SpeechCreateParams>): Promise<{ bytes: Buffer; type: string | null; requestId: string | null }> {
   const res = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: TEXT, ...params });
@@ -25,7 +32,7 @@ async function speak(params: Partial<OpenAI.Audio.SpeechCreateParams>): Promise<
 }
 
 describe('POST /v1/audio/speech', () => {
-  it('every response_format decodes to audio of plausible length, with OpenAI\'s Content-Type (pcm: raw 24 kHz s16le)', async () => {
+  it("every response_format decodes to audio of plausible length, with OpenAI's Content-Type (pcm: raw 24 kHz s16le)", async () => {
     const seconds: Record<string, number> = {};
     for (const format of ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] as const) {
       const { bytes, type } = await speak({ response_format: format });
@@ -51,7 +58,13 @@ describe('POST /v1/audio/speech', () => {
     const mp3 = await speak({});
     expect(mp3.type).toBe('audio/mpeg');
     expect((await probeAudio(mp3.bytes, 'mp3', 0)).codec).toBe('mp3');
-    for (const params of [{ voice: 'nova' }, { voice: 'Adrian' }, { voice: { id: 'Maya' } }, { model: 'gpt-4o-mini-tts', voice: 'onyx' }, { model: 'parlance-tts-espeak-v1', voice: 'Clara' }]) {
+    for (const params of [
+      { voice: 'nova' },
+      { voice: 'Adrian' },
+      { voice: { id: 'Maya' } },
+      { model: 'gpt-4o-mini-tts', voice: 'onyx' },
+      { model: 'parlance-tts-espeak-v1', voice: 'Clara' },
+    ]) {
       const { bytes } = await speak({ ...params, response_format: 'wav' } as Partial<OpenAI.Audio.SpeechCreateParams>);
       expect((await probeAudio(bytes, 'wav', 0)).seconds, JSON.stringify(params)).toBeGreaterThan(1.2);
     }
@@ -60,7 +73,7 @@ describe('POST /v1/audio/speech', () => {
     expect(onyx.bytes.equals(nova.bytes)).toBe(false);
   }, 120_000);
 
-  it('speed: faster is shorter, slower is longer (clamped into the engines\' range)', async () => {
+  it("speed: faster is shorter, slower is longer (clamped into the engines' range)", async () => {
     const len = async (speed: number) => (await speak({ speed, response_format: 'pcm' })).bytes.length / 48000;
     const [slow, normal, fast] = [await len(0.25), await len(1), await len(4)];
     expect(slow).toBeGreaterThan(normal * 1.1);
@@ -68,12 +81,26 @@ describe('POST /v1/audio/speech', () => {
   }, 120_000);
 
   it('stream_format sse: speech.audio.delta events whose base64 audio concatenates to a decodable stream, then speech.audio.done with usage', async () => {
-    const res = await client.audio.speech.create({ model: 'gpt-4o-mini-tts', voice: 'coral', input: TEXT, response_format: 'mp3', stream_format: 'sse', instructions: 'Speak cheerfully.' });
+    const res = await client.audio.speech.create({
+      model: 'gpt-4o-mini-tts',
+      voice: 'coral',
+      input: TEXT,
+      response_format: 'mp3',
+      stream_format: 'sse',
+      instructions: 'Speak cheerfully.',
+    });
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const events = (await res.text())
       .split('\n\n')
       .filter((b) => b.startsWith('data: '))
-      .map((b) => JSON.parse(b.slice('data: '.length)) as { type: string; audio?: string; usage?: { input_tokens: number; output_tokens: number; total_tokens: number } });
+      .map(
+        (b) =>
+          JSON.parse(b.slice('data: '.length)) as {
+            type: string;
+            audio?: string;
+            usage?: { input_tokens: number; output_tokens: number; total_tokens: number };
+          },
+      );
     const deltas = events.filter((e) => e.type === 'speech.audio.delta');
     expect(deltas.length).toBeGreaterThan(0);
     expect(events.at(-1)?.type).toBe('speech.audio.done');
@@ -100,7 +127,7 @@ describe('POST /v1/audio/speech', () => {
     expect(Math.abs(log.output_audio_duration_ms - (bytes.length / 48000) * 1000)).toBeLessThan(30);
   }, 60_000);
 
-  it('errors in OpenAI\'s body, raised as the SDK\'s classes', async () => {
+  it("errors in OpenAI's body, raised as the SDK's classes", async () => {
     const long = await speak({ input: 'a'.repeat(4097) }).catch((e: unknown) => e);
     expect(long).toBeInstanceOf(BadRequestError);
     expect((long as BadRequestError).param).toBe('input');

@@ -17,7 +17,9 @@ let speech: string;
 let conversation: string;
 
 beforeAll(async () => {
-  speech = await makeSpeech(path.join(work, 'speech.wav'), 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.', { padSeconds: 1 });
+  speech = await makeSpeech(path.join(work, 'speech.wav'), 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.', {
+    padSeconds: 1,
+  });
   conversation = twoSpeakerWav(work);
   s = await startParlance();
   client = new OpenAI({ apiKey: s.apiKey, baseURL: `${s.url}/v1`, maxRetries: 0, timeout: 120_000 });
@@ -35,15 +37,19 @@ async function filesTotal(): Promise<number> {
 }
 
 describe('POST /v1/audio/transcriptions', () => {
-  it('json with each OpenAI model name: the text, as a native transcription of the key\'s project, metered; the upload is removed', async () => {
+  it("json with each OpenAI model name: the text, as a native transcription of the key's project, metered; the upload is removed", async () => {
     const ids: string[] = [];
     for (const model of ['whisper-1', 'gpt-4o-transcribe', 'gpt-4o-mini-transcribe']) {
-      const { data, response } = await client.audio.transcriptions.create({ file: file(), model, temperature: 0.2, prompt: 'birch canoe, planks' }).withResponse();
+      const { data, response } = await client.audio.transcriptions
+        .create({ file: file(), model, temperature: 0.2, prompt: 'birch canoe, planks' })
+        .withResponse();
       expect(data.text, model).toMatch(SAID);
       expect(data.usage).toEqual({ type: 'duration', seconds: 6 });
       ids.push(response.headers.get('x-parlance-transcription-id')!);
     }
-    const { transcriptions } = (await (await s.request('/v1/transcriptions')).json()) as { transcriptions: { id: string; model: string; status: string; context: unknown }[] };
+    const { transcriptions } = (await (await s.request('/v1/transcriptions')).json()) as {
+      transcriptions: { id: string; model: string; status: string; context: unknown }[];
+    };
     expect(transcriptions.map((r) => [r.id, r.model, r.status, r.context]).sort()).toEqual(
       [
         [ids[0], 'whisper-1', 'completed', 'birch canoe, planks'],
@@ -64,7 +70,10 @@ describe('POST /v1/audio/transcriptions', () => {
     const verbose = await client.audio.transcriptions.create({ file: file(), model: 'whisper-1', response_format: 'verbose_json' });
     const segments = verbose.segments!;
     const srt = await client.audio.transcriptions.create({ file: file(), model: 'whisper-1', response_format: 'srt' });
-    const cues = srt.trim().split(/\n\n/).map((c) => c.split('\n'));
+    const cues = srt
+      .trim()
+      .split(/\n\n/)
+      .map((c) => c.split('\n'));
     expect(cues.length).toBe(segments.length);
     const clock = (t: string) => {
       const [h, m, rest] = t.split(':');
@@ -82,15 +91,31 @@ describe('POST /v1/audio/transcriptions', () => {
     expect(vtt).toContain(`${srt.split('\n')[1]!.replace(/,/g, '.')}\n`);
   }, 120_000);
 
-  it('verbose_json: language, duration, segments in OpenAI\'s shape and real word times (bracketed granularities)', async () => {
-    const v = await client.audio.transcriptions.create({ file: file(), model: 'whisper-1', response_format: 'verbose_json', timestamp_granularities: ['word', 'segment'] });
+  it("verbose_json: language, duration, segments in OpenAI's shape and real word times (bracketed granularities)", async () => {
+    const v = await client.audio.transcriptions.create({
+      file: file(),
+      model: 'whisper-1',
+      response_format: 'verbose_json',
+      timestamp_granularities: ['word', 'segment'],
+    });
     expect(v.language).toBe('english');
     expect(v.duration).toBeGreaterThan(5);
     expect(v.duration).toBeLessThan(8);
     expect(v.text).toMatch(SAID);
     expect(v.segments!.length).toBeGreaterThan(0);
     for (const [i, seg] of v.segments!.entries()) {
-      expect(Object.keys(seg).sort()).toEqual(['avg_logprob', 'compression_ratio', 'end', 'id', 'no_speech_prob', 'seek', 'start', 'temperature', 'text', 'tokens']);
+      expect(Object.keys(seg).sort()).toEqual([
+        'avg_logprob',
+        'compression_ratio',
+        'end',
+        'id',
+        'no_speech_prob',
+        'seek',
+        'start',
+        'temperature',
+        'text',
+        'tokens',
+      ]);
       expect(seg).toMatchObject({ id: i, tokens: [], temperature: 0, no_speech_prob: 0 });
       expect(seg.end).toBeGreaterThan(seg.start);
       expect(seg.avg_logprob).toBeLessThanOrEqual(0);
@@ -131,7 +156,7 @@ describe('POST /v1/audio/transcriptions', () => {
     expect(plain.segments?.length).toBeGreaterThan(0);
   }, 90_000);
 
-  it('stream=true through the SDK\'s streaming API: text deltas, then done with the whole text', async () => {
+  it("stream=true through the SDK's streaming API: text deltas, then done with the whole text", async () => {
     const stream = await client.audio.transcriptions.create({ file: file(), model: 'gpt-4o-transcribe', stream: true });
     const deltas: string[] = [];
     let done: string | undefined;
@@ -145,7 +170,11 @@ describe('POST /v1/audio/transcriptions', () => {
   }, 60_000);
 
   it('diarized_json on a two-speaker recording: segments labelled A and B; streamed, segment events after their deltas', async () => {
-    const d = (await client.audio.transcriptions.create({ file: createReadStream(conversation), model: 'gpt-4o-transcribe', response_format: 'diarized_json' })) as unknown as TranscriptionDiarized;
+    const d = (await client.audio.transcriptions.create({
+      file: createReadStream(conversation),
+      model: 'gpt-4o-transcribe',
+      response_format: 'diarized_json',
+    })) as unknown as TranscriptionDiarized;
     expect(d.task).toBe('transcribe');
     expect(d.text).toMatch(SAID);
     expect(new Set(d.segments.map((seg) => seg.speaker))).toEqual(new Set(['A', 'B']));
@@ -155,7 +184,12 @@ describe('POST /v1/audio/transcriptions', () => {
       expect(seg.end).toBeGreaterThan(seg.start);
       expect(seg.end).toBeLessThanOrEqual(d.duration);
     }
-    const stream = await client.audio.transcriptions.create({ file: createReadStream(conversation), model: 'gpt-4o-transcribe', response_format: 'diarized_json' as never, stream: true });
+    const stream = await client.audio.transcriptions.create({
+      file: createReadStream(conversation),
+      model: 'gpt-4o-transcribe',
+      response_format: 'diarized_json' as never,
+      stream: true,
+    });
     const segments: string[] = [];
     let deltas = 0;
     for await (const event of stream) {
@@ -166,15 +200,20 @@ describe('POST /v1/audio/transcriptions', () => {
     expect(segments).toEqual(d.segments.map((seg) => seg.speaker));
   }, 120_000);
 
-  it('logprobs on request (include[]), from the tokens\' confidences', async () => {
+  it("logprobs on request (include[]), from the tokens' confidences", async () => {
     const t = await client.audio.transcriptions.create({ file: file(), model: 'gpt-4o-transcribe', include: ['logprobs'] });
     expect(t.logprobs!.length).toBeGreaterThan(5);
-    expect(t.logprobs!.map((l) => l.token).join('').trim()).toBe(t.text);
+    expect(
+      t
+        .logprobs!.map((l) => l.token)
+        .join('')
+        .trim(),
+    ).toBe(t.text);
     expect(t.logprobs!.every((l) => l.logprob! <= 0 && Array.isArray(l.bytes))).toBe(true);
   }, 60_000);
 });
 
-describe('errors in OpenAI\'s body, raised as the SDK\'s classes', () => {
+describe("errors in OpenAI's body, raised as the SDK's classes", () => {
   it('a bad key: AuthenticationError (401)', async () => {
     const bad = new OpenAI({ apiKey: 'prl_not-a-key', baseURL: `${s.url}/v1`, maxRetries: 0 });
     const err = await bad.audio.transcriptions.create({ file: file(), model: 'whisper-1' }).catch((e: unknown) => e);
@@ -234,7 +273,12 @@ describe('discovery as Open WebUI calls it', () => {
     const res = await s.request('/v1/audio/models');
     expect(res.status).toBe(200);
     const { models } = (await res.json()) as { models: { id: string; type: string }[] };
-    expect(models).toEqual(expect.arrayContaining([{ id: 'whisper-1', type: 'stt' }, { id: 'parlance-async-en-v1', type: 'stt' }]));
+    expect(models).toEqual(
+      expect.arrayContaining([
+        { id: 'whisper-1', type: 'stt' },
+        { id: 'parlance-async-en-v1', type: 'stt' },
+      ]),
+    );
     expect(models.some((m) => m.type === 'tts')).toBe(true);
     expect(models.some((m) => m.id === 'parlance-rt-en-v1')).toBe(false);
   });

@@ -21,7 +21,10 @@ function energyModel(id: string, language: string): void {
   const dir = path.join(dataDir, 'models', id);
   mkdirSync(dir, { recursive: true });
   writeEnergyCtcModel(dir);
-  writeFileSync(path.join(dir, 'parlance-model.json'), JSON.stringify({ id, family: 'stt-offline', type: 'nemo-ctc', files: { model: 'model.onnx', tokens: 'tokens.txt' }, languages: [language] }));
+  writeFileSync(
+    path.join(dir, 'parlance-model.json'),
+    JSON.stringify({ id, family: 'stt-offline', type: 'nemo-ctc', files: { model: 'model.onnx', tokens: 'tokens.txt' }, languages: [language] }),
+  );
 }
 
 beforeAll(async () => {
@@ -80,7 +83,9 @@ describe('POST /v1/audio/translations', () => {
     expect(verbose.segments!.length).toBeGreaterThan(0);
     for (const seg of verbose.segments!) expect(seg.end).toBeGreaterThan(seg.start);
     const { transcriptions } = (await (await s.request('/v1/transcriptions')).json()) as { transcriptions: { id: string }[] };
-    const native = (await (await s.request(`/v1/transcriptions/${transcriptions[0]!.id}/transcript`)).json()) as { tokens: { translation_status?: string; language?: string }[] };
+    const native = (await (await s.request(`/v1/transcriptions/${transcriptions[0]!.id}/transcript`)).json()) as {
+      tokens: { translation_status?: string; language?: string }[];
+    };
     expect(native.tokens.some((t) => t.translation_status === 'translation' && t.language === 'en')).toBe(true);
   }, 120_000);
 });

@@ -25,7 +25,10 @@ beforeAll(async () => {
 afterAll(async () => s?.stop());
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
-const methodsOf = (p: string) => Object.keys(doc.paths[p] ?? {}).filter((m) => HTTP_METHODS.includes(m)).sort();
+const methodsOf = (p: string) =>
+  Object.keys(doc.paths[p] ?? {})
+    .filter((m) => HTTP_METHODS.includes(m))
+    .sort();
 
 describe('GET /openapi.json', () => {
   it('is served without a key, as JSON', () => {
@@ -83,7 +86,9 @@ describe('GET /openapi.json', () => {
     { path: '/v1/files', required: ['file'], optional: ['client_reference_id', 'filename'] },
     { path: '/v1/voices', required: ['name', 'file'], optional: ['filename'] },
   ])('documents the multipart upload body of POST $path', ({ path, required, optional }) => {
-    const body = doc.paths[path]!.post!.requestBody as { content: Record<string, { schema: { required: string[]; properties: Record<string, { type: string; format?: string }> } }> };
+    const body = doc.paths[path]!.post!.requestBody as {
+      content: Record<string, { schema: { required: string[]; properties: Record<string, { type: string; format?: string }> } }>;
+    };
     expect(Object.keys(body.content)).toEqual(['multipart/form-data']);
     const schema = body.content['multipart/form-data']!.schema;
     expect(schema.required.sort()).toEqual([...required].sort());

@@ -26,7 +26,7 @@ async function expectError(res: Response, status: number, type: string): Promise
 }
 
 describe('GET /v1/organization', () => {
-  it('returns the key\'s organization: id, name, created_at and nothing else', async () => {
+  it("returns the key's organization: id, name, created_at and nothing else", async () => {
     const res = await s.request('/v1/organization');
     expect(res.status).toBe(200);
     const org = (await res.json()) as Record<string, unknown>;
@@ -54,7 +54,7 @@ describe('GET /v1/organization', () => {
 });
 
 describe('GET /v1/organization/projects', () => {
-  it('lists the organization\'s projects oldest first with the Project fields, deleted projects excluded', async () => {
+  it("lists the organization's projects oldest first with the Project fields, deleted projects excluded", async () => {
     const a = await createProject('list-a', '--description', 'first', '--region', 'eu');
     const b = await createProject('list-b');
     const c = await createProject('list-c');
@@ -83,7 +83,7 @@ describe('GET /v1/organization/projects', () => {
 });
 
 describe('GET /v1/organization/projects/{project_id}/api-keys', () => {
-  it('lists a project\'s keys newest first with the record fields, never the secret; deleted keys excluded', async () => {
+  it("lists a project's keys newest first with the record fields, never the secret; deleted keys excluded", async () => {
     const p = await createProject('keys');
     const k1 = await createKey(p.id, '--name', 'one');
     const k2 = await createKey(p.id, '--name', 'two', '--read-only');
@@ -98,11 +98,18 @@ describe('GET /v1/organization/projects/{project_id}/api-keys', () => {
     expect(api_keys.map((k) => k.id)).toEqual([k3.id, k1.id]);
     for (const k of api_keys)
       expect(Object.keys(k).sort()).toEqual(['created_at', 'created_by', 'created_by_key_id', 'id', 'key_prefix', 'name', 'permissions']);
-    expect(api_keys[0]).toMatchObject({ id: k3.id, key_prefix: k3.key_prefix, name: 'three', permissions: ['stt_rt:write', 'tts_rt:write'], created_by: 'admin', created_by_key_id: null });
+    expect(api_keys[0]).toMatchObject({
+      id: k3.id,
+      key_prefix: k3.key_prefix,
+      name: 'three',
+      permissions: ['stt_rt:write', 'tts_rt:write'],
+      created_by: 'admin',
+      created_by_key_id: null,
+    });
     expect(k3.api_key.startsWith(k3.key_prefix)).toBe(true);
   });
 
-  it('404 project_not_found for an unknown, malformed, deleted or other organization\'s project', async () => {
+  it("404 project_not_found for an unknown, malformed, deleted or other organization's project", async () => {
     const other = await s.admin<{ id: string }>('create-organization', '--name', 'Foreign org');
     const foreign = await createProject('foreign', '--organization', other.id);
     const gone = await createProject('gone');

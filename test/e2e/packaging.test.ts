@@ -105,7 +105,14 @@ describe('systemd unit', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const text = readFileSync(deploy('parlance.service'), 'utf8');
-    for (const line of ['User=parlance', 'StateDirectory=parlance', 'Restart=on-failure', 'EnvironmentFile=-/etc/parlance/parlance.env', 'NoNewPrivileges=yes', 'ProtectSystem=strict']) {
+    for (const line of [
+      'User=parlance',
+      'StateDirectory=parlance',
+      'Restart=on-failure',
+      'EnvironmentFile=-/etc/parlance/parlance.env',
+      'NoNewPrivileges=yes',
+      'ProtectSystem=strict',
+    ]) {
       expect(text.split('\n')).toContain(line);
     }
   });
@@ -173,7 +180,10 @@ async function startProxy(cmd: string, args: string[], url: string, dir: string,
     await waitFor(
       async () => {
         if (child.exitCode !== null) throw new Error(`${cmd} exited ${child.exitCode}: ${proxy.output()}`);
-        return fetch(`${url}/health`).then((r) => r.status, () => 0);
+        return fetch(`${url}/health`).then(
+          (r) => r.status,
+          () => 0,
+        );
       },
       (status) => status === 200,
       15_000,
@@ -256,7 +266,9 @@ let directText: string | undefined;
 beforeAll(async () => {
   if (!HAS.nginx && !HAS.caddy) return;
   // Final tokens from the second pass however loaded the machine is: words are checked, not timing.
-  s = await startParlance({ env: { PARLANCE_MAX_FILE_SIZE_BYTES: String(MAX_FILE_BYTES), PARLANCE_REALTIME_SECOND_PASS_WAIT_MS: '60000', PARLANCE_TRUST_PROXY: 'true' } });
+  s = await startParlance({
+    env: { PARLANCE_MAX_FILE_SIZE_BYTES: String(MAX_FILE_BYTES), PARLANCE_REALTIME_SECOND_PASS_WAIT_MS: '60000', PARLANCE_TRUST_PROXY: 'true' },
+  });
 }, 60_000);
 afterAll(async () => {
   await s?.stop();
@@ -274,71 +286,93 @@ describe.each([
   afterAll(async () => proxy?.stop());
   const auth = () => ({ authorization: `Bearer ${s.apiKey}` });
 
-  it.skipIf(!available)(needs("streams an upload through, and passes the server's own error for one over its limit", available, name), async () => {
-    const clip = testdataClips()[0]!.file;
-    const form = new FormData();
-    form.set('file', new Blob([readFileSync(clip)]), 'speech.wav');
-    const res = await fetch(`${proxy.url}/v1/files`, { method: 'POST', headers: auth(), body: form });
-    expect(res.status, proxy.output()).toBe(201);
-    const file = (await res.json()) as { id: string; size: number };
-    expect(file.size).toBe(readFileSync(clip).length);
-    const got = await fetch(`${proxy.url}/v1/files/${file.id}`, { headers: auth() });
-    expect(((await got.json()) as { id: string }).id).toBe(file.id);
+  it.skipIf(!available)(
+    needs("streams an upload through, and passes the server's own error for one over its limit", available, name),
+    async () => {
+      const clip = testdataClips()[0]!.file;
+      const form = new FormData();
+      form.set('file', new Blob([readFileSync(clip)]), 'speech.wav');
+      const res = await fetch(`${proxy.url}/v1/files`, { method: 'POST', headers: auth(), body: form });
+      expect(res.status, proxy.output()).toBe(201);
+      const file = (await res.json()) as { id: string; size: number };
+      expect(file.size).toBe(readFileSync(clip).length);
+      const got = await fetch(`${proxy.url}/v1/files/${file.id}`, { headers: auth() });
+      expect(((await got.json()) as { id: string }).id).toBe(file.id);
 
-    const big = await makeAudio(path.join(work, 'big.wav'), { seconds: 70 }); // 2.24 MB > the 2 MB limit
-    const bigForm = new FormData();
-    bigForm.set('file', new Blob([readFileSync(big)]), 'big.wav');
-    const refused = await fetch(`${proxy.url}/v1/files`, { method: 'POST', headers: auth(), body: bigForm });
-    expect(refused.status).toBe(400);
-    const body = await errorBody(refused);
-    expect(body.validation_errors.map((v) => v.error_type)).toContain('file_too_large');
-  }, 60_000);
+      const big = await makeAudio(path.join(work, 'big.wav'), { seconds: 70 }); // 2.24 MB > the 2 MB limit
+      const bigForm = new FormData();
+      bigForm.set('file', new Blob([readFileSync(big)]), 'big.wav');
+      const refused = await fetch(`${proxy.url}/v1/files`, { method: 'POST', headers: auth(), body: bigForm });
+      expect(refused.status).toBe(400);
+      const body = await errorBody(refused);
+      expect(body.validation_errors.map((v) => v.error_type)).toContain('file_too_large');
+    },
+    60_000,
+  );
 
-  it.skipIf(!available)(needs('carries a /transcribe-websocket session with real speech to its finished frame', available, name), async () => {
-    const clip = testdataClips().find((c) => c.file.endsWith('0890.wav'))!;
-    const pcm = (await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-i', clip.file, '-f', 's16le', '-ar', '16000', '-ac', '1', 'pipe:1'], { encoding: 'buffer', maxBuffer: 64 << 20 })).stdout;
-    const audio = Buffer.concat([pcm, Buffer.alloc(32_000)]); // and 1 s of silence
-    const finalText = (frames: RealtimeFrame[]) => frames.flatMap((f) => f.tokens.filter((t) => t.is_final && t.text !== '<end>').map((t) => t.text)).join('');
-    const frames = await streamRealtime({ ...s, url: proxy.url }, audio);
-    expect(frames.at(-1)).toMatchObject({ finished: true });
-    const text = finalText(frames);
-    expect(wordErrorRate(clip.reference, text.toLowerCase().replace(/[^a-z' ]/g, ' ')).wer, text).toBeLessThan(0.5);
-    // The proxy changes nothing: the same words as a session straight to the server.
-    directText ??= finalText(await streamRealtime(s, audio));
-    expect(text).toBe(directText);
-  }, 120_000);
+  it.skipIf(!available)(
+    needs('carries a /transcribe-websocket session with real speech to its finished frame', available, name),
+    async () => {
+      const clip = testdataClips().find((c) => c.file.endsWith('0890.wav'))!;
+      const pcm = (
+        await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-i', clip.file, '-f', 's16le', '-ar', '16000', '-ac', '1', 'pipe:1'], {
+          encoding: 'buffer',
+          maxBuffer: 64 << 20,
+        })
+      ).stdout;
+      const audio = Buffer.concat([pcm, Buffer.alloc(32_000)]); // and 1 s of silence
+      const finalText = (frames: RealtimeFrame[]) =>
+        frames.flatMap((f) => f.tokens.filter((t) => t.is_final && t.text !== '<end>').map((t) => t.text)).join('');
+      const frames = await streamRealtime({ ...s, url: proxy.url }, audio);
+      expect(frames.at(-1)).toMatchObject({ finished: true });
+      const text = finalText(frames);
+      expect(wordErrorRate(clip.reference, text.toLowerCase().replace(/[^a-z' ]/g, ' ')).wer, text).toBeLessThan(0.5);
+      // The proxy changes nothing: the same words as a session straight to the server.
+      directText ??= finalText(await streamRealtime(s, audio));
+      expect(text).toBe(directText);
+    },
+    120_000,
+  );
 
-  it.skipIf(!available)(needs('streams POST /tts audio as it is made, the same bytes as without the proxy', available, name), async () => {
-    const body = JSON.stringify({
-      model: 'tts-rt-v2',
-      language: 'en',
-      voice: 'Adrian',
-      audio_format: 'pcm_s16le',
-      sample_rate: 16000,
-      text: 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background. It is easy to tell the depth of a well. These days a chicken leg is a rare dish.',
-    });
-    const post = (base: string) => fetch(`${base}/tts`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body });
-    const viaProxy = await post(proxy.url);
-    expect(viaProxy.status).toBe(200);
-    expect(viaProxy.headers.get('content-length')).toBeNull();
-    const chunks: Buffer[] = [];
-    for await (const chunk of viaProxy.body!) chunks.push(Buffer.from(chunk as Uint8Array));
-    expect(chunks.length).toBeGreaterThan(1);
-    const audio = Buffer.concat(chunks);
-    const direct = Buffer.from(await (await post(s.url)).arrayBuffer());
-    expect(audio.equals(direct)).toBe(true);
-    expect((await probeAudio(audio, 'pcm_s16le', 16000)).seconds).toBeGreaterThan(5);
-  }, 60_000);
+  it.skipIf(!available)(
+    needs('streams POST /tts audio as it is made, the same bytes as without the proxy', available, name),
+    async () => {
+      const body = JSON.stringify({
+        model: 'tts-rt-v2',
+        language: 'en',
+        voice: 'Adrian',
+        audio_format: 'pcm_s16le',
+        sample_rate: 16000,
+        text: 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background. It is easy to tell the depth of a well. These days a chicken leg is a rare dish.',
+      });
+      const post = (base: string) => fetch(`${base}/tts`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body });
+      const viaProxy = await post(proxy.url);
+      expect(viaProxy.status).toBe(200);
+      expect(viaProxy.headers.get('content-length')).toBeNull();
+      const chunks: Buffer[] = [];
+      for await (const chunk of viaProxy.body!) chunks.push(Buffer.from(chunk as Uint8Array));
+      expect(chunks.length).toBeGreaterThan(1);
+      const audio = Buffer.concat(chunks);
+      const direct = Buffer.from(await (await post(s.url)).arrayBuffer());
+      expect(audio.equals(direct)).toBe(true);
+      expect((await probeAudio(audio, 'pcm_s16le', 16000)).seconds).toBeGreaterThan(5);
+    },
+    60_000,
+  );
 
-  it.skipIf(!available)(needs('carries a /tts-websocket stream to its terminated frame', available, name), async () => {
-    const c = await openTts(proxy.url);
-    c.send(startMsg(s.apiKey, 'p1'));
-    c.send({ stream_id: 'p1', text: 'Hello through the ', text_end: false });
-    c.send({ stream_id: 'p1', text: 'reverse proxy.', text_end: true });
-    await c.next((f) => f.stream_id === 'p1' && f.terminated === true, 30_000);
-    expect(c.frames.filter((f) => f.error_type)).toEqual([]);
-    expect((await probeAudio(streamAudio(c.frames, 'p1'), 'pcm_s16le', 16000)).seconds).toBeGreaterThan(0.5);
-    c.ws.close(1000);
-    expect((await c.closed).code).toBe(1000);
-  }, 60_000);
+  it.skipIf(!available)(
+    needs('carries a /tts-websocket stream to its terminated frame', available, name),
+    async () => {
+      const c = await openTts(proxy.url);
+      c.send(startMsg(s.apiKey, 'p1'));
+      c.send({ stream_id: 'p1', text: 'Hello through the ', text_end: false });
+      c.send({ stream_id: 'p1', text: 'reverse proxy.', text_end: true });
+      await c.next((f) => f.stream_id === 'p1' && f.terminated === true, 30_000);
+      expect(c.frames.filter((f) => f.error_type)).toEqual([]);
+      expect((await probeAudio(streamAudio(c.frames, 'p1'), 'pcm_s16le', 16000)).seconds).toBeGreaterThan(0.5);
+      c.ws.close(1000);
+      expect((await c.closed).code).toBe(1000);
+    },
+    60_000,
+  );
 });

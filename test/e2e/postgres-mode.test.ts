@@ -148,7 +148,7 @@ describe('PostgreSQL mode', () => {
     expect(listed.projects.map((x) => x.id).sort()).toEqual([s.projectId, p.id].sort());
   });
 
-  it('a second node on the same database shares keys and accepts the first node\'s cursors', async () => {
+  it("a second node on the same database shares keys and accepts the first node's cursors", async () => {
     const other = await startParlance({ env: { DATABASE_URL: db.url } });
     try {
       expect(other.organizationId).toBe(s.organizationId);

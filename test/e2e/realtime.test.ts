@@ -123,7 +123,9 @@ function checkFrames(frames: Frame[], withSpeaker = false): Tok[] {
     expect(f).not.toHaveProperty('error_code');
     expect(f).not.toHaveProperty('error_message');
     const keys = Object.keys(f).sort();
-    expect(keys).toEqual(i === frames.length - 1 ? ['final_audio_proc_ms', 'finished', 'tokens', 'total_audio_proc_ms'] : ['final_audio_proc_ms', 'tokens', 'total_audio_proc_ms']);
+    expect(keys).toEqual(
+      i === frames.length - 1 ? ['final_audio_proc_ms', 'finished', 'tokens', 'total_audio_proc_ms'] : ['final_audio_proc_ms', 'tokens', 'total_audio_proc_ms'],
+    );
     expect(f.final_audio_proc_ms as number).toBeGreaterThanOrEqual(lastFinalMs);
     expect(f.total_audio_proc_ms as number).toBeGreaterThanOrEqual(lastTotalMs);
     expect(f.final_audio_proc_ms as number).toBeLessThanOrEqual(f.total_audio_proc_ms as number);
@@ -137,7 +139,11 @@ function checkFrames(frames: Frame[], withSpeaker = false): Tok[] {
       }
       // `language` only with enable_language_identification (the English model labels every token en).
       if ('language' in t) expect(t.language).toBe('en');
-      expect(Object.keys(t).filter((k) => k !== 'language').sort()).toEqual(['confidence', 'end_ms', 'is_final', ...(withSpeaker ? ['speaker'] : []), 'start_ms', 'text']);
+      expect(
+        Object.keys(t)
+          .filter((k) => k !== 'language')
+          .sort(),
+      ).toEqual(['confidence', 'end_ms', 'is_final', ...(withSpeaker ? ['speaker'] : []), 'start_ms', 'text']);
       expect(t.end_ms!).toBeGreaterThan(t.start_ms!);
       expect(t.confidence).toBeGreaterThanOrEqual(0);
       expect(t.confidence).toBeLessThanOrEqual(1);
@@ -153,7 +159,11 @@ function checkFrames(frames: Frame[], withSpeaker = false): Tok[] {
   return finals;
 }
 
-const words = (tokens: Tok[]) => tokens.filter((t) => !t.text.startsWith('<')).map((t) => t.text).join('');
+const words = (tokens: Tok[]) =>
+  tokens
+    .filter((t) => !t.text.startsWith('<'))
+    .map((t) => t.text)
+    .join('');
 
 async function ffmpeg(input: string, args: string[], out: string): Promise<Buffer> {
   await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-i', input, ...args, '-y', out]);
@@ -218,8 +228,7 @@ describe('real-time transcription', () => {
       const finals = checkFrames(c.frames);
       // How far past its start the audio got while a token was still shown as non-final.
       let longest = 0;
-      for (const f of c.frames)
-        for (const t of f.tokens) if (!t.is_final) longest = Math.max(longest, (f.total_audio_proc_ms as number) - t.start_ms!);
+      for (const f of c.frames) for (const t of f.tokens) if (!t.is_final) longest = Math.max(longest, (f.total_audio_proc_ms as number) - t.start_ms!);
       return { longest, finals, text: words(finals) };
     };
     const [low, mid, high] = [await run(360), await run(), await run(6000)];
@@ -332,7 +341,12 @@ describe('real-time transcription', () => {
       c.ws.send('');
       expect(await c.closed).toBe(1000);
       expect(words(checkFrames(c.frames, true))).toMatch(/\w/);
-      expect(c.frames.flatMap((f) => f.tokens).filter((t) => !t.text.startsWith('<')).every((t) => (t as { language?: string }).language === 'en')).toBe(true);
+      expect(
+        c.frames
+          .flatMap((f) => f.tokens)
+          .filter((t) => !t.text.startsWith('<'))
+          .every((t) => (t as { language?: string }).language === 'en'),
+      ).toBe(true);
     }
   });
 
@@ -407,14 +421,32 @@ describe('real-time transcription', () => {
       ['context over 8000 tokens', (s) => ({ ...config(s), context: ',;'.repeat(4100) }), 'invalid_request', 400, /8000 tokens/],
       ['object context with bad terms', (s) => ({ ...config(s), context: { terms: [1] } }), 'invalid_request', 400, /context\.terms/],
       ['max_non_final_tokens_duration_ms too small', (s) => ({ ...config(s), max_non_final_tokens_duration_ms: 359 }), 'invalid_request', 400, /max_non_final/],
-      ['max_non_final_tokens_duration_ms too large', (s) => ({ ...config(s), max_non_final_tokens_duration_ms: 6001 }), 'invalid_request', 400, /max_non_final/],
-      ['enable_endpoint_detection not boolean', (s) => ({ ...config(s), enable_endpoint_detection: 'yes' }), 'invalid_request', 400, /enable_endpoint_detection/],
+      [
+        'max_non_final_tokens_duration_ms too large',
+        (s) => ({ ...config(s), max_non_final_tokens_duration_ms: 6001 }),
+        'invalid_request',
+        400,
+        /max_non_final/,
+      ],
+      [
+        'enable_endpoint_detection not boolean',
+        (s) => ({ ...config(s), enable_endpoint_detection: 'yes' }),
+        'invalid_request',
+        400,
+        /enable_endpoint_detection/,
+      ],
       ['enable_non_final_tokens not boolean', (s) => ({ ...config(s), enable_non_final_tokens: 1 }), 'invalid_request', 400, /enable_non_final_tokens/],
       ['client_reference_id over 256', (s) => ({ ...config(s), client_reference_id: 'x'.repeat(257) }), 'invalid_request', 400, /client_reference_id/],
       ['max_endpoint_delay_ms out of range', (s) => ({ ...config(s), max_endpoint_delay_ms: 100 }), 'invalid_request', 400, /max_endpoint_delay_ms/],
       ['endpoint_sensitivity out of range', (s) => ({ ...config(s), endpoint_sensitivity: 2 }), 'invalid_request', 400, /endpoint_sensitivity/],
       ['translation one way', (s) => ({ ...config(s), translation: { type: 'one_way', target_language: 'de' } }), 'invalid_request', 400, /"de"/],
-      ['translation two way', (s) => ({ ...config(s), translation: { type: 'two_way', language_a: 'en', language_b: 'de' } }), 'invalid_request', 400, /"en" and "de"/],
+      [
+        'translation two way',
+        (s) => ({ ...config(s), translation: { type: 'two_way', language_a: 'en', language_b: 'de' } }),
+        'invalid_request',
+        400,
+        /"en" and "de"/,
+      ],
       ['translation of unknown type', (s) => ({ ...config(s), translation: { type: 'three_way' } }), 'invalid_request', 400, /translation\.type/],
     ];
     it.each(cases)('%s', async (_name, make, type, status, message) => {
@@ -515,7 +547,11 @@ describe('real-time transcription', () => {
 
     it('temporary keys: usage scoped, single use, and max_session_duration_seconds ends the session with 403', async () => {
       const mint = async (body: Record<string, unknown>) => {
-        const res = await s.request('/v1/auth/temporary-api-key', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const res = await s.request('/v1/auth/temporary-api-key', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         expect(res.status).toBe(201);
         return ((await res.json()) as { api_key: string }).api_key;
       };
@@ -668,4 +704,3 @@ describe('real-time decoder capacity', () => {
     expect(finals.length).toBeGreaterThan(3);
   }, 60_000);
 });
-

@@ -107,7 +107,11 @@ describe.each([
     expect(await statusesFor(() => get(id), 2500)).toEqual(['queued']);
 
     worker = await startParlance({ dataDir, env: { ...env, PARLANCE_ROLE: 'worker' } });
-    const done = await waitFor(() => get(id), (r) => terminal(r) && r.webhook_status_code !== null, 120_000);
+    const done = await waitFor(
+      () => get(id),
+      (r) => terminal(r) && r.webhook_status_code !== null,
+      120_000,
+    );
     expect(done).toMatchObject({ status: 'completed', webhook_status_code: 200 });
     expect(hooks).toContainEqual({ id, status: 'completed' });
     const transcript = (await (await api.request(`/v1/transcriptions/${id}/transcript`)).json()) as { text: string };

@@ -75,7 +75,11 @@ describe('with PARLANCE_BLOB_STORE=s3', () => {
       });
       expect(res.status).toBe(201);
       const { id } = (await res.json()) as { id: string };
-      const done = await waitFor(async () => (await (await s.request(`/v1/transcriptions/${id}`)).json()) as { status: string }, (r) => r.status !== 'queued' && r.status !== 'downloading' && r.status !== 'transcribing', 120_000);
+      const done = await waitFor(
+        async () => (await (await s.request(`/v1/transcriptions/${id}`)).json()) as { status: string },
+        (r) => r.status !== 'queued' && r.status !== 'downloading' && r.status !== 'transcribing',
+        120_000,
+      );
       expect(done.status).toBe('completed');
       const t = (await (await s.request(`/v1/transcriptions/${id}/transcript`)).json()) as { text: string };
       expect(t.text.toLowerCase()).toContain('hello');
@@ -157,7 +161,11 @@ describe('with PARLANCE_BLOB_STORE=s3', () => {
       body: JSON.stringify({ model: 'stt-async-v4', file_id: kept }),
     });
     const { id } = (await res.json()) as { id: string };
-    const done = await waitFor(async () => (await (await s.request(`/v1/transcriptions/${id}`)).json()) as { status: string }, (r) => ['completed', 'error'].includes(r.status), 120_000);
+    const done = await waitFor(
+      async () => (await (await s.request(`/v1/transcriptions/${id}`)).json()) as { status: string },
+      (r) => ['completed', 'error'].includes(r.status),
+      120_000,
+    );
     expect(done.status).toBe('completed');
   }, 150_000);
 });

@@ -34,7 +34,11 @@ describe('@soniox/node concurrencyLimits against Parlance', () => {
     session.sendAudio(new Uint8Array(3200));
     const keepalive = setInterval(() => session.sendAudio(new Uint8Array(3200)), 500);
     try {
-      const live = await waitFor(() => client.concurrencyLimits.get(), (r) => r.project.current.transcribe_concurrent === 1, 20_000);
+      const live = await waitFor(
+        () => client.concurrencyLimits.get(),
+        (r) => r.project.current.transcribe_concurrent === 1,
+        20_000,
+      );
       expect(live.organization.current.transcribe_concurrent).toBe(1);
       expect(live.project.current.tts_concurrent).toBe(0);
 
@@ -58,7 +62,12 @@ describe('@soniox/node concurrencyLimits against Parlance', () => {
       expect(current.sample_count).toBeGreaterThanOrEqual(1);
       for (const e of history.entries.slice(0, -1)) if (e.total_count === 0) expect(e).toMatchObject({ sample_max: 0, sample_sum: 0, sample_count: 0 });
 
-      const hourly = await client.concurrencyLimits.getHistory({ start_time: new Date(minute - (minute % 3_600_000)).toISOString(), end_time: new Date(minute + 60_000).toISOString(), period_sec: 3600, kind: 'stt' });
+      const hourly = await client.concurrencyLimits.getHistory({
+        start_time: new Date(minute - (minute % 3_600_000)).toISOString(),
+        end_time: new Date(minute + 60_000).toISOString(),
+        period_sec: 3600,
+        kind: 'stt',
+      });
       expect(hourly.entries).toHaveLength(1);
       expect(hourly.entries[0]).toMatchObject({ period_sec: 3600, total_count: 60 });
       expect(hourly.entries[0]!.sample_max).toBeGreaterThanOrEqual(1);
@@ -69,7 +78,11 @@ describe('@soniox/node concurrencyLimits against Parlance', () => {
       clearInterval(keepalive);
       session.close();
     }
-    await waitFor(() => client.concurrencyLimits.get(), (r) => r.project.current.transcribe_concurrent === 0, 20_000);
+    await waitFor(
+      () => client.concurrencyLimits.get(),
+      (r) => r.project.current.transcribe_concurrent === 0,
+      20_000,
+    );
   });
 
   it('getHistory() with end_time not after start_time, or 60 s periods over 7 days, throws SonioxHttpError 400', async () => {

@@ -49,7 +49,11 @@ function collect(session: ReturnType<SonioxNodeClient['realtime']['stt']>) {
   });
   for (const e of ['endpoint', 'finalized', 'finished'] as const) session.on(e, () => events.push(e));
   session.on('error', (err) => errors.push(err));
-  const text = () => tokens.filter((t) => t.is_final).map((t) => t.text).join('');
+  const text = () =>
+    tokens
+      .filter((t) => t.is_final)
+      .map((t) => t.text)
+      .join('');
   return { tokens, events, finals, errors, text };
 }
 
@@ -150,7 +154,12 @@ describe('@soniox/node real-time STT against Parlance', () => {
 
     const ctx = client.realtime.stt({
       ...RAW,
-      context: { general: [{ key: 'domain', value: 'animals' }], text: 'A story about a fox.', terms: ['fox'], translation_terms: [{ source: 'fox', target: 'zorro' }] },
+      context: {
+        general: [{ key: 'domain', value: 'animals' }],
+        text: 'A story about a fox.',
+        terms: ['fox'],
+        translation_terms: [{ source: 'fox', target: 'zorro' }],
+      },
       language_hints: ['en'],
       language_hints_strict: true,
       enable_speaker_diarization: true,

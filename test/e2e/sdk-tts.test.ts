@@ -147,7 +147,7 @@ describe('@soniox/node TTS against Parlance', () => {
       realtime: {
         ws_base_url: `${s.url.replace('http', 'ws')}/transcribe-websocket`,
         tts_ws_url: `${s.url.replace('http', 'ws')}/tts-websocket`,
-        },
+      },
     });
     const wav = Buffer.from(await temp.tts.generate({ text: 'Temporary key.', voice: 'Adrian' }));
     expect(wav.toString('ascii', 0, 4)).toBe('RIFF');

@@ -50,9 +50,14 @@ describe('server basics', () => {
   it('a first start on a port in use stops with one line (exit 2) and creates no key', async () => {
     const dataDir = tempDir();
     try {
-      const r = await runCli(['serve', '--port', new URL(s.url).port, '--host', '127.0.0.1', '--data-dir', dataDir], { PARLANCE_STT_PRELOAD: '0', PARLANCE_LOG_LEVEL: 'warn' });
+      const r = await runCli(['serve', '--port', new URL(s.url).port, '--host', '127.0.0.1', '--data-dir', dataDir], {
+        PARLANCE_STT_PRELOAD: '0',
+        PARLANCE_LOG_LEVEL: 'warn',
+      });
       expect(r.code).toBe(2);
-      expect(r.stderr.trim().split('\n')).toEqual([`parlance: port ${new URL(s.url).port} on 127.0.0.1 is in use: stop what holds it, or choose another port (--port / PARLANCE_PORT)`]);
+      expect(r.stderr.trim().split('\n')).toEqual([
+        `parlance: port ${new URL(s.url).port} on 127.0.0.1 is in use: stop what holds it, or choose another port (--port / PARLANCE_PORT)`,
+      ]);
       expect(r.stdout).not.toMatch(/api_key/);
       // Nothing was bootstrapped: the data dir has no organization yet.
       const keys = await runCli(['admin', 'list-keys', '--data-dir', dataDir, '--json']);

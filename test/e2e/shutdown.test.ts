@@ -80,7 +80,14 @@ describe('graceful shutdown', () => {
     const http = await s.request('/tts', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'tts-rt-v2', language: 'en', voice: 'Adrian', audio_format: 'pcm_s16le', sample_rate: 16000, text: 'A response that is still being spoken. '.repeat(40) }),
+      body: JSON.stringify({
+        model: 'tts-rt-v2',
+        language: 'en',
+        voice: 'Adrian',
+        audio_format: 'pcm_s16le',
+        sample_rate: 16000,
+        text: 'A response that is still being spoken. '.repeat(40),
+      }),
     });
     expect(http.status).toBe(200);
 

@@ -13,7 +13,12 @@ import { logLines, makeSpeech, type Parlance, startParlance, streamRealtime, tem
 import { twoSpeakerShare } from '../speaker-labels.js';
 
 const FLITE = 'parlance-tts-flite-v1';
-const SENTENCES = ['The birch canoe slid on the smooth planks.', 'Glue the sheet to the dark blue background.', 'These days a chicken leg is a rare dish.', 'Rice is often served in round bowls.'];
+const SENTENCES = [
+  'The birch canoe slid on the smooth planks.',
+  'Glue the sheet to the dark blue background.',
+  'These days a chicken leg is a rare dish.',
+  'Rice is often served in round bowls.',
+];
 
 interface Tok {
   text: string;
@@ -51,7 +56,14 @@ function dataDirWith(name: string, write: (dir: string) => void): string {
   const dir = path.join(dataDir, 'models', name);
   mkdirSync(dir, { recursive: true });
   write(dir);
-  const manifest = { id: `${name}-v1`, name: 'Test speaker embeddings', family: 'speaker-embedding', type: 'embedding', files: { model: 'model.onnx' }, languages: ['en'] };
+  const manifest = {
+    id: `${name}-v1`,
+    name: 'Test speaker embeddings',
+    family: 'speaker-embedding',
+    type: 'embedding',
+    files: { model: 'model.onnx' },
+    languages: ['en'],
+  };
   writeFileSync(path.join(dir, 'parlance-model.json'), JSON.stringify(manifest));
   return dataDir;
 }
@@ -75,7 +87,10 @@ async function transcribe(s: Parlance, diarize: boolean) {
 describe('with a speaker-embedding model installed', () => {
   let s: Parlance;
   beforeAll(async () => {
-    s = await startParlance({ dataDir: dataDirWith('spectrum', (d) => writeSpectrumEmbeddingModel(d)), env: { PARLANCE_LOG_LEVEL: 'info', PARLANCE_TTS_MODELS: FLITE } });
+    s = await startParlance({
+      dataDir: dataDirWith('spectrum', (d) => writeSpectrumEmbeddingModel(d)),
+      env: { PARLANCE_LOG_LEVEL: 'info', PARLANCE_TTS_MODELS: FLITE },
+    });
   }, 60_000);
   afterAll(async () => s?.stop());
 
@@ -91,8 +106,15 @@ describe('with a speaker-embedding model installed', () => {
 
   it('a cloned voice gets the built-in voice whose embedding is the most similar as its base', async () => {
     // flite's slt and rms, saying what the built-in voices do not say for their embeddings.
-    for (const [engineVoice, base] of [['slt', 'Maya'], ['rms', 'Adrian']] as const) {
-      const clip = await makeSpeech(path.join(work, `clone-${engineVoice}.wav`), 'Four hours of steady work faced us. A large size in stockings is hard to sell.', { voice: engineVoice });
+    for (const [engineVoice, base] of [
+      ['slt', 'Maya'],
+      ['rms', 'Adrian'],
+    ] as const) {
+      const clip = await makeSpeech(
+        path.join(work, `clone-${engineVoice}.wav`),
+        'Four hours of steady work faced us. A large size in stockings is hard to sell.',
+        { voice: engineVoice },
+      );
       const fd = new FormData();
       fd.append('name', `Like ${engineVoice}`);
       fd.append('file', new Blob([new Uint8Array(readFileSync(clip))]), 'reference.wav');

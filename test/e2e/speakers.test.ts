@@ -127,7 +127,14 @@ let june: Speaker;
 describe('enrolment', () => {
   it('creates a speaker with no samples; the name is unique per project (409), metadata is kept', async () => {
     const a = await createOk(s, 'allison', { team: 'support', level: 2 });
-    expect(a).toMatchObject({ name: 'allison', metadata: { team: 'support', level: 2 }, status: 'no_samples', num_samples: 0, speech_ms: null, error_type: null });
+    expect(a).toMatchObject({
+      name: 'allison',
+      metadata: { team: 'support', level: 2 },
+      status: 'no_samples',
+      num_samples: 0,
+      speech_ms: null,
+      error_type: null,
+    });
     const dup = await createSpeaker(s, { name: 'allison' });
     const body = await errorBody(dup);
     expect([dup.status, body.error_type]).toEqual([409, 'speaker_name_conflict']);
@@ -213,14 +220,23 @@ async function expectError(res: Response, status: number, type: string): Promise
 
 describe('bad requests', () => {
   it('refuses bad names and metadata with invalid_request', async () => {
-    for (const body of [{}, { name: '' }, { name: '   ' }, { name: '42' }, { name: 'x'.repeat(129) }, { name: 'a', metadata: 'text' }, { name: 'a', metadata: { big: 'x'.repeat(5000) } }, { name: 'a', extra: 1 }])
+    for (const body of [
+      {},
+      { name: '' },
+      { name: '   ' },
+      { name: '42' },
+      { name: 'x'.repeat(129) },
+      { name: 'a', metadata: 'text' },
+      { name: 'a', metadata: { big: 'x'.repeat(5000) } },
+      { name: 'a', extra: 1 },
+    ])
       await expectError(await createSpeaker(s, body), 400, 'invalid_request');
     // A name of exactly 128 characters is fine.
     const long = await createOk(s, 'y'.repeat(128));
     expect((await s.request(`/v1/speakers/${long.id}`, { method: 'DELETE' })).status).toBe(204);
   });
 
-  it('unknown, malformed and other projects\' ids are speaker_not_found', async () => {
+  it("unknown, malformed and other projects' ids are speaker_not_found", async () => {
     const other = await s.admin<{ id: string }>('create-project', '--name', 'other');
     const key = (await s.admin<{ api_key: string }>('create-key', '--project', other.id)).api_key;
     for (const id of ['00000000-0000-4000-8000-000000000000', 'nope'])
@@ -238,7 +254,11 @@ describe('bad requests', () => {
   it('enrolment audio: a body that is neither multipart nor {file_id}, and an unknown file', async () => {
     await expectError(await s.request(`/v1/speakers/${june.id}/audio`, { method: 'POST', headers: json, body: '{}' }), 400, 'invalid_request');
     await expectError(await s.request(`/v1/speakers/${june.id}/audio`, { method: 'POST', headers: json, body: '[1]' }), 400, 'invalid_request');
-    await expectError(await s.request(`/v1/speakers/${june.id}/audio`, { method: 'POST', headers: json, body: JSON.stringify({ file_id: 'missing' }) }), 404, 'file_not_found');
+    await expectError(
+      await s.request(`/v1/speakers/${june.id}/audio`, { method: 'POST', headers: json, body: JSON.stringify({ file_id: 'missing' }) }),
+      404,
+      'file_not_found',
+    );
   });
 
   it('needs speakers:read to read and speakers:write to change', async () => {
@@ -347,9 +367,18 @@ describe('recognition', () => {
   it.skip('async: enrolled voices carry their names, the voice not enrolled keeps a number', async () => {
     const { tokens } = await transcribeWithSpeakers();
     const by = labelsBySpeaker(tokens);
-    expect(share(by.get('allison'), (l) => l === 'allison'), show(by)).toBeGreaterThanOrEqual(0.8);
-    expect(share(by.get('june'), (l) => l === 'june'), show(by)).toBeGreaterThanOrEqual(0.8);
-    expect(share(by.get('ivrvoice-ru'), (l) => /^\d+$/.test(l)), show(by)).toBeGreaterThanOrEqual(0.8);
+    expect(
+      share(by.get('allison'), (l) => l === 'allison'),
+      show(by),
+    ).toBeGreaterThanOrEqual(0.8);
+    expect(
+      share(by.get('june'), (l) => l === 'june'),
+      show(by),
+    ).toBeGreaterThanOrEqual(0.8);
+    expect(
+      share(by.get('ivrvoice-ru'), (l) => /^\d+$/.test(l)),
+      show(by),
+    ).toBeGreaterThanOrEqual(0.8);
   }, 480_000);
 
   it('async: speakers without diarization, unknown, repeated or not ready are refused at creation', async () => {
@@ -373,9 +402,18 @@ describe('recognition', () => {
     const finals = frames.flatMap((f) => f.tokens).filter((t) => t.is_final && t.text.trim());
     const by = labelsBySpeaker(finals as Tok[]);
     // A voice is judged once it has 2 s of speech: its first turn may go out under a number.
-    expect(share(by.get('ivrvoice-ru'), (l) => l === 'allison' || l === 'june'), show(by)).toBeLessThanOrEqual(0.2);
-    expect(share(by.get('allison'), (l) => l === 'allison'), show(by)).toBeGreaterThanOrEqual(0.5);
-    expect(share(by.get('june'), (l) => l === 'june'), show(by)).toBeGreaterThanOrEqual(0.5);
+    expect(
+      share(by.get('ivrvoice-ru'), (l) => l === 'allison' || l === 'june'),
+      show(by),
+    ).toBeLessThanOrEqual(0.2);
+    expect(
+      share(by.get('allison'), (l) => l === 'allison'),
+      show(by),
+    ).toBeGreaterThanOrEqual(0.5);
+    expect(
+      share(by.get('june'), (l) => l === 'june'),
+      show(by),
+    ).toBeGreaterThanOrEqual(0.5);
   }, 400_000);
 
   it('real-time: an unknown speaker is an error frame; speakers without diarization is invalid_request', async () => {

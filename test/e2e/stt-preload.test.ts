@@ -15,7 +15,10 @@ afterAll(async () => {
 });
 
 /** One session: config, all of `pcm` at once, the end frame; its frames once finished (or failed). */
-async function transcribeLive(server: Parlance, pcm: Buffer): Promise<{ tokens: { text: string; is_final: boolean }[]; finished?: boolean; error_type?: string }[]> {
+async function transcribeLive(
+  server: Parlance,
+  pcm: Buffer,
+): Promise<{ tokens: { text: string; is_final: boolean }[]; finished?: boolean; error_type?: string }[]> {
   const ws = new WebSocket(`${server.url.replace('http', 'ws')}/transcribe-websocket`);
   const frames: { tokens: { text: string; is_final: boolean }[]; finished?: boolean; error_type?: string }[] = [];
   const done = new Promise<void>((resolve, reject) => {
@@ -41,7 +44,11 @@ describe('speech model preload', () => {
     const server = s;
     // Nothing has asked for a model yet: the server loads it by itself.
     const logged = await waitFor(
-      async () => server.stderr().split('\n').filter((l) => l.includes('"speech model loaded"')),
+      async () =>
+        server
+          .stderr()
+          .split('\n')
+          .filter((l) => l.includes('"speech model loaded"')),
       (lines) => lines.length > 0,
       60_000,
       50,

@@ -83,8 +83,7 @@ describe('POST /v1/auth/temporary-api-key: field rules', () => {
     await expectCreated(await create({ ...valid, expires_in_seconds: 1 }));
     const long = await expectCreated(await create({ ...valid, expires_in_seconds: 3600 }));
     expect(Date.parse(long.expires_at) - Date.now()).toBeGreaterThan(3590_000);
-    for (const bad of [0, 3601, -1, 1.5, 1e9])
-      await expectInvalid(await create({ ...valid, expires_in_seconds: bad }), ['expires_in_seconds']);
+    for (const bad of [0, 3601, -1, 1.5, 1e9]) await expectInvalid(await create({ ...valid, expires_in_seconds: bad }), ['expires_in_seconds']);
     await expectInvalid(await create({ usage_type: 'tts_rt' }), ['expires_in_seconds']);
     await expectInvalid(await create({ ...valid, expires_in_seconds: null }), ['expires_in_seconds']);
   });
@@ -92,8 +91,7 @@ describe('POST /v1/auth/temporary-api-key: field rules', () => {
   it('max_session_duration_seconds: 1 and 18000 accepted; 0, 18001 and 2.5 refused', async () => {
     await expectCreated(await create({ ...valid, max_session_duration_seconds: 1 }));
     await expectCreated(await create({ ...valid, max_session_duration_seconds: 18000 }));
-    for (const bad of [0, 18001, 2.5, -5])
-      await expectInvalid(await create({ ...valid, max_session_duration_seconds: bad }), ['max_session_duration_seconds']);
+    for (const bad of [0, 18001, 2.5, -5]) await expectInvalid(await create({ ...valid, max_session_duration_seconds: bad }), ['max_session_duration_seconds']);
   });
 
   it('client_reference_id: 256 characters accepted, 257 refused; it need not be unique', async () => {
@@ -115,12 +113,10 @@ describe('POST /v1/auth/temporary-api-key: field rules', () => {
   });
 
   it('reports every bad field at once', async () => {
-    await expectInvalid(await create({ usage_type: 'nope', expires_in_seconds: 0, max_session_duration_seconds: 99999, client_reference_id: 'x'.repeat(300) }), [
-      'usage_type',
-      'expires_in_seconds',
-      'max_session_duration_seconds',
-      'client_reference_id',
-    ]);
+    await expectInvalid(
+      await create({ usage_type: 'nope', expires_in_seconds: 0, max_session_duration_seconds: 99999, client_reference_id: 'x'.repeat(300) }),
+      ['usage_type', 'expires_in_seconds', 'max_session_duration_seconds', 'client_reference_id'],
+    );
   });
 
   it('refuses an empty object with both required fields named', async () => {

@@ -14,7 +14,9 @@ let diarized: typeof plain;
 
 beforeAll(async () => {
   s = await startParlance();
-  const speech = await makeSpeech(path.join(work, 'speech.wav'), 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.', { padSeconds: 1 });
+  const speech = await makeSpeech(path.join(work, 'speech.wav'), 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.', {
+    padSeconds: 1,
+  });
   const conversation = twoSpeakerWav(work);
   plain = (await transcribeFile(s, speech)) as unknown as typeof plain;
   diarized = (await transcribeFile(s, conversation, { enable_speaker_diarization: true })) as unknown as typeof plain;

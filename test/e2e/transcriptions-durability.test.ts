@@ -20,10 +20,7 @@ interface Rec {
 }
 
 beforeAll(async () => {
-  longWav = await makeSpeech(
-    path.join(work, 'long.wav'),
-    Array.from({ length: 10 }, () => 'the quick brown fox jumps over the lazy dog.').join(' '),
-  );
+  longWav = await makeSpeech(path.join(work, 'long.wav'), Array.from({ length: 10 }, () => 'the quick brown fox jumps over the lazy dog.').join(' '));
   // Serves the audio slowly until released, so a job can be caught in `downloading`.
   const body = readFileSync(longWav);
   let released = false;
@@ -73,14 +70,28 @@ describe('crash recovery', () => {
     const transcribing = (await (await post({ model: 'parlance-async-en-v1', file_id: upload.id })).json()) as Rec;
     const downloading = (await (await post({ model: 'parlance-async-en-v1', audio_url: slow.url })).json()) as Rec;
     const get = (s: Parlance, id: string) => s.request(`/v1/transcriptions/${id}`).then((r) => r.json() as Promise<Rec>);
-    await waitFor(() => get(first!, transcribing.id), (r) => r.status === 'transcribing', 30_000, 20);
-    await waitFor(() => get(first!, downloading.id), (r) => r.status === 'downloading', 30_000, 20);
+    await waitFor(
+      () => get(first!, transcribing.id),
+      (r) => r.status === 'transcribing',
+      30_000,
+      20,
+    );
+    await waitFor(
+      () => get(first!, downloading.id),
+      (r) => r.status === 'downloading',
+      30_000,
+      20,
+    );
 
     await first.kill9();
     slow.release();
     second = await startParlance({ dataDir, env: ENV });
     for (const id of [transcribing.id, downloading.id]) {
-      const r = await waitFor(() => get(second!, id), (x) => x.status === 'completed' || x.status === 'failed', 120_000);
+      const r = await waitFor(
+        () => get(second!, id),
+        (x) => x.status === 'completed' || x.status === 'failed',
+        120_000,
+      );
       expect(r, id).toMatchObject({ status: 'completed', error_type: null });
       const t = await second.request(`/v1/transcriptions/${id}/transcript`);
       expect(t.status).toBe(200);

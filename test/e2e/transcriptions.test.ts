@@ -7,7 +7,18 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wordErrorRate } from '../../src/engines/stt/wer.js';
-import { errorBody, gatedAudioServer, makeAudio, makeSpeech, startParlance, tempDir, uploadFile, waitFor, type GatedAudioServer, type Parlance } from '../harness.js';
+import {
+  errorBody,
+  gatedAudioServer,
+  makeAudio,
+  makeSpeech,
+  startParlance,
+  tempDir,
+  uploadFile,
+  waitFor,
+  type GatedAudioServer,
+  type Parlance,
+} from '../harness.js';
 
 const SENTENCE = 'the quick brown fox jumps over the lazy dog';
 const work = tempDir('parlance-stt-e2e-');
@@ -141,7 +152,10 @@ describe('transcriptions (spec profile)', () => {
     // The alias is echoed as the client sent it; the secret never is.
     expect(rec).toMatchObject({ model: 'stt-async-v4', filename: 'fox.wav', webhook_auth_header_name: 'X-Auth' });
     expect(rec.webhook_auth_header_value).toMatch(/^\*+$/);
-    const done = await waitFor(() => get(s, rec.id), (r) => terminal(r) && r.webhook_status_code !== null);
+    const done = await waitFor(
+      () => get(s, rec.id),
+      (r) => terminal(r) && r.webhook_status_code !== null,
+    );
     expect(done.status).toBe('completed');
     expect(done.webhook_status_code).toBe(200);
     const hook = hooks.find((h) => (h.body as { id: string }).id === rec.id)!;
@@ -189,7 +203,11 @@ describe('transcriptions (spec profile)', () => {
       [{ model: 'parlance-async-en-v1' }, 'audio_url', 'invalid_request'],
       [{ model: 'parlance-async-en-v1', file_id: fileId, audio_url: 'https://example.com/a.wav' }, 'file_id', 'invalid_request'],
       [{ model: 'parlance-async-en-v1', audio_url: 'ftp://example.com/a.wav' }, 'audio_url', 'invalid_request'],
-      [{ model: 'parlance-async-en-v1', file_id: fileId, webhook_url: 'http://127.0.0.1/h', webhook_auth_header_name: 'X-A' }, 'webhook_auth_header_value', 'invalid_request'],
+      [
+        { model: 'parlance-async-en-v1', file_id: fileId, webhook_url: 'http://127.0.0.1/h', webhook_auth_header_name: 'X-A' },
+        'webhook_auth_header_value',
+        'invalid_request',
+      ],
       [{ model: 'parlance-async-en-v1', file_id: fileId, client_reference_id: 'x'.repeat(257) }, 'client_reference_id', 'invalid_request'],
       [{ model: 'parlance-async-en-v1', file_id: fileId, translation: { type: 'one_way', target_language: 'de' } }, 'translation', 'invalid_request'],
       [{ model: 'parlance-async-en-v1', file_id: fileId, language_hints: ['en', 'xx'], language_hints_strict: true }, 'language_hints.1', 'invalid_request'],
@@ -201,7 +219,10 @@ describe('transcriptions (spec profile)', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       const e = await errorBody(res);
       expect(e.error_type).toBe(type);
-      expect(e.validation_errors.map((v) => v.location), JSON.stringify(body)).toContain(location);
+      expect(
+        e.validation_errors.map((v) => v.location),
+        JSON.stringify(body),
+      ).toContain(location);
     }
     // A hinted language no model supports is a hint, not an error, unless strict.
     expect((await create(s, { model: 'parlance-async-en-v1', file_id: fileId, language_hints: ['en', 'es'] })).status).toBe(201);
@@ -257,7 +278,12 @@ describe('transcriptions (spec profile)', () => {
   it('refuses to delete while transcribing, then deletes the finished job (204) for good', async () => {
     const fileId = await upload(s, longWav);
     const rec = (await (await create(s, { model: 'parlance-async-en-v1', file_id: fileId })).json()) as Rec;
-    await waitFor(() => get(s, rec.id), (r) => r.status === 'transcribing' || terminal(r), 30_000, 20);
+    await waitFor(
+      () => get(s, rec.id),
+      (r) => r.status === 'transcribing' || terminal(r),
+      30_000,
+      20,
+    );
     const during = await get(s, rec.id);
     if (during.status === 'transcribing') {
       const del = await s.request(`/v1/transcriptions/${rec.id}`, { method: 'DELETE' });
@@ -323,7 +349,10 @@ describe('transcriptions: limits, queueing, retention, billing', () => {
   it('caps pending jobs at transcribe_async_pending_num_files and fails a still-queued job whose file is deleted', async () => {
     gate.hold();
     const blocker = (await (await create(s, { model: 'parlance-async-en-v1', audio_url: `${gate.url}/held.wav` })).json()) as Rec;
-    await waitFor(() => get(s, blocker.id), (r) => r.status === 'downloading');
+    await waitFor(
+      () => get(s, blocker.id),
+      (r) => r.status === 'downloading',
+    );
     const fileId = await upload(s, speechWav);
     const queued = (await (await create(s, { model: 'parlance-async-en-v1', file_id: fileId })).json()) as Rec;
     const third = (await (await create(s, { model: 'parlance-async-en-v1', file_id: await upload(s, speechWav) })).json()) as Rec;
@@ -362,7 +391,10 @@ describe('transcriptions: limits, queueing, retention, billing', () => {
   it('fails jobs at the start of download or transcription when the balance runs out meanwhile', async () => {
     gate.hold();
     const held = (await (await create(s, { model: 'parlance-async-en-v1', audio_url: `${gate.url}/held-2.wav` })).json()) as Rec;
-    await waitFor(() => get(s, held.id), (r) => r.status === 'downloading');
+    await waitFor(
+      () => get(s, held.id),
+      (r) => r.status === 'downloading',
+    );
     const waiting = (await (await create(s, { model: 'parlance-async-en-v1', file_id: await upload(s, speechWav) })).json()) as Rec;
     expect((await get(s, waiting.id)).status).toBe('queued');
     await s.admin('set-balance', '--available-usd', '0', '--invoice-billing', 'off');
@@ -417,11 +449,17 @@ describe('transcriptions: soniox-sdk profile', () => {
       120_000,
       20,
     );
-    expect([...seen].every((st) => ['queued', 'processing', 'completed'].includes(st)), [...seen].join(',')).toBe(true);
+    expect(
+      [...seen].every((st) => ['queued', 'processing', 'completed'].includes(st)),
+      [...seen].join(','),
+    ).toBe(true);
     expect(seen.has('processing')).toBe(true);
 
     const bad = (await (await create(s, { model: 'stt-async-v5', audio_url: 'http://169.254.169.254/x.wav', webhook_url: `${hooks.url}/h` })).json()) as Rec;
-    const r = await waitFor(() => get(s, bad.id), (x) => terminal(x) && x.webhook_status_code !== null);
+    const r = await waitFor(
+      () => get(s, bad.id),
+      (x) => terminal(x) && x.webhook_status_code !== null,
+    );
     expect(r).toMatchObject({ status: 'error', error_type: 'file_download_blocked', webhook_status_code: 204 });
     expect(received).toContainEqual({ id: bad.id, status: 'error' });
   }, 180_000);
@@ -450,8 +488,15 @@ describe('transcriptions: signed webhooks', () => {
 
   it('signs deliveries with Standard Webhooks headers that verify, and retries 5xx', async () => {
     const { Webhook } = await import('standardwebhooks');
-    const rec = (await (await create(s, { model: 'parlance-async-en-v1', file_id: await upload(s, speechWav), webhook_url: `${hooks.url}/signed` })).json()) as Rec;
-    const done = await waitFor(() => get(s, rec.id), (r) => r.webhook_status_code === 200, 45_000, 250);
+    const rec = (await (
+      await create(s, { model: 'parlance-async-en-v1', file_id: await upload(s, speechWav), webhook_url: `${hooks.url}/signed` })
+    ).json()) as Rec;
+    const done = await waitFor(
+      () => get(s, rec.id),
+      (r) => r.webhook_status_code === 200,
+      45_000,
+      250,
+    );
     expect(done.status).toBe('completed');
     expect(deliveries.length).toBe(3);
     const ids = new Set(deliveries.map((d) => d.headers['webhook-id']));

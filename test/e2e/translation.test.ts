@@ -34,7 +34,23 @@ interface Tok {
 beforeAll(async () => {
   const one = await makeSpeech(path.join(work, 'one.wav'), SENTENCE, { padSeconds: 1.5 });
   twoSentencesWav = path.join(work, 'two.wav');
-  await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-i', one, '-i', one, '-filter_complex', 'concat=n=2:v=0:a=1', '-ar', '16000', '-ac', '1', '-y', twoSentencesWav]);
+  await execFileP('ffmpeg', [
+    '-nostdin',
+    '-v',
+    'error',
+    '-i',
+    one,
+    '-i',
+    one,
+    '-filter_complex',
+    'concat=n=2:v=0:a=1',
+    '-ar',
+    '16000',
+    '-ac',
+    '1',
+    '-y',
+    twoSentencesWav,
+  ]);
   await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-i', one, '-f', 's16le', '-ar', '16000', '-ac', '1', '-y', `${one}.raw`]);
   speechPcm = readFileSync(`${one}.raw`);
   s = await startParlance({ env: { PARLANCE_COMPAT: 'soniox-sdk' } });
@@ -116,7 +132,13 @@ describe('parlance models translations', () => {
     const r = await runCli(['models', 'translations', '--json']);
     expect(r.code).toBe(0);
     const { pairs } = JSON.parse(r.stdout) as { pairs: { source: string; target: string }[] };
-    expect(pairs).toEqual(expect.arrayContaining([{ source: 'en', target: 'es' }, { source: 'es', target: 'en' }, { source: 'es', target: 'pt' }]));
+    expect(pairs).toEqual(
+      expect.arrayContaining([
+        { source: 'en', target: 'es' },
+        { source: 'es', target: 'en' },
+        { source: 'es', target: 'pt' },
+      ]),
+    );
     const off = await runCli(['models', 'translations', '--json'], { PARLANCE_TRANSLATION_ENABLED: 'false' });
     expect(JSON.parse(off.stdout)).toEqual({ pairs: [] });
     const models = await runCli(['models', 'list', '--json'], { PARLANCE_TRANSLATION_ENABLED: 'false' });
@@ -131,7 +153,7 @@ describe('async transcription', () => {
     fileId = await upload(twoSentencesWav);
   });
 
-  it('one_way es: each segment\'s original tokens are followed by its translation, without timings', async () => {
+  it("one_way es: each segment's original tokens are followed by its translation, without timings", async () => {
     const t = await transcript({ model: 'parlance-async-en-v1', file_id: fileId, translation: { type: 'one_way', target_language: 'es' } });
     const r = runs(t.tokens);
     expect(r.map((x) => x.status)).toEqual(['original', 'translation', 'original', 'translation']);
@@ -159,7 +181,10 @@ describe('async transcription', () => {
   it('two_way en<->es: English speech is translated to es; one_way en leaves everything none', async () => {
     const two = await transcript({ model: 'stt-async-v4', file_id: fileId, translation: { type: 'two_way', language_a: 'es', language_b: 'en' } });
     expect(runs(two.tokens).map((x) => x.status)).toEqual(['original', 'translation', 'original', 'translation']);
-    expectTranslationTokens(two.tokens.filter((t) => t.translation_status === 'translation'), 'es');
+    expectTranslationTokens(
+      two.tokens.filter((t) => t.translation_status === 'translation'),
+      'es',
+    );
     const none = await transcript({ model: 'parlance-async-en-v1', file_id: fileId, translation: { type: 'one_way', target_language: 'en' } });
     expect(none.tokens.length).toBeGreaterThan(0);
     expect(none.tokens.every((t) => t.translation_status === 'none' && t.language === 'en' && t.start_ms !== undefined)).toBe(true);
@@ -193,7 +218,8 @@ describe('async transcription', () => {
         });
         const { id: jobId } = (await res.json()) as { id: string };
         return waitFor(
-          async () => (await (await tight.request(`/v1/transcriptions/${jobId}`)).json()) as { status: string; error_type: string | null; error_message: string | null },
+          async () =>
+            (await (await tight.request(`/v1/transcriptions/${jobId}`)).json()) as { status: string; error_type: string | null; error_message: string | null },
           (r) => r.status === 'completed' || r.status === 'failed',
           90_000,
         );
@@ -302,7 +328,10 @@ describe('real-time WebSocket', () => {
     const fin = finals.findIndex((t) => t.text === '<fin>');
     expect(fin).toBeGreaterThan(0);
     expect(finals[fin - 1]!.translation_status).toBe('translation');
-    expectTranslationTokens(finals.filter((t) => t.translation_status === 'translation'), 'ca');
+    expectTranslationTokens(
+      finals.filter((t) => t.translation_status === 'translation'),
+      'ca',
+    );
     const none = (await wsSession({ translation: { type: 'one_way', target_language: 'en' } }, speechPcm)).flatMap((f) => f.tokens as Tok[]);
     expect(none.length).toBeGreaterThan(0);
     expect(none.every((t) => t.translation_status === 'none' && t.language === 'en' && t.start_ms !== undefined)).toBe(true);
@@ -310,7 +339,10 @@ describe('real-time WebSocket', () => {
 
   it('two_way en<->es translates English speech to es; enable_language_identification labels tokens en', async () => {
     const two = (await wsSession({ translation: { type: 'two_way', language_a: 'en', language_b: 'es' } }, speechPcm)).flatMap((f) => f.tokens as Tok[]);
-    expectTranslationTokens(two.filter((t) => t.translation_status === 'translation'), 'es');
+    expectTranslationTokens(
+      two.filter((t) => t.translation_status === 'translation'),
+      'es',
+    );
     const lid = (await wsSession({ enable_language_identification: true }, speechPcm)).flatMap((f) => f.tokens as Tok[]);
     expect(lid.length).toBeGreaterThan(0);
     expect(lid.every((t) => t.language === 'en' && t.translation_status === undefined)).toBe(true);
@@ -336,7 +368,14 @@ describe('real-time WebSocket', () => {
 
 describe('@soniox/node translate scenarios', () => {
   it('row 13: stt.translate({file, to: "es", wait}) reshapes original/translation segments', async () => {
-    const job = await client.stt.translate({ model: 'stt-async-v4', file: readFileSync(twoSentencesWav), filename: 'two.wav', to: 'es', wait: true, wait_options: { interval_ms: 200 } });
+    const job = await client.stt.translate({
+      model: 'stt-async-v4',
+      file: readFileSync(twoSentencesWav),
+      filename: 'two.wav',
+      to: 'es',
+      wait: true,
+      wait_options: { interval_ms: 200 },
+    });
     expect(job.status).toBe('completed');
     const tr = job.translation;
     if (!tr || tr.mode !== 'one_way') throw new Error(`expected a one-way translation, got ${JSON.stringify(tr)}`);
@@ -353,7 +392,14 @@ describe('@soniox/node translate scenarios', () => {
   });
 
   it('row 13: stt.translate({between: ["en", "es"]}) (strict hints from the pair) translates English speech', async () => {
-    const job = await client.stt.translate({ model: 'stt-async-v4', file: readFileSync(twoSentencesWav), filename: 'two.wav', between: ['en', 'es'], wait: true, wait_options: { interval_ms: 200 } });
+    const job = await client.stt.translate({
+      model: 'stt-async-v4',
+      file: readFileSync(twoSentencesWav),
+      filename: 'two.wav',
+      between: ['en', 'es'],
+      wait: true,
+      wait_options: { interval_ms: 200 },
+    });
     expect(job.status).toBe('completed');
     const tr = job.translation;
     if (!tr || tr.mode !== 'two_way') throw new Error(`expected a two-way translation, got ${JSON.stringify(tr)}`);
@@ -378,13 +424,24 @@ describe('@soniox/node translate scenarios', () => {
       const translated = finals.filter((t) => t.translation_status === 'translation');
       expect(translated.length).toBeGreaterThan(0);
       expect(translated.every((t) => t.language === 'es' && t.source_language === 'en' && t.start_ms === undefined)).toBe(true);
-      expect(finals.filter((t) => t.translation_status === 'original').map((t) => t.text).join('')).toMatch(/fox/);
+      expect(
+        finals
+          .filter((t) => t.translation_status === 'original')
+          .map((t) => t.text)
+          .join(''),
+      ).toMatch(/fox/);
       expect(finals.findIndex((t) => t.translation_status === 'original')).toBeLessThan(finals.findIndex((t) => t.translation_status === 'translation'));
     }
   });
 
   it('real time: an unsupported pair rejects the SDK session with a 400', async () => {
-    const session = client.realtime.stt({ model: 'stt-rt-v4', audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1, translation: { type: 'one_way', target_language: 'de' } });
+    const session = client.realtime.stt({
+      model: 'stt-rt-v4',
+      audio_format: 'pcm_s16le',
+      sample_rate: 16000,
+      num_channels: 1,
+      translation: { type: 'one_way', target_language: 'de' },
+    });
     const errors: Error[] = [];
     session.on('error', (e) => errors.push(e));
     await session.connect();
@@ -408,10 +465,15 @@ describe('a translation engine that fails', () => {
     form.set('file', new Blob([readFileSync(twoSentencesWav)]), 'two.wav');
     const fileId = ((await (await broken.request('/v1/files', { method: 'POST', body: form })).json()) as { id: string }).id;
     const post = (body: Record<string, unknown>) =>
-      broken.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'parlance-async-en-v1', file_id: fileId, ...body }) });
+      broken.request('/v1/transcriptions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'parlance-async-en-v1', file_id: fileId, ...body }),
+      });
     const poll = (id: string) =>
       waitFor(
-        async () => (await (await broken.request(`/v1/transcriptions/${id}`)).json()) as { status: string; error_type: string | null; error_message: string | null },
+        async () =>
+          (await (await broken.request(`/v1/transcriptions/${id}`)).json()) as { status: string; error_type: string | null; error_message: string | null },
         (r) => r.status === 'completed' || r.status === 'failed',
         90_000,
       );
@@ -425,7 +487,16 @@ describe('a translation engine that fails', () => {
     ws.on('message', (d) => frames.push(JSON.parse((d as Buffer).toString('utf8')) as Record<string, unknown>));
     const closed = new Promise<number>((r) => ws.on('close', (code) => r(code)));
     await new Promise<void>((r, j) => ws.once('open', () => r()).once('error', j));
-    ws.send(JSON.stringify({ api_key: broken.apiKey, model: 'stt-rt-v4', audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1, translation: { type: 'one_way', target_language: 'es' } }));
+    ws.send(
+      JSON.stringify({
+        api_key: broken.apiKey,
+        model: 'stt-rt-v4',
+        audio_format: 'pcm_s16le',
+        sample_rate: 16000,
+        num_channels: 1,
+        translation: { type: 'one_way', target_language: 'es' },
+      }),
+    );
     ws.send(speechPcm);
     ws.send(Buffer.alloc(0));
     expect(await closed).toBe(1000);

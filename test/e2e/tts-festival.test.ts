@@ -75,7 +75,9 @@ async function seconds(body: Record<string, unknown>): Promise<number> {
 
 describe('festival model: languages and voices from the installed festvox packages', () => {
   it('GET /v1/tts-models lists every installed language and voice', async () => {
-    const { models } = (await (await s.request('/v1/tts-models')).json()) as { models: { id: string; name: string; languages: { code: string; name: string }[]; voices: { id: string; description: string; gender: string }[] }[] };
+    const { models } = (await (await s.request('/v1/tts-models')).json()) as {
+      models: { id: string; name: string; languages: { code: string; name: string }[]; voices: { id: string; description: string; gender: string }[] }[];
+    };
     const m = models.find((x) => x.id === MODEL)!;
     expect(m.languages.map((l) => l.code).sort()).toEqual(['ca', 'cs', 'en', 'fi', 'hi', 'it', 'mr', 'ru', 'te']);
     expect(m.languages.find((l) => l.code === 'cs')!.name).toBe('Czech');
@@ -140,7 +142,7 @@ describe('POST /tts with every festival voice in its language', () => {
     });
   }
 
-  it('text is converted to each voice\'s festival coding: the audio matches festival fed iconv-converted bytes', async () => {
+  it("text is converted to each voice's festival coding: the audio matches festival fed iconv-converted bytes", async () => {
     // Reference: text2wave run directly on the text converted by glibc's iconv (independent of our encoder).
     const direct = async (voice: string, text: string, coding: string | null): Promise<number> => {
       const out = path.join(tmpdir(), `festival-ref-${randomBytes(6).toString('hex')}.wav`);
@@ -275,7 +277,7 @@ async function children(pid: number, name: RegExp): Promise<number[]> {
     .filter((m): m is RegExpMatchArray => !!m)
     .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3]! }));
   const tree = new Set([pid]);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const r of rows)
       if (tree.has(r.ppid) && !tree.has(r.pid)) {

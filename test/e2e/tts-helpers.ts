@@ -26,7 +26,16 @@ export async function probeAudio(bytes: Buffer, format: string, rate: number): P
   writeFileSync(file, bytes);
   try {
     const input = RAW[format] ? ['-f', RAW[format].f, '-ar', String(rate), '-ac', '1', '-i', file] : ['-i', file];
-    const { stdout } = await execFileP('ffprobe', ['-v', 'error', ...input.slice(0, -2), file, '-show_entries', 'stream=sample_rate,codec_name', '-of', 'json']);
+    const { stdout } = await execFileP('ffprobe', [
+      '-v',
+      'error',
+      ...input.slice(0, -2),
+      file,
+      '-show_entries',
+      'stream=sample_rate,codec_name',
+      '-of',
+      'json',
+    ]);
     const st = (JSON.parse(stdout) as { streams: { sample_rate: string; codec_name: string }[] }).streams[0]!;
     // Decode fully to count samples: streamed containers (flac, wav to a pipe) may carry no duration.
     const dec = await execFileP('ffmpeg', ['-v', 'error', ...input, '-f', 's16le', '-ac', '1', '-ar', st.sample_rate, 'pipe:1'], {
@@ -66,10 +75,12 @@ export async function openTts(url: string, handshake: { headers?: Record<string,
     }
     for (const w of waiters.splice(0)) w();
   });
-  const closed = new Promise<{ code: number }>((resolve) => ws.on('close', (code) => {
-    resolve({ code });
-    for (const w of waiters.splice(0)) w();
-  }));
+  const closed = new Promise<{ code: number }>((resolve) =>
+    ws.on('close', (code) => {
+      resolve({ code });
+      for (const w of waiters.splice(0)) w();
+    }),
+  );
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', reject);

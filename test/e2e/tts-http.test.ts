@@ -49,10 +49,23 @@ describe('GET /v1/tts-models', () => {
     expect(res.status).toBe(200);
     const { models } = (await res.json()) as { models: Record<string, unknown>[] };
     const ids = models.map((m) => m.id);
-    expect(ids).toEqual(expect.arrayContaining(['parlance-tts-v1', 'parlance-tts-espeak-v1', 'parlance-tts-flite-v1', 'parlance-tts-festival-v1', 'tts-rt-v2', 'tts-rt-v1']));
+    expect(ids).toEqual(
+      expect.arrayContaining(['parlance-tts-v1', 'parlance-tts-espeak-v1', 'parlance-tts-flite-v1', 'parlance-tts-festival-v1', 'tts-rt-v2', 'tts-rt-v1']),
+    );
     for (const m of models) {
       expect(Object.keys(m).sort()).toEqual(
-        ['aliased_model_id', 'id', 'languages', 'name', 'speed_max', 'speed_min', 'supports_silence_reduction', 'supports_speed_adjustment', 'supports_timestamps', 'voices'].sort(),
+        [
+          'aliased_model_id',
+          'id',
+          'languages',
+          'name',
+          'speed_max',
+          'speed_min',
+          'supports_silence_reduction',
+          'supports_speed_adjustment',
+          'supports_timestamps',
+          'voices',
+        ].sort(),
       );
       expect(m.id).toMatch(/-v\d+$/);
       expect(m.speed_min).toBe(0.7);
@@ -92,7 +105,15 @@ describe('shared voices listing: GET /v1/tts-voices', () => {
     const all = (await res.json()) as { voices: Record<string, unknown>[]; next_page_cursor: string | null };
     expect(all.next_page_cursor).toBeNull();
     const adrian = all.voices.find((v) => v.id === 'Adrian')!;
-    expect(adrian).toEqual({ id: 'Adrian', description: expect.any(String), gender: 'male', age: 'middle_aged', accent: 'american', use_case: expect.any(Array), style: expect.any(Array) });
+    expect(adrian).toEqual({
+      id: 'Adrian',
+      description: expect.any(String),
+      gender: 'male',
+      age: 'middle_aged',
+      accent: 'american',
+      use_case: expect.any(Array),
+      style: expect.any(Array),
+    });
 
     const f = (await (await list('model=tts-rt-v2&gender=female&limit=200')).json()) as { voices: { gender: string }[] };
     expect(f.voices.length).toBeGreaterThan(2);
@@ -121,8 +142,18 @@ describe('shared voices listing: GET /v1/tts-voices', () => {
   });
 
   it('rejects bad queries with invalid_request, a bad cursor with invalid_cursor, an unknown model with 404', async () => {
-    for (const q of ['', 'model=' + 'x'.repeat(65), 'model=tts-rt-v2&gender=robot', 'model=tts-rt-v2&age=ancient', `model=tts-rt-v2&accent=${'a'.repeat(41)}`,
-      `model=tts-rt-v2&use_case=${Array.from({ length: 11 }, (_, i) => `u${i}`).join(',')}`, `model=tts-rt-v2&style=${'s'.repeat(41)}`, 'model=tts-rt-v2&limit=0', 'model=tts-rt-v2&limit=201', 'model=tts-rt-v2&limit=abc']) {
+    for (const q of [
+      '',
+      'model=' + 'x'.repeat(65),
+      'model=tts-rt-v2&gender=robot',
+      'model=tts-rt-v2&age=ancient',
+      `model=tts-rt-v2&accent=${'a'.repeat(41)}`,
+      `model=tts-rt-v2&use_case=${Array.from({ length: 11 }, (_, i) => `u${i}`).join(',')}`,
+      `model=tts-rt-v2&style=${'s'.repeat(41)}`,
+      'model=tts-rt-v2&limit=0',
+      'model=tts-rt-v2&limit=201',
+      'model=tts-rt-v2&limit=abc',
+    ]) {
       const res = await list(q);
       expect(res.status, q).toBe(400);
       expect((await errorBody(res)).error_type, q).toBe('invalid_request');
@@ -181,8 +212,7 @@ describe('POST /tts: audio', () => {
 
   it('speed changes duration (pitch kept by the engine rate), on every engine', async () => {
     for (const model of ['parlance-tts-v1', 'parlance-tts-espeak-v1', 'parlance-tts-flite-v1', 'parlance-tts-festival-v1']) {
-      const dur = async (speed: number) =>
-        (await probeAudio(Buffer.from(await (await tts({ ...base, model, speed })).arrayBuffer()), 'wav', 0)).seconds;
+      const dur = async (speed: number) => (await probeAudio(Buffer.from(await (await tts({ ...base, model, speed })).arrayBuffer()), 'wav', 0)).seconds;
       const slow = await dur(0.7);
       const fast = await dur(1.3);
       expect(slow / fast, model).toBeGreaterThan(1.3);
@@ -313,7 +343,11 @@ describe('POST /tts: errors before audio, in the TTS error body', () => {
     const other = await startParlance();
     try {
       await other.admin('set-balance', '--available-usd', '0', '--invoice-billing', 'off');
-      await ttsError(await other.request('/tts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(base) }), 402, 'organization_balance_exhausted');
+      await ttsError(
+        await other.request('/tts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(base) }),
+        402,
+        'organization_balance_exhausted',
+      );
     } finally {
       await other.stop();
     }
@@ -326,7 +360,12 @@ describe('a client that leaves', () => {
     const text = Array.from({ length: 60 }, (_, i) => `word number ${i + 1} of a sentence without an end`).join(' and ');
     const logged = s.stderr().length;
     const ac = new AbortController();
-    const res = s.request('/tts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...base, text }), signal: ac.signal });
+    const res = s.request('/tts', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...base, text }),
+      signal: ac.signal,
+    });
     setTimeout(() => ac.abort(), 50);
     await expect(res).rejects.toThrow();
     // The next request is served, after the abandoned one has been cleaned up.

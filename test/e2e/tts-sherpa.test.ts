@@ -24,7 +24,13 @@ function modelFolder(name: string, manifest: Record<string, unknown>, write: (di
   write(dir);
   writeFileSync(
     path.join(dir, 'parlance-model.json'),
-    JSON.stringify({ family: 'tts', type: 'vits', files: { model: 'model.onnx', tokens: 'tokens.txt', data_dir: 'espeak-ng-data' }, languages: ['en'], ...manifest }),
+    JSON.stringify({
+      family: 'tts',
+      type: 'vits',
+      files: { model: 'model.onnx', tokens: 'tokens.txt', data_dir: 'espeak-ng-data' },
+      languages: ['en'],
+      ...manifest,
+    }),
   );
 }
 
@@ -51,7 +57,13 @@ const base = { model: MODEL, language: 'en', voice: 'Low', audio_format: 'pcm_s1
 /** The whole body of a POST /tts that must succeed. */
 async function speak(body: Record<string, unknown>): Promise<Buffer> {
   const res = await tts({ ...base, ...body });
-  expect(res.status, await res.clone().text().catch(() => '')).toBe(200);
+  expect(
+    res.status,
+    await res
+      .clone()
+      .text()
+      .catch(() => ''),
+  ).toBe(200);
   return Buffer.from(await res.arrayBuffer());
 }
 
@@ -96,8 +108,24 @@ describe.skipIf(!findEspeakNgData())('a TTS model in the models directory', () =
     expect(text.stdout).toMatch(new RegExp(`^tts-rt-v2 +tts +→ ${MODEL}$`, 'm'));
     const voices = (await (await s.request('/v1/tts-voices?model=tts-rt-v2&gender=neutral')).json()) as { voices: Record<string, unknown>[] };
     expect(voices.voices).toEqual([
-      { id: 'High', description: 'Tone test voices: speaker 1 (vits model)', gender: 'neutral', age: 'middle_aged', accent: 'english', use_case: ['general'], style: ['neural'] },
-      { id: 'Low', description: 'Tone test voices: speaker 0 (vits model)', gender: 'neutral', age: 'middle_aged', accent: 'english', use_case: ['general'], style: ['neural'] },
+      {
+        id: 'High',
+        description: 'Tone test voices: speaker 1 (vits model)',
+        gender: 'neutral',
+        age: 'middle_aged',
+        accent: 'english',
+        use_case: ['general'],
+        style: ['neural'],
+      },
+      {
+        id: 'Low',
+        description: 'Tone test voices: speaker 0 (vits model)',
+        gender: 'neutral',
+        age: 'middle_aged',
+        accent: 'english',
+        use_case: ['general'],
+        style: ['neural'],
+      },
     ]);
   }, 60_000);
 

@@ -184,7 +184,10 @@ describe('TTS WebSocket: connection-level errors', () => {
   ];
   for (const [name, msg] of cases) {
     it(`${name}: spec profile sends stream_id "" and closes; soniox-sdk omits stream_id`, async () => {
-      for (const [server, expectId] of [[s, true], [sdk, false]] as const) {
+      for (const [server, expectId] of [
+        [s, true],
+        [sdk, false],
+      ] as const) {
         const c = await openTts(server.url);
         c.send(msg);
         const f = await c.next((x) => x.error_type !== undefined);

@@ -68,7 +68,12 @@ async function allLogs(extra = ''): Promise<Log[]> {
   return out;
 }
 
-const logFor = (ref: string) => waitFor(async () => (await allLogs()).find((l) => l.client_reference_id === ref), (l) => l !== undefined, 20_000) as Promise<Log>;
+const logFor = (ref: string) =>
+  waitFor(
+    async () => (await allLogs()).find((l) => l.client_reference_id === ref),
+    (l) => l !== undefined,
+    20_000,
+  ) as Promise<Log>;
 
 const upload = (file: string) => uploadFile(s, file);
 
@@ -76,7 +81,8 @@ const createTranscription = (body: Record<string, unknown>) =>
   s.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const getTranscription = async (id: string) => (await (await s.request(`/v1/transcriptions/${id}`)).json()) as { status: string; error_type?: string };
 const ttsBody = (extra: Record<string, unknown> = {}) => ({ model: 'tts-rt-v2', voice: 'Adrian', language: 'en', audio_format: 'wav', ...extra });
-const postTts = (body: Record<string, unknown>) => s.request('/tts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const postTts = (body: Record<string, unknown>) =>
+  s.request('/tts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 interface SttConn {
   ws: WebSocket;
@@ -101,7 +107,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   speechWav = await makeSpeech(path.join(work, 'fox.wav'), SENTENCE);
-  pcm = (await execFileP('ffmpeg', ['-v', 'error', '-i', speechWav, '-f', 's16le', '-ac', '1', '-ar', '16000', 'pipe:1'], { encoding: 'buffer', maxBuffer: 64 << 20 })).stdout as Buffer;
+  pcm = (
+    await execFileP('ffmpeg', ['-v', 'error', '-i', speechWav, '-f', 's16le', '-ac', '1', '-ar', '16000', 'pipe:1'], {
+      encoding: 'buffer',
+      maxBuffer: 64 << 20,
+    })
+  ).stdout as Buffer;
   gate = await gatedAudioServer(readFileSync(speechWav));
   s = await startParlance({
     env: {
@@ -126,7 +137,12 @@ describe('metering of every billable action', () => {
     expect(res.status).toBe(200);
     const audio = await probeAudio(Buffer.from(await res.arrayBuffer()), 'wav', 0);
     const log = await logFor('tts-http-1');
-    expect(log).toMatchObject({ model: 'parlance-tts-v1', request_scope: 'public_api', request_id: res.headers.get('x-request-id'), input_text_tokens: text.length });
+    expect(log).toMatchObject({
+      model: 'parlance-tts-v1',
+      request_scope: 'public_api',
+      request_id: res.headers.get('x-request-id'),
+      input_text_tokens: text.length,
+    });
     expect(Math.abs(log.output_audio_duration_ms - audio.seconds * 1000)).toBeLessThan(30);
     expect(log.output_audio_tokens).toBe(Math.ceil(log.output_audio_duration_ms / 50));
     const expected = { in: cost(text.length, PRICE.char), out: cost(new Decimal(log.output_audio_duration_ms).div(1000), PRICE.outSecond) };
@@ -147,18 +163,32 @@ describe('metering of every billable action', () => {
     const log = await logFor('tts-ws-1');
     expect(log).toMatchObject({ model: 'parlance-tts-v1', input_text_tokens: text.length });
     expect(Math.abs(log.output_audio_duration_ms - (bytes / 2 / 16000) * 1000)).toBeLessThan(30);
-    expect(new Decimal(log.cost_usd).eq(cost(text.length, PRICE.char).plus(cost(new Decimal(log.output_audio_duration_ms).div(1000), PRICE.outSecond)))).toBe(true);
+    expect(new Decimal(log.cost_usd).eq(cost(text.length, PRICE.char).plus(cost(new Decimal(log.output_audio_duration_ms).div(1000), PRICE.outSecond)))).toBe(
+      true,
+    );
   });
 
   it('async transcription: the audio seconds of the file at the async model price', async () => {
     const res = await createTranscription({ model: 'stt-async-v4', file_id: await upload(speechWav), client_reference_id: 'async-1' });
     expect(res.status).toBe(201);
     const { id } = (await res.json()) as { id: string };
-    expect((await waitFor(() => getTranscription(id), (r) => r.status === 'completed' || r.status === 'failed')).status).toBe('completed');
+    expect(
+      (
+        await waitFor(
+          () => getTranscription(id),
+          (r) => r.status === 'completed' || r.status === 'failed',
+        )
+      ).status,
+    ).toBe('completed');
     const transcript = (await (await s.request(`/v1/transcriptions/${id}/transcript`)).json()) as { tokens: unknown[] };
     const log = await logFor('async-1');
     // The record's id is the transcription's: a job re-run after a crash cannot meter twice.
-    expect(log).toMatchObject({ uuid: id, model: 'parlance-async-en-v1', output_text_tokens: transcript.tokens.length, input_audio_duration_ms: pcm.length / 32 });
+    expect(log).toMatchObject({
+      uuid: id,
+      model: 'parlance-async-en-v1',
+      output_text_tokens: transcript.tokens.length,
+      input_audio_duration_ms: pcm.length / 32,
+    });
     expect(new Decimal(log.input_audio_cost_usd).eq(cost(new Decimal(log.input_audio_duration_ms).div(1000), PRICE.async))).toBe(true);
     expect(log.cost_usd).toBe(log.input_audio_cost_usd);
   });
@@ -189,7 +219,14 @@ describe('metering of every billable action', () => {
     expect(m).toMatchObject({ free_usage_usd: '0', playground_usage_usd: '0', monthly_budget_usd: null, remaining_budget_usd: null, budget_exhausted: false });
     expect(m.projects.reduce((n, p) => n.plus(p.usage_usd!), new Decimal(0)).eq(total)).toBe(true);
     const other = (await (await s.request('/v1/organization/usage/monthly?month=2020-02')).json()) as Record<string, unknown>;
-    expect(other).toMatchObject({ month: '2020-02', usage_usd: '0', monthly_budget_usd: null, monthly_budget_notification_usd: null, remaining_budget_usd: null, budget_exhausted: null });
+    expect(other).toMatchObject({
+      month: '2020-02',
+      usage_usd: '0',
+      monthly_budget_usd: null,
+      monthly_budget_notification_usd: null,
+      remaining_budget_usd: null,
+      budget_exhausted: null,
+    });
     const bad = await s.request('/v1/organization/usage/monthly?month=2020-13');
     expect(bad.status).toBe(400);
     expect((await errorBody(bad)).validation_errors[0]).toMatchObject({ location: 'month' });
@@ -218,7 +255,11 @@ describe('402 on every surface, checked before the request runs', () => {
   const cases: [string, string[], string[]][] = [
     ['organization_balance_exhausted', ['set-balance', '--available-usd', '0', '--invoice-billing', 'off'], ['set-balance', '--invoice-billing', 'on']],
     ['organization_monthly_budget_exhausted', ['set-budget', '--monthly-usd', '0'], ['set-budget', '--monthly-usd', 'none']],
-    ['project_monthly_budget_exhausted', ['set-budget', '--project', '@project', '--monthly-usd', '0'], ['set-budget', '--project', '@project', '--monthly-usd', 'none']],
+    [
+      'project_monthly_budget_exhausted',
+      ['set-budget', '--project', '@project', '--monthly-usd', '0'],
+      ['set-budget', '--project', '@project', '--monthly-usd', 'none'],
+    ],
   ];
   const args = (a: string[]) => a.map((x) => (x === '@project' ? s.projectId : x));
 
@@ -256,14 +297,22 @@ describe('402 on every surface, checked before the request runs', () => {
   it('async job start: downloading and queued jobs fail with the budget error type', async () => {
     gate.hold();
     const held = (await (await createTranscription({ model: 'stt-async-v4', audio_url: `${gate.url}/held.wav` })).json()) as { id: string };
-    await waitFor(() => getTranscription(held.id), (r) => r.status === 'downloading');
+    await waitFor(
+      () => getTranscription(held.id),
+      (r) => r.status === 'downloading',
+    );
     const queued = (await (await createTranscription({ model: 'stt-async-v4', file_id: await upload(speechWav) })).json()) as { id: string };
     expect((await getTranscription(queued.id)).status).toBe('queued');
     await s.admin('set-budget', '--project', s.projectId, '--monthly-usd', '0');
     try {
       gate.release();
       for (const id of [held.id, queued.id])
-        expect(await waitFor(() => getTranscription(id), (r) => r.status === 'failed' || r.status === 'completed')).toMatchObject({
+        expect(
+          await waitFor(
+            () => getTranscription(id),
+            (r) => r.status === 'failed' || r.status === 'completed',
+          ),
+        ).toMatchObject({
           status: 'failed',
           error_type: 'project_monthly_budget_exhausted',
         });
@@ -347,7 +396,11 @@ describe('balance, grants, prices and notifications', () => {
       await res.arrayBuffer();
       const c = new Decimal((await logFor('granted')).cost_usd);
       const after = (await (await s.request('/v1/organization/balance')).json()) as Record<string, string>;
-      expect(after).toMatchObject({ available_balance_usd: new Decimal('0.07').minus(c).toFixed(), free_balance_usd: new Decimal('0.05').minus(c).toFixed(), used_balance_usd: c.toFixed() });
+      expect(after).toMatchObject({
+        available_balance_usd: new Decimal('0.07').minus(c).toFixed(),
+        free_balance_usd: new Decimal('0.05').minus(c).toFixed(),
+        used_balance_usd: c.toFixed(),
+      });
       const monthAfter = (await (await s.request('/v1/organization/usage/monthly')).json()) as Record<string, string>;
       expect(new Decimal(monthAfter.free_usage_usd!).minus(monthBefore.free_usage_usd!).eq(c)).toBe(true);
       const invalid = await s.admin('grant', '--usd', '-1').then(
@@ -356,7 +409,19 @@ describe('balance, grants, prices and notifications', () => {
       );
       expect(invalid).toMatch(/non-negative decimal/);
     } finally {
-      await s.admin('set-balance', '--invoice-billing', 'on', '--autopay', 'off', '--autopay-threshold-usd', 'none', '--autopay-amount-usd', 'none', '--payment-method', 'off');
+      await s.admin(
+        'set-balance',
+        '--invoice-billing',
+        'on',
+        '--autopay',
+        'off',
+        '--autopay-threshold-usd',
+        'none',
+        '--autopay-amount-usd',
+        'none',
+        '--payment-method',
+        'off',
+      );
     }
   });
 
@@ -422,7 +487,7 @@ describe('balance, grants, prices and notifications', () => {
     expect(balance).toMatchObject({ available_balance_usd: '1', free_balance_usd: '0' });
   }, 60_000);
 
-  it('a playground key\'s usage is counted as playground usage', async () => {
+  it("a playground key's usage is counted as playground usage", async () => {
     const key = await s.admin<{ api_key: string }>('create-key', '--project', s.projectId, '--playground', '--name', 'playground');
     const before = (await (await s.request('/v1/organization/usage/monthly')).json()) as Record<string, string>;
     const res = await s.request('/tts', {

@@ -121,7 +121,25 @@ const semitones = (a: number, b: number) => Math.abs(12 * Math.log2(a / b));
 /** `seconds` of the female clip repeated (speech throughout), as mono 8 kHz 16-bit WAV. */
 async function longClip(seconds: number): Promise<Buffer> {
   const out = path.join(work, `long-${seconds}.wav`);
-  await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-stream_loop', '-1', '-i', path.join(work, 'female.wav'), '-t', String(seconds), '-ar', '8000', '-ac', '1', '-f', 'wav', '-y', out]);
+  await execFileP('ffmpeg', [
+    '-nostdin',
+    '-v',
+    'error',
+    '-stream_loop',
+    '-1',
+    '-i',
+    path.join(work, 'female.wav'),
+    '-t',
+    String(seconds),
+    '-ar',
+    '8000',
+    '-ac',
+    '1',
+    '-f',
+    'wav',
+    '-y',
+    out,
+  ]);
   return readFileSync(out);
 }
 
@@ -203,7 +221,9 @@ describe('creating, reading, listing, counting and deleting voices', () => {
     expect(await (await s.request('/v1/voices/count', { key })).json()).toEqual({ total: 0 });
     expect(((await (await s.request('/v1/voices', { key })).json()) as { voices: unknown[] }).voices).toEqual([]);
     expect((await s.request(`/v1/voices/${voice.id}`, { method: 'DELETE', key })).status).toBe(404);
-    expect((await s.request(`/v1/voices/${voice.id}/recompute`, { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(404);
+    expect(
+      (await s.request(`/v1/voices/${voice.id}/recompute`, { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: '{}' })).status,
+    ).toBe(404);
     // Using it for speech from the other project: not found, as if it did not exist.
     const speech = await speak(s, voice.id, 'tts-rt-v2', key);
     expect(speech.status).toBe(404);
@@ -280,7 +300,9 @@ describe('bad creation requests', () => {
     const body = await errorBody(over);
     expect(body.error_type).toBe('invalid_request');
     expect(body.validation_errors[0]).toMatchObject({ location: 'file', error_type: 'file_too_large' });
-    expect((await s.request('/v1/voices?limit=1000').then((r) => r.json()) as { voices: VoiceRecord[] }).voices.some((v) => v.name === 'over-limit')).toBe(false);
+    expect(((await s.request('/v1/voices?limit=1000').then((r) => r.json())) as { voices: VoiceRecord[] }).voices.some((v) => v.name === 'over-limit')).toBe(
+      false,
+    );
   });
 });
 
@@ -342,7 +364,10 @@ describe('preparation failures', () => {
       expect(err).toMatchObject({ error_code: 503, error_type: 'voice_not_ready' });
       // Unknown uuid on the same connection: 404 voice_not_found for that stream only.
       ws.send(startMsg(s.apiKey, 'ghost', { voice: randomUUID() }));
-      expect(await ws.next((f) => f.stream_id === 'ghost' && typeof f.error_type === 'string')).toMatchObject({ error_code: 404, error_type: 'voice_not_found' });
+      expect(await ws.next((f) => f.stream_id === 'ghost' && typeof f.error_type === 'string')).toMatchObject({
+        error_code: 404,
+        error_type: 'voice_not_found',
+      });
     } finally {
       ws.close();
     }
@@ -369,15 +394,26 @@ describe('models added later, recompute and restarts', () => {
       const ws = await openTts(a.url);
       try {
         ws.send(startMsg(a.apiKey, 'np', { voice: v.id, model: FLITE }));
-        expect(await ws.next((f) => f.stream_id === 'np' && typeof f.error_type === 'string')).toMatchObject({ error_code: 409, error_type: 'voice_not_prepared' });
+        expect(await ws.next((f) => f.stream_id === 'np' && typeof f.error_type === 'string')).toMatchObject({
+          error_code: 409,
+          error_type: 'voice_not_prepared',
+        });
       } finally {
         ws.close();
       }
       // Recompute for an unknown model: 400; for the new model: not_computed → processing → ready.
-      const unknown = await a.request(`/v1/voices/${v.id}/recompute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"no-such-model"}' });
+      const unknown = await a.request(`/v1/voices/${v.id}/recompute`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"model":"no-such-model"}',
+      });
       expect(unknown.status).toBe(400);
       expect((await errorBody(unknown)).error_type).toBe('model_not_available');
-      const rc = await a.request(`/v1/voices/${v.id}/recompute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: FLITE }) });
+      const rc = await a.request(`/v1/voices/${v.id}/recompute`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: FLITE }),
+      });
       expect(rc.status).toBe(200);
       const moved = (await rc.json()) as VoiceRecord;
       expect(statusOf(moved, FLITE)!.status).toBe('processing');

@@ -42,7 +42,12 @@ afterAll(async () => {
 });
 
 const create = (s: Parlance, body: Record<string, unknown>, key?: string) =>
-  s.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'stt-async-v4', ...body }), key });
+  s.request('/v1/transcriptions', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'stt-async-v4', ...body }),
+    key,
+  });
 
 describe('webhooks to private addresses', () => {
   let dataDir: string;
@@ -60,17 +65,35 @@ describe('webhooks to private addresses', () => {
     const created = await create(s, { file_id: fileId, webhook_url: `${hooks.url}/hold` });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
-    await waitFor(async () => hooks.received.length, (n) => n === 1, 60_000, 50);
+    await waitFor(
+      async () => hooks.received.length,
+      (n) => n === 1,
+      60_000,
+      50,
+    );
     await s.stop();
 
     // The same data without the setting: creation refuses every private spelling and says how to allow it.
     s = await startParlance({ dataDir });
-    for (const url of [`${hooks.url}/h`, 'http://localhost:8080/h', 'http://[::1]/h', 'http://169.254.169.254/latest/meta-data/', 'https://10.0.0.8/h', 'http://2130706433/h']) {
+    for (const url of [
+      `${hooks.url}/h`,
+      'http://localhost:8080/h',
+      'http://[::1]/h',
+      'http://169.254.169.254/latest/meta-data/',
+      'https://10.0.0.8/h',
+      'http://2130706433/h',
+    ]) {
       const res = await create(s, { file_id: fileId, webhook_url: url });
       expect(res.status, url).toBe(400);
       const e = await errorBody(res);
       expect(e.error_type).toBe('invalid_request');
-      expect(e.validation_errors).toEqual([{ error_type: 'invalid_value', location: 'webhook_url', message: expect.stringMatching(/private or reserved network address.*PARLANCE_ALLOW_PRIVATE_HOSTS/) }]);
+      expect(e.validation_errors).toEqual([
+        {
+          error_type: 'invalid_value',
+          location: 'webhook_url',
+          message: expect.stringMatching(/private or reserved network address.*PARLANCE_ALLOW_PRIVATE_HOSTS/),
+        },
+      ]);
       expect(e.message).toMatch(/^Invalid request: webhook_url: /);
     }
     // A public address passes the check (an unknown file id is what stops this request, after validation).
@@ -79,7 +102,8 @@ describe('webhooks to private addresses', () => {
     expect((await errorBody(publicHook)).error_type).toBe('file_not_found');
 
     // The delivery given back at the stop is made now and blocked by the guard: refused, not retried, and said so.
-    const refused = async () => Number(/^parlance_webhook_deliveries_total\{outcome="refused"\} (\S+)$/m.exec(await (await s!.request('/metrics', { key: null })).text())?.[1]);
+    const refused = async () =>
+      Number(/^parlance_webhook_deliveries_total\{outcome="refused"\} (\S+)$/m.exec(await (await s!.request('/metrics', { key: null })).text())?.[1]);
     expect(await waitFor(refused, (n) => n === 1, 30_000, 100)).toBe(1);
     const rec = (await (await s.request(`/v1/transcriptions/${id}`)).json()) as Record<string, unknown>;
     expect(rec).toMatchObject({ status: 'completed', webhook_status_code: null, error_type: null, error_message: null });
@@ -90,8 +114,12 @@ describe('webhooks to private addresses', () => {
     );
     expect(line!.level).toBe(40);
     expect(String(line!.error)).toContain(id);
-    expect(String(line!.error)).toMatch(/host 127\.0\.0\.1 is or resolves to a private or reserved network address; delivery is blocked \(PARLANCE_ALLOW_PRIVATE_HOSTS/);
+    expect(String(line!.error)).toMatch(
+      /host 127\.0\.0\.1 is or resolves to a private or reserved network address; delivery is blocked \(PARLANCE_ALLOW_PRIVATE_HOSTS/,
+    );
     expect(hooks.received).toHaveLength(1);
-    expect(Number(/^parlance_webhook_deliveries_total\{outcome="retried"\} (\S+)$/m.exec(await (await s.request('/metrics', { key: null })).text())?.[1])).toBe(0);
+    expect(Number(/^parlance_webhook_deliveries_total\{outcome="retried"\} (\S+)$/m.exec(await (await s.request('/metrics', { key: null })).text())?.[1])).toBe(
+      0,
+    );
   }, 120_000);
 });

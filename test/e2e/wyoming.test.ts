@@ -83,7 +83,13 @@ class WyomingClient {
       await this.need(this.buf.length + 1, deadline);
       nl = this.buf.indexOf(0x0a);
     }
-    const header = JSON.parse(this.buf.subarray(0, nl).toString()) as { type: string; data?: Record<string, unknown>; data_length?: number; payload_length?: number; version: string };
+    const header = JSON.parse(this.buf.subarray(0, nl).toString()) as {
+      type: string;
+      data?: Record<string, unknown>;
+      data_length?: number;
+      payload_length?: number;
+      version: string;
+    };
     expect(header.version).toMatch(/^1\.\d+\.\d+$/);
     const dl = header.data_length ?? 0;
     const pl = header.payload_length ?? 0;
@@ -143,7 +149,13 @@ describe('Wyoming server', () => {
     const info = await c.read();
     c.close();
     expect(info.type).toBe('info');
-    const asr = info.data.asr as { name: string; installed: boolean; attribution: { name: string; url: string }; supports_transcript_streaming: boolean; models: { name: string; languages: string[]; installed: boolean }[] }[];
+    const asr = info.data.asr as {
+      name: string;
+      installed: boolean;
+      attribution: { name: string; url: string };
+      supports_transcript_streaming: boolean;
+      models: { name: string; languages: string[]; installed: boolean }[];
+    }[];
     expect(asr).toHaveLength(1);
     expect(asr[0]).toMatchObject({ name: 'parlance', installed: true, supports_transcript_streaming: true, attribution: { name: 'Parlance' } });
     expect(asr[0]!.models.map((m) => m.name)).toContain('parlance-async-en-v1');
@@ -218,12 +230,20 @@ describe('Wyoming server', () => {
     expect((await c.read()).type).toBe('info');
     c.writeRaw('this is not json\n');
     expect(await c.read()).toMatchObject({ type: 'error', data: { code: 'invalid_header' } });
-    await waitFor(async () => c.closed, (closed) => closed, 10_000);
+    await waitFor(
+      async () => c.closed,
+      (closed) => closed,
+      10_000,
+    );
     // An oversized payload is refused before it is read.
     const big = await WyomingClient.open(port);
     big.writeRaw(`${JSON.stringify({ type: 'audio-chunk', data: { rate: 16000, width: 2, channels: 1 }, payload_length: 1 << 30 })}\n`);
     expect(await big.read()).toMatchObject({ type: 'error', data: { code: 'too_large' } });
-    await waitFor(async () => big.closed, (closed) => closed, 10_000);
+    await waitFor(
+      async () => big.closed,
+      (closed) => closed,
+      10_000,
+    );
     // The server is fine.
     const again = await WyomingClient.open(port);
     again.write('describe');
@@ -234,7 +254,9 @@ describe('Wyoming server', () => {
   it('meters the work to the project', async () => {
     const logs = await waitFor(
       async () => {
-        const res = await s.request(`/v1/usage-logs?start_time=${encodeURIComponent(testStart)}&end_time=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}`);
+        const res = await s.request(
+          `/v1/usage-logs?start_time=${encodeURIComponent(testStart)}&end_time=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}`,
+        );
         expect(res.status).toBe(200);
         return ((await res.json()) as { usage_logs: { model: string; input_audio_duration_ms: number; output_audio_duration_ms: number }[] }).usage_logs;
       },

@@ -158,4 +158,5 @@ export function saveBlob(blob: Blob, filename: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-export const errorText = (err: unknown): string => (err instanceof ApiError ? `${err.message} (${err.type})` : err instanceof Error ? err.message : String(err));
+export const errorText = (err: unknown): string =>
+  err instanceof ApiError ? `${err.message} (${err.type})` : err instanceof Error ? err.message : String(err);

@@ -14,7 +14,12 @@ export function BarChart({ bars, title, unit = '' }: { bars: Bar[]; title: strin
   const peak = bars.reduce((a, b) => (b.value > a.value ? b : a), bars[0] ?? { label: '', value: 0 });
   return (
     <figure class="chart">
-      <svg viewBox={`0 0 ${w} ${h + 20}`} role="img" aria-label={`${title}: ${bars.length} bars, highest ${peak.value}${unit} at ${peak.label}`} preserveAspectRatio="none">
+      <svg
+        viewBox={`0 0 ${w} ${h + 20}`}
+        role="img"
+        aria-label={`${title}: ${bars.length} bars, highest ${peak.value}${unit} at ${peak.label}`}
+        preserveAspectRatio="none"
+      >
         <line x1={0} y1={h} x2={w} y2={h} class="axis" />
         {bars.map((b, i) => {
           const bh = (b.value / max) * (h - 10);

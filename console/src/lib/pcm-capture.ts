@@ -24,7 +24,9 @@ export function floatToS16le(samples: Float32Array): ArrayBuffer {
 
 /** Start capturing; `onChunk` gets about 100 ms of PCM at a time. */
 export async function captureMicrophone(onChunk: (pcm: ArrayBuffer) => void): Promise<Capture> {
-  const stream = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false } });
+  const stream = await navigator.mediaDevices.getUserMedia({
+    audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false },
+  });
   const ctx = new AudioContext();
   const url = URL.createObjectURL(new Blob([WORKLET], { type: 'text/javascript' }));
   await ctx.audioWorklet.addModule(url);

@@ -51,8 +51,7 @@ export function Section({ title, children, id }: { title: string; children: Comp
   );
 }
 
-export const formatBytes = (n: number): string =>
-  n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 ** 2).toFixed(1)} MB`;
+export const formatBytes = (n: number): string => (n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 ** 2).toFixed(1)} MB`);
 export const formatDate = (iso: string): string => new Date(iso).toLocaleString();
 export const formatMs = (ms: number): string => {
   const s = ms / 1000;

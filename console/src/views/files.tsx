@@ -27,7 +27,10 @@ export function FilesView() {
   // Cursors of the pages seen so far: [undefined] is the first page.
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
-  const list = useLoad(() => api<{ files: FileRecord[]; next_page_cursor: string | null }>('/v1/files', { query: { limit: pageSize, cursor } }), [pageSize, cursor]);
+  const list = useLoad(
+    () => api<{ files: FileRecord[]; next_page_cursor: string | null }>('/v1/files', { query: { limit: pageSize, cursor } }),
+    [pageSize, cursor],
+  );
   const count = useLoad(() => api<{ total: number; playground: number; public_api: number }>('/v1/files/count'));
   const [actionError, setActionError] = useState<unknown>(null);
 
@@ -145,7 +148,8 @@ export function FilesView() {
         <div class="pager">
           <div class="field">
             <label for="files-per-page">Per page</label>
-            <select id="files-per-page"
+            <select
+              id="files-per-page"
               value={pageSize}
               onChange={(e) => {
                 setPageSize(Number(e.currentTarget.value));

@@ -107,7 +107,14 @@ export function TranscriptView({ id }: { id: string }) {
         <>
           <Section title="Audio">
             {audioSrc ? (
-              <audio ref={audio} controls src={audioSrc} preload="auto" aria-label="Transcribed audio" onTimeUpdate={(e) => setNowMs(e.currentTarget.currentTime * 1000)} />
+              <audio
+                ref={audio}
+                controls
+                src={audioSrc}
+                preload="auto"
+                aria-label="Transcribed audio"
+                onTimeUpdate={(e) => setNowMs(e.currentTarget.currentTime * 1000)}
+              />
             ) : (
               <p class="hint">The audio was uploaded from another browser session: the timeline shows, but playback needs the upload from this tab.</p>
             )}

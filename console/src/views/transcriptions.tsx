@@ -92,7 +92,14 @@ function CreateForm({ onCreated }: { onCreated: (t: Transcription) => void }) {
       ) : (
         <div class="field">
           <label for="transcriptions-audio-url">Audio URL</label>
-          <input id="transcriptions-audio-url" type="url" required value={url} placeholder="https://example.com/audio.mp3" onInput={(e) => setUrl(e.currentTarget.value)} />
+          <input
+            id="transcriptions-audio-url"
+            type="url"
+            required
+            value={url}
+            placeholder="https://example.com/audio.mp3"
+            onInput={(e) => setUrl(e.currentTarget.value)}
+          />
         </div>
       )}
       <div class="field">
@@ -107,14 +114,26 @@ function CreateForm({ onCreated }: { onCreated: (t: Transcription) => void }) {
       </div>
       <div class="field">
         <label for="transcriptions-language-hints">Language hints</label>
-        <input id="transcriptions-language-hints" value={hints} placeholder="en, es" onInput={(e) => setHints(e.currentTarget.value)} aria-describedby="hints-help" />
+        <input
+          id="transcriptions-language-hints"
+          value={hints}
+          placeholder="en, es"
+          onInput={(e) => setHints(e.currentTarget.value)}
+          aria-describedby="hints-help"
+        />
         <span id="hints-help" class="hint">
           Language codes, comma separated. {chosenModel ? `This model knows: ${chosenModel.languages.map((l) => l.code).join(', ')}.` : ''}
         </span>
       </div>
       <div class="field">
         <label for="transcriptions-context-terms">Context terms</label>
-        <textarea id="transcriptions-context-terms" rows={2} value={terms} placeholder="One term per line: names, jargon" onInput={(e) => setTerms(e.currentTarget.value)} />
+        <textarea
+          id="transcriptions-context-terms"
+          rows={2}
+          value={terms}
+          placeholder="One term per line: names, jargon"
+          onInput={(e) => setTerms(e.currentTarget.value)}
+        />
       </div>
       <label class="inline">
         <input type="checkbox" checked={diarize} onChange={(e) => setDiarize(e.currentTarget.checked)} /> Speaker diarization

@@ -40,7 +40,8 @@ export function TtsView() {
   const [modelId, setModelId] = useState('');
   const model = models.data?.find((m) => m.id === modelId) ?? models.data?.[0];
   const [language, setLanguage] = useState('');
-  const lang = model?.languages.find((l) => l.code === language)?.code ?? model?.languages.find((l) => l.code === 'en')?.code ?? model?.languages[0]?.code ?? '';
+  const lang =
+    model?.languages.find((l) => l.code === language)?.code ?? model?.languages.find((l) => l.code === 'en')?.code ?? model?.languages[0]?.code ?? '';
   const [filters, setFilters] = useState<Filters>({ gender: '', age: '', accent: '', use_case: '', style: '' });
   const voices = useLoad(
     async () =>
@@ -237,7 +238,16 @@ export function TtsView() {
           </div>
           <div class="field">
             <label for="speed">Speed</label>
-            <input id="speed" type="range" min={0.7} max={1.3} step={0.05} value={speed} aria-valuetext={`${speed.toFixed(2)} times`} onInput={(e) => setSpeed(Number(e.currentTarget.value))} />
+            <input
+              id="speed"
+              type="range"
+              min={0.7}
+              max={1.3}
+              step={0.05}
+              value={speed}
+              aria-valuetext={`${speed.toFixed(2)} times`}
+              onInput={(e) => setSpeed(Number(e.currentTarget.value))}
+            />
             <output for="speed">{speed.toFixed(2)}×</output>
           </div>
           <div class="field">
@@ -264,7 +274,13 @@ export function TtsView() {
         </div>
         {audioUrl && <audio ref={audio} controls src={audioUrl} aria-label="Synthesized speech" />}
         {report && (
-          <p role="status" class="stream-report" data-first-audio-ms={report.firstAudioMs ?? ''} data-synthesis-end-ms={report.synthesisEndMs ?? ''} data-chunks={report.chunks}>
+          <p
+            role="status"
+            class="stream-report"
+            data-first-audio-ms={report.firstAudioMs ?? ''}
+            data-synthesis-end-ms={report.synthesisEndMs ?? ''}
+            data-chunks={report.chunks}
+          >
             {report.chunks} audio chunks streamed
             {report.firstAudioMs !== null ? ` · playback started at ${report.firstAudioMs} ms` : ''}
             {report.synthesisEndMs !== null ? ` · synthesis finished at ${report.synthesisEndMs} ms` : ''}

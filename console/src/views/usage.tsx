@@ -99,9 +99,18 @@ function MonthlyCard() {
             <dt>Playground</dt>
             <dd data-testid="usage-playground">{usd(d.playground_usage_usd)}</dd>
             <dt>Budget</dt>
-            <dd>{d.monthly_budget_usd ? `${usd(d.monthly_budget_usd)} (${usd(d.remaining_budget_usd)} left${d.budget_exhausted ? ', exhausted' : ''})` : 'none'}</dd>
+            <dd>
+              {d.monthly_budget_usd ? `${usd(d.monthly_budget_usd)} (${usd(d.remaining_budget_usd)} left${d.budget_exhausted ? ', exhausted' : ''})` : 'none'}
+            </dd>
           </dl>
-          {d.monthly_budget_usd && <Gauge label="Budget used" value={Number(d.usage_usd)} max={Number(d.monthly_budget_usd)} text={`${usd(d.usage_usd)} of ${usd(d.monthly_budget_usd)}`} />}
+          {d.monthly_budget_usd && (
+            <Gauge
+              label="Budget used"
+              value={Number(d.usage_usd)}
+              max={Number(d.monthly_budget_usd)}
+              text={`${usd(d.usage_usd)} of ${usd(d.monthly_budget_usd)}`}
+            />
+          )}
           <BarChart
             title="Usage by source (USD)"
             bars={[
@@ -122,7 +131,9 @@ function ConcurrencyCard() {
   const end = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000);
   const start = new Date(end.getTime() - hours * 3_600_000);
   const history = (kind: 'stt' | 'tts') =>
-    api<{ entries: HistoryEntry[] }>('/v1/concurrent-streams-history', { query: { kind, period_sec: 3600, start_time: start.toISOString(), end_time: end.toISOString() } });
+    api<{ entries: HistoryEntry[] }>('/v1/concurrent-streams-history', {
+      query: { kind, period_sec: 3600, start_time: start.toISOString(), end_time: end.toISOString() },
+    });
   const stt = useLoad(() => history('stt'));
   const tts = useLoad(() => history('tts'));
   const bars = (entries: HistoryEntry[] | undefined) => (entries ?? []).map((e) => ({ label: `${e.period_start.slice(11, 16)}`, value: e.sample_max }));
@@ -131,10 +142,30 @@ function ConcurrencyCard() {
       <Alert error={c.error ?? stt.error ?? tts.error} />
       {c.data && (
         <div class="gauges">
-          <Gauge label="Project live transcription streams" value={c.data.project.current.transcribe_concurrent} max={c.data.project.limits.transcribe_concurrent} text={`${c.data.project.current.transcribe_concurrent} of ${c.data.project.limits.transcribe_concurrent}`} />
-          <Gauge label="Project TTS streams" value={c.data.project.current.tts_concurrent} max={c.data.project.limits.tts_concurrent} text={`${c.data.project.current.tts_concurrent} of ${c.data.project.limits.tts_concurrent}`} />
-          <Gauge label="Organization live transcription streams" value={c.data.organization.current.transcribe_concurrent} max={c.data.organization.limits.transcribe_concurrent} text={`${c.data.organization.current.transcribe_concurrent} of ${c.data.organization.limits.transcribe_concurrent}`} />
-          <Gauge label="Organization TTS streams" value={c.data.organization.current.tts_concurrent} max={c.data.organization.limits.tts_concurrent} text={`${c.data.organization.current.tts_concurrent} of ${c.data.organization.limits.tts_concurrent}`} />
+          <Gauge
+            label="Project live transcription streams"
+            value={c.data.project.current.transcribe_concurrent}
+            max={c.data.project.limits.transcribe_concurrent}
+            text={`${c.data.project.current.transcribe_concurrent} of ${c.data.project.limits.transcribe_concurrent}`}
+          />
+          <Gauge
+            label="Project TTS streams"
+            value={c.data.project.current.tts_concurrent}
+            max={c.data.project.limits.tts_concurrent}
+            text={`${c.data.project.current.tts_concurrent} of ${c.data.project.limits.tts_concurrent}`}
+          />
+          <Gauge
+            label="Organization live transcription streams"
+            value={c.data.organization.current.transcribe_concurrent}
+            max={c.data.organization.limits.transcribe_concurrent}
+            text={`${c.data.organization.current.transcribe_concurrent} of ${c.data.organization.limits.transcribe_concurrent}`}
+          />
+          <Gauge
+            label="Organization TTS streams"
+            value={c.data.organization.current.tts_concurrent}
+            max={c.data.organization.limits.tts_concurrent}
+            text={`${c.data.organization.current.tts_concurrent} of ${c.data.organization.limits.tts_concurrent}`}
+          />
         </div>
       )}
       {stt.data && <BarChart title="Live transcription streams, peak per hour (last 24 h, UTC)" bars={bars(stt.data.entries)} />}
@@ -147,7 +178,10 @@ function KeysCard() {
   const projects = useLoad(() => api<{ projects: { id: string; name: string }[] }>('/v1/organization/projects'));
   const [projectId, setProjectId] = useState('');
   const project = projectId || projects.data?.projects[0]?.id || '';
-  const keys = useLoad(() => (project ? api<{ api_keys: ApiKey[] }>(`/v1/organization/projects/${project}/api-keys`) : Promise.resolve({ api_keys: [] })), [project]);
+  const keys = useLoad(
+    () => (project ? api<{ api_keys: ApiKey[] }>(`/v1/organization/projects/${project}/api-keys`) : Promise.resolve({ api_keys: [] })),
+    [project],
+  );
   const [error, setError] = useState<unknown>(null);
   const revoke = async (k: ApiKey) => {
     if (!confirm(`Revoke the key ${k.name} (${k.key_prefix}…)? Requests made with it will be refused.`)) return;

@@ -9,7 +9,13 @@ export interface ClonedVoice {
   name: string;
   filename: string;
   created_at: string;
-  models: { model: string; status: 'not_computed' | 'processing' | 'ready' | 'failed'; error_type: string | null; error_message: string | null; base_voice: string | null }[];
+  models: {
+    model: string;
+    status: 'not_computed' | 'processing' | 'ready' | 'failed';
+    error_type: string | null;
+    error_message: string | null;
+    base_voice: string | null;
+  }[];
 }
 
 const TRY_TEXT = 'This is my cloned voice, speaking through Parlance.';
@@ -61,7 +67,10 @@ export function VoicesView() {
   const tryVoice = async (v: ClonedVoice, model: string) => {
     setTrying(`${v.id}:${model}`);
     await act(async () => {
-      const language = models.data?.find((m) => m.id === model)?.languages.find((l) => l.code === 'en')?.code ?? models.data?.find((m) => m.id === model)?.languages[0]?.code ?? 'en';
+      const language =
+        models.data?.find((m) => m.id === model)?.languages.find((l) => l.code === 'en')?.code ??
+        models.data?.find((m) => m.id === model)?.languages[0]?.code ??
+        'en';
       const blob = await synthesize({ model, language, voice: v.id, text: TRY_TEXT, audio_format: 'wav' });
       if (audioUrl) URL.revokeObjectURL(audioUrl);
       setAudioUrl(URL.createObjectURL(blob));
@@ -80,7 +89,14 @@ export function VoicesView() {
           </div>
           <div class="field">
             <label for="voices-reference-clip">Reference clip</label>
-            <input id="voices-reference-clip" type="file" required accept="audio/*" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} aria-describedby="clip-help" />
+            <input
+              id="voices-reference-clip"
+              type="file"
+              required
+              accept="audio/*"
+              onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)}
+              aria-describedby="clip-help"
+            />
             <span id="clip-help" class="hint">
               Up to 2 minutes of one speaker.
             </span>
@@ -112,12 +128,22 @@ export function VoicesView() {
                     </span>
                     {m.error_message && <span class="meta"> {m.error_message}</span>}
                     {m.status === 'ready' && (
-                      <button type="button" class="secondary" disabled={!!trying} aria-label={`Try ${v.name} on ${m.model}`} onClick={() => void tryVoice(v, m.model)}>
+                      <button
+                        type="button"
+                        class="secondary"
+                        disabled={!!trying}
+                        aria-label={`Try ${v.name} on ${m.model}`}
+                        onClick={() => void tryVoice(v, m.model)}
+                      >
                         {trying === `${v.id}:${m.model}` ? 'Synthesizing…' : 'Try it'}
                       </button>
                     )}
                     {m.status === 'not_computed' && (
-                      <button type="button" class="secondary" onClick={() => void act(() => api(`/v1/voices/${v.id}/recompute`, { method: 'POST', json: { model: m.model } }))}>
+                      <button
+                        type="button"
+                        class="secondary"
+                        onClick={() => void act(() => api(`/v1/voices/${v.id}/recompute`, { method: 'POST', json: { model: m.model } }))}
+                      >
                         Prepare
                       </button>
                     )}

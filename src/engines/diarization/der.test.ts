@@ -34,11 +34,15 @@ describe('diarizationErrorRate', () => {
   });
 
   it('scores without a collar when asked and counts extra hypothesis speakers as confusion', () => {
-    const r = diarizationErrorRate(ref, [
-      { startMs: 0, endMs: 5_000, speaker: 1 },
-      { startMs: 5_000, endMs: 10_000, speaker: 2 },
-      { startMs: 10_000, endMs: 20_000, speaker: 3 },
-    ], 0);
+    const r = diarizationErrorRate(
+      ref,
+      [
+        { startMs: 0, endMs: 5_000, speaker: 1 },
+        { startMs: 5_000, endMs: 10_000, speaker: 2 },
+        { startMs: 10_000, endMs: 20_000, speaker: 3 },
+      ],
+      0,
+    );
     expect(r.referenceMs).toBe(20_000);
     expect(r.confusionMs).toBe(5_000);
     expect(r.der).toBeCloseTo(0.25, 6);
@@ -52,10 +56,12 @@ describe('diarizationErrorRate', () => {
 describe('maxWeightAssignment', () => {
   it('finds the optimal one-to-one mapping where greedy choice would not', () => {
     // Greedy takes 9 (row 0 → col 0) and then has 1; optimal is 8 + 8.
-    expect(maxWeightAssignment([
-      [9, 8],
-      [8, 1],
-    ])).toEqual([1, 0]);
+    expect(
+      maxWeightAssignment([
+        [9, 8],
+        [8, 1],
+      ]),
+    ).toEqual([1, 0]);
   });
 
   it('handles more rows than columns', () => {

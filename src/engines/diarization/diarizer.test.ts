@@ -57,14 +57,20 @@ describe.each([
   { names: ['kal', 'slt', 'awb', 'rms'], seed: 2, speakers: [3, 4], offlineDer: 0.2, onlineDer: 0.25 },
 ])('$names.length flite voices ($names)', ({ names, seed, speakers, offlineDer, onlineDer }) => {
   it('offline: finds the speaker count and the turns', async () => {
-    const conv = buildConversation(names.map((n) => voices.get(n)!), { turns: 10, seed });
+    const conv = buildConversation(
+      names.map((n) => voices.get(n)!),
+      { turns: 10, seed },
+    );
     const turns = await new BicDiarizer({ vad }).diarize(chunked(conv.pcm));
     const r = diarizationErrorRate(conv.turns, turns);
     expect(r.hypothesisSpeakers).toBeGreaterThanOrEqual(speakers[0]!);
     expect(r.hypothesisSpeakers).toBeLessThanOrEqual(speakers[1]!);
     expect(r.der).toBeLessThan(offlineDer);
     // Labels over "tokens" (one per reference turn): first appearance order, one label per true speaker.
-    const tokens = labelTokens(conv.turns.map((t) => ({ start_ms: t.startMs, end_ms: t.endMs, who: t.speaker })), turns);
+    const tokens = labelTokens(
+      conv.turns.map((t) => ({ start_ms: t.startMs, end_ms: t.endMs, who: t.speaker })),
+      turns,
+    );
     expect(tokens[0]!.speaker).toBe('1');
     expect(tokens.every((t) => typeof t.speaker === 'string')).toBe(true);
     // Labels are "1".."k" with no gaps, numbered in order of first appearance.
@@ -73,7 +79,10 @@ describe.each([
   }, 60_000);
 
   it('online: labels most turns right as the audio streams in', async () => {
-    const conv = buildConversation(names.map((n) => voices.get(n)!), { turns: 10, seed });
+    const conv = buildConversation(
+      names.map((n) => voices.get(n)!),
+      { turns: 10, seed },
+    );
     const stream = new BicDiarizer({ vad }).createStream();
     const asked: { startMs: number; endMs: number; speaker: number }[] = [];
     let next = 0;
@@ -112,7 +121,10 @@ describe('the compiled diarizer (file and live work on worker threads)', () => {
   }, 120_000);
 
   it('gives the turns the inline code gives, with the event loop free meanwhile', async () => {
-    const conv = buildConversation(['kal', 'slt', 'awb'].map((n) => voices.get(n)!), { turns: 10, seed: 1 });
+    const conv = buildConversation(
+      ['kal', 'slt', 'awb'].map((n) => voices.get(n)!),
+      { turns: 10, seed: 1 },
+    );
     const inline = await new BicDiarizer({ vad }).diarize(chunked(conv.pcm));
     let off: Awaited<ReturnType<BicDiarizer['diarize']>> = [];
     const worst = await worstEventLoopGap(async () => (off = await new compiled.BicDiarizer({ log: () => {} }).diarize(chunked(conv.pcm))));
@@ -127,7 +139,10 @@ describe('the compiled diarizer (file and live work on worker threads)', () => {
   }, 60_000);
 
   it('labels a live stream as the inline stream does, with the event loop free meanwhile', async () => {
-    const conv = buildConversation(['kal', 'slt'].map((n) => voices.get(n)!), { turns: 6, seed: 4 });
+    const conv = buildConversation(
+      ['kal', 'slt'].map((n) => voices.get(n)!),
+      { turns: 6, seed: 4 },
+    );
     const chunks = chunked(conv.pcm);
     const endMs = conv.pcm.length / 32;
     /** Speaker of each 500 ms span of the audio so far, asked after every piece as tokens would be. */
@@ -153,7 +168,10 @@ describe('the compiled diarizer (file and live work on worker threads)', () => {
   }, 60_000);
 
   it('stops at an abort and goes on serving the next file', async () => {
-    const conv = buildConversation(['kal', 'slt'].map((n) => voices.get(n)!), { turns: 6, seed: 2 });
+    const conv = buildConversation(
+      ['kal', 'slt'].map((n) => voices.get(n)!),
+      { turns: 6, seed: 2 },
+    );
     const d = new compiled.BicDiarizer({ log: () => {} });
     const controller = new AbortController();
     const chunks = chunked(conv.pcm);

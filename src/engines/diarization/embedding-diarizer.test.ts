@@ -62,7 +62,11 @@ const chunked = (pcm: Int16Array, bytes = 6401): Buffer[] => {
 
 describe('SpeechWindowCutter', () => {
   it('cuts speech regions at pauses into windows of about 1.5 s, with their audio', async () => {
-    const { pcm, spans } = tones([{ hz: 300, ms: 1000 }, { hz: 300, ms: 4000 }, { hz: 300, ms: 2200 }]);
+    const { pcm, spans } = tones([
+      { hz: 300, ms: 1000 },
+      { hz: 300, ms: 4000 },
+      { hz: 300, ms: 2200 },
+    ]);
     const cutter = new SpeechWindowCutter(energy.createStream());
     const windows = [];
     for (const c of chunked(pcm)) windows.push(...(await cutter.push(c)));
@@ -101,7 +105,10 @@ describe('EmbeddingDiarizer', () => {
     expect(new Set(turns.map((t) => t.speaker))).toEqual(new Set([0, 1]));
     const reference = spans.map((s) => ({ startMs: s.startMs, endMs: s.endMs, speaker: String(s.hz) }));
     expect(diarizationErrorRate(reference, turns).der).toBeLessThan(0.05);
-    const tokens = labelTokens(spans.map((s) => ({ start_ms: s.startMs + 200, end_ms: s.endMs - 200 })), turns);
+    const tokens = labelTokens(
+      spans.map((s) => ({ start_ms: s.startMs + 200, end_ms: s.endMs - 200 })),
+      turns,
+    );
     expect(tokens.map((t) => t.speaker)).toEqual(['1', '2', '1', '2', '2', '1']);
   });
 
@@ -111,10 +118,19 @@ describe('EmbeddingDiarizer', () => {
     expect(new Set(one.map((t) => t.speaker))).toEqual(new Set([0]));
     expect(await d.diarize([Buffer.alloc(96_000)])).toEqual([]);
     // A 300 ms burst of another pitch right after a 300 Hz turn: too short to embed, it is not a speaker of its own.
-    const { pcm, spans } = tones([{ hz: 300, ms: 2500 }, { hz: 2000, ms: 300 }, { hz: 1200, ms: 2500 }]);
+    const { pcm, spans } = tones([
+      { hz: 300, ms: 2500 },
+      { hz: 2000, ms: 300 },
+      { hz: 1200, ms: 2500 },
+    ]);
     const turns = await d.diarize(chunked(pcm));
     expect(new Set(turns.map((t) => t.speaker)).size).toBe(2);
-    expect(labelTokens(spans.map((s) => ({ start_ms: s.startMs, end_ms: s.endMs })), turns).map((t) => t.speaker)).toEqual(['1', '1', '2']);
+    expect(
+      labelTokens(
+        spans.map((s) => ({ start_ms: s.startMs, end_ms: s.endMs })),
+        turns,
+      ).map((t) => t.speaker),
+    ).toEqual(['1', '1', '2']);
     // Only short bursts: they are embedded after all (and, each pitch with under 2 s, folded into one speaker).
     const shortBursts = tones([300, 1200, 300].map((hz) => ({ hz, ms: 300 }))).pcm;
     expect((await d.diarize(chunked(shortBursts))).map((t) => t.speaker)).toEqual([0, 0, 0]);
@@ -126,7 +142,12 @@ describe('EmbeddingDiarizer', () => {
     const voice = (v: string): CorpusSpeaker => ({
       name: v,
       source: 'flite',
-      clips: ['The birch canoe slid on the smooth planks.', 'Glue the sheet to the dark blue background.', 'Rice is often served in round bowls.', 'The juice of lemons makes fine punch.'].map((text, i) => {
+      clips: [
+        'The birch canoe slid on the smooth planks.',
+        'Glue the sheet to the dark blue background.',
+        'Rice is often served in round bowls.',
+        'The juice of lemons makes fine punch.',
+      ].map((text, i) => {
         const file = path.join(work, `${v}-${i}.wav`);
         execFileSync('flite', ['-voice', v, '-t', text, '-o', file]);
         return file;

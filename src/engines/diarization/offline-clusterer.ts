@@ -191,7 +191,6 @@ function statsOf(frames: SpeakerFrame[], from: number, to: number): SpeakerStats
   return s;
 }
 
-
 /** One Viterbi-free resegmentation pass: returns the number of speakers left (empty ones are dropped). */
 async function resegment(frames: SpeakerFrame[], labels: Int32Array, speakers: number, half: number): Promise<number> {
   const models: SpeakerModel[] = [];

@@ -47,7 +47,8 @@ describe('voice prints', () => {
     }
     for (const a of names) {
       const same = voiceDistance(statsOfPrint(heard.get(a)!), statsOfPrint(enrolled.get(a)!));
-      for (const b of names.filter((n) => n !== a)) expect(same, `${a} vs ${b}`).toBeLessThan(voiceDistance(statsOfPrint(heard.get(a)!), statsOfPrint(enrolled.get(b)!)));
+      for (const b of names.filter((n) => n !== a))
+        expect(same, `${a} vs ${b}`).toBeLessThan(voiceDistance(statsOfPrint(heard.get(a)!), statsOfPrint(enrolled.get(b)!)));
     }
   }, 120_000);
 });
@@ -64,7 +65,14 @@ describe('identifySpeakers', () => {
       [1, 1],
     ]);
     // One-to-one: the same voice heard twice takes the name once.
-    const twice = identifySpeakers(new Map([[0, heard.get(0)!], [1, heard.get(0)!]]), enrolled, { maxDistance: 0.5, minSimilarity: 0.5, minSpeechMs: MIN_HEARD_SPEECH_MS });
+    const twice = identifySpeakers(
+      new Map([
+        [0, heard.get(0)!],
+        [1, heard.get(0)!],
+      ]),
+      enrolled,
+      { maxDistance: 0.5, minSimilarity: 0.5, minSpeechMs: MIN_HEARD_SPEECH_MS },
+    );
     expect(twice.size).toBe(1);
   }, 120_000);
 
@@ -75,6 +83,12 @@ describe('identifySpeakers', () => {
     // Too little speech is not judged at all, even at a threshold that accepts anything.
     const short = { ...heard.get(0)!, speechMs: MIN_HEARD_SPEECH_MS - 1 };
     expect(identifySpeakers(new Map([[0, short]]), [allison], { maxDistance: 1e9, minSimilarity: -1, minSpeechMs: MIN_HEARD_SPEECH_MS }).size).toBe(0);
-    expect(identifySpeakers(new Map([[0, { ...short, speechMs: MIN_HEARD_SPEECH_MS }]]), [allison], { maxDistance: 1e9, minSimilarity: -1, minSpeechMs: MIN_HEARD_SPEECH_MS }).size).toBe(1);
+    expect(
+      identifySpeakers(new Map([[0, { ...short, speechMs: MIN_HEARD_SPEECH_MS }]]), [allison], {
+        maxDistance: 1e9,
+        minSimilarity: -1,
+        minSpeechMs: MIN_HEARD_SPEECH_MS,
+      }).size,
+    ).toBe(1);
   }, 60_000);
 });

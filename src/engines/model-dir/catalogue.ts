@@ -32,7 +32,9 @@ const EntrySchema = Type.Object(
     /** Roles whose file is known by name (used when the archive has it; others are found by name patterns). */
     files: Type.Optional(Type.Record(Type.String(), Type.String())),
     /** Files downloaded beside the archive's (Matcha's vocoder is a separate release). */
-    extras: Type.Optional(Type.Array(Type.Object({ url: Type.String({ pattern: '^https?://' }), sha256: Type.Optional(Sha256) }, { additionalProperties: false }))),
+    extras: Type.Optional(
+      Type.Array(Type.Object({ url: Type.String({ pattern: '^https?://' }), sha256: Type.Optional(Sha256) }, { additionalProperties: false })),
+    ),
     voices: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.Integer({ minimum: 0 }))),
   },
   { additionalProperties: false },
@@ -48,7 +50,16 @@ const speaker = (file: string) => `${RELEASES}/speaker-recongition-models/${file
 const KOKORO_EN_V019_VOICES = ['af', 'af_bella', 'af_nicole', 'af_sarah', 'af_sky', 'am_adam', 'am_michael', 'bf_emma', 'bf_isabella', 'bm_george', 'bm_lewis'];
 
 /** Kitten nano's speaker ids in order (sherpa-onnx's model page): voices 2 to 5, male then female. */
-const KITTEN_VOICES = ['expr-voice-2-m', 'expr-voice-2-f', 'expr-voice-3-m', 'expr-voice-3-f', 'expr-voice-4-m', 'expr-voice-4-f', 'expr-voice-5-m', 'expr-voice-5-f'];
+const KITTEN_VOICES = [
+  'expr-voice-2-m',
+  'expr-voice-2-f',
+  'expr-voice-3-m',
+  'expr-voice-3-f',
+  'expr-voice-4-m',
+  'expr-voice-4-f',
+  'expr-voice-5-m',
+  'expr-voice-5-f',
+];
 
 export const CATALOGUE: readonly CatalogueEntry[] = [
   // Offline recognition (async transcriptions).
@@ -228,7 +239,10 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
 
 const OverrideSchema = Type.Union([
   Type.Array(Type.Record(Type.String(), Type.Unknown())),
-  Type.Object({ base_url: Type.Optional(Type.String({ pattern: '^https?://' })), entries: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()))) }, { additionalProperties: false }),
+  Type.Object(
+    { base_url: Type.Optional(Type.String({ pattern: '^https?://' })), entries: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()))) },
+    { additionalProperties: false },
+  ),
 ]);
 
 /**
@@ -249,7 +263,10 @@ export function loadCatalogue(file?: string): CatalogueEntry[] {
   const byName = new Map(CATALOGUE.map((e) => [e.name, baseUrl ? rebase(e, baseUrl) : e]));
   for (const change of entries) {
     const old = byName.get(String(change.name));
-    const merged: Record<string, unknown> = { ...(old && change.url && change.url !== old.url ? { ...old, sha256: undefined, extras: undefined } : old), ...change };
+    const merged: Record<string, unknown> = {
+      ...(old && change.url && change.url !== old.url ? { ...old, sha256: undefined, extras: undefined } : old),
+      ...change,
+    };
     for (const k of Object.keys(merged)) if (merged[k] === undefined) delete merged[k];
     if (!Value.Check(EntrySchema, merged)) {
       const first = [...Value.Errors(EntrySchema, merged)][0]!;

@@ -116,11 +116,16 @@ export function readManifest(dir: string): InstalledModel {
   }
   // sherpa-onnx splits hotwords into BPE pieces with this file, and crashes without it.
   if (manifest.modeling_unit?.includes('bpe') && !manifest.files.bpe_vocab) {
-    throw new ModelManifestError(file, `modeling_unit "${manifest.modeling_unit}" needs files.bpe_vocab`, 'add the model\'s bpe.vocab as "bpe_vocab" to "files", or remove modeling_unit');
+    throw new ModelManifestError(
+      file,
+      `modeling_unit "${manifest.modeling_unit}" needs files.bpe_vocab`,
+      'add the model\'s bpe.vocab as "bpe_vocab" to "files", or remove modeling_unit',
+    );
   }
   const paths: Record<string, string> = {};
   for (const role of needed) {
-    if (!manifest.files[role]) throw new ModelManifestError(file, `files.${role} is missing (a ${manifest.type} model needs ${needed.join(', ')})`, `add "${role}" to "files"`);
+    if (!manifest.files[role])
+      throw new ModelManifestError(file, `files.${role} is missing (a ${manifest.type} model needs ${needed.join(', ')})`, `add "${role}" to "files"`);
   }
   for (const [role, name] of Object.entries(manifest.files)) {
     const p = path.resolve(dir, name);

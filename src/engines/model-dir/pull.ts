@@ -163,7 +163,16 @@ export async function importFolder(opts: FolderImportOptions): Promise<PullResul
     mkdirSync(downloads, { recursive: true });
     cpSync(opts.source, work, { recursive: true });
     const manifest = raw
-      ? { ...raw, ...manifestOf(target, { ...opts, languages: opts.languages ?? (raw.languages as string[]), name: opts.name ?? (raw.name as string | undefined) }, raw.family as ModelFamily, raw.type as string, raw.files as Record<string, string>) }
+      ? {
+          ...raw,
+          ...manifestOf(
+            target,
+            { ...opts, languages: opts.languages ?? (raw.languages as string[]), name: opts.name ?? (raw.name as string | undefined) },
+            raw.family as ModelFamily,
+            raw.type as string,
+            raw.files as Record<string, string>,
+          ),
+        }
       : manifestOf(target, opts, opts.family!, opts.type!, findRoles(work, opts.family!, opts.type!, 'the folder'));
     const model = install(work, target.folder, manifest);
     return { model, checked: false, resumedFrom: 0, skippedAliases: target.skipped };
@@ -190,7 +199,8 @@ function plan(modelsDir: string, id: string, fields: ModelFields): Target {
   for (const m of scanModelsDir(modelsDir)) for (const claimed of [m.id, ...(m.aliases ?? [])]) holders.set(claimed, m.id);
   if (holders.has(id)) throw new PullError(`the id ${id} is taken by ${holders.get(id)}: pull with another --id`);
   const taken = (fields.aliases ?? []).filter((a) => holders.has(a));
-  if (taken.length) throw new PullError(`${taken.map((a) => `${a} is claimed by ${holders.get(a)}`).join(', ')}: remove that model first, or choose other --alias ids`);
+  if (taken.length)
+    throw new PullError(`${taken.map((a) => `${a} is claimed by ${holders.get(a)}`).join(', ')}: remove that model first, or choose other --alias ids`);
   const suggested = (fields.aliases ? [] : (fields.suggestedAliases ?? [])).filter((a) => a !== id);
   return {
     id,

@@ -36,13 +36,10 @@ export function neededRoles(family: ModelFamily, type: string): readonly string[
 export function findRoles(dir: string, family: ModelFamily, type: string, what: string, pinned: Record<string, string> = {}): Record<string, string> {
   const needed = neededRoles(family, type);
   const files = readdirSync(dir).filter((f) => statSync(path.join(dir, f)).isFile());
-  const roles = pickRoles(
-    files,
-    needed,
-    Object.fromEntries(Object.entries(pinned).filter(([, f]) => files.includes(f))),
-  );
+  const roles = pickRoles(files, needed, Object.fromEntries(Object.entries(pinned).filter(([, f]) => files.includes(f))));
   const missing = needed.filter((r) => !roles[r]);
-  if (missing.length) throw new PullError(`${what} has no file for ${missing.join(', ')} (files: ${files.join(', ') || 'none'}); a ${type} model needs ${needed.join(', ')}`);
+  if (missing.length)
+    throw new PullError(`${what} has no file for ${missing.join(', ')} (files: ${files.join(', ') || 'none'}); a ${type} model needs ${needed.join(', ')}`);
   if (family === 'tts') {
     if (existsSync(path.join(dir, 'espeak-ng-data', 'phontab'))) roles.data_dir = 'espeak-ng-data';
     if (files.includes('lexicon.txt')) roles.lexicon = 'lexicon.txt';
@@ -64,7 +61,9 @@ function pickRoles(files: string[], needed: readonly string[], pinned: Record<st
   for (const role of [...needed].sort((a, b) => Number(a === 'model' || a === 'acoustic_model') - Number(b === 'model' || b === 'acoustic_model'))) {
     if (roles[role]) continue;
     const pattern = ROLE_PATTERNS[role] ?? new RegExp(`${role}[^/]*$`);
-    const candidates = files.filter((f) => pattern.test(f) && !taken.has(f)).sort((a, b) => Number(b.includes('int8')) - Number(a.includes('int8')) || a.length - b.length);
+    const candidates = files
+      .filter((f) => pattern.test(f) && !taken.has(f))
+      .sort((a, b) => Number(b.includes('int8')) - Number(a.includes('int8')) || a.length - b.length);
     if (candidates[0]) take(role, candidates[0]);
   }
   return roles;

@@ -14,7 +14,8 @@ export function scanModelsDir(dir: string): InstalledModel[] {
     const model = readManifest(path.join(dir, entry.name));
     for (const name of [model.id, ...(model.aliases ?? [])]) {
       const other = seen.get(name);
-      if (other) throw new ModelManifestError(path.join(model.dir, MANIFEST_FILE), `"${name}" is also claimed by ${other}`, 'give each model its own id and aliases');
+      if (other)
+        throw new ModelManifestError(path.join(model.dir, MANIFEST_FILE), `"${name}" is also claimed by ${other}`, 'give each model its own id and aliases');
       seen.set(name, path.join(model.dir, MANIFEST_FILE));
     }
     models.push(model);

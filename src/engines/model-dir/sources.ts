@@ -56,10 +56,14 @@ export function resolveSource(source: string, flags: SourceFlags, catalogue: rea
   let from = source;
   if (remote) entry = findEntryByUrl(catalogue, source);
   else if (local) entry = flags.family ? undefined : findEntry(catalogue, path.basename(source));
-  else if (command === 'import' || /[/\\]/.test(source) || /\.(tar\.bz2|tar\.gz|tgz|tar\.xz|tar|onnx)$/.test(source)) throw new PullError(`${source} is not a file`);
+  else if (command === 'import' || /[/\\]/.test(source) || /\.(tar\.bz2|tar\.gz|tgz|tar\.xz|tar|onnx)$/.test(source))
+    throw new PullError(`${source} is not a file`);
   else {
     entry = findEntry(catalogue, source);
-    if (!entry) throw new PullError(`unknown model "${source}": \`parlance models catalogue\` lists the names; or give a URL or an archive's path with --family and --type`);
+    if (!entry)
+      throw new PullError(
+        `unknown model "${source}": \`parlance models catalogue\` lists the names; or give a URL or an archive's path with --family and --type`,
+      );
     from = entry.url;
   }
   const family = (flags.family ?? entry?.family) as ModelFamily | undefined;

@@ -29,29 +29,67 @@ describe('clusterEmbeddings', () => {
   it('finds the speaker count: alternating voices get two labels, numbered in order of first appearance', () => {
     const points = [B, A, B, A, A, B].map((c, i) => near(c, i));
     expect(clusterEmbeddings(points, { threshold: 0.5 })).toEqual([0, 1, 0, 1, 1, 0]);
-    expect(clusterEmbeddings([A, B, C, A, C].map((c, i) => near(c, i)), { threshold: 0.5 })).toEqual([0, 1, 2, 0, 2]);
+    expect(
+      clusterEmbeddings(
+        [A, B, C, A, C].map((c, i) => near(c, i)),
+        { threshold: 0.5 },
+      ),
+    ).toEqual([0, 1, 2, 0, 2]);
   });
 
   it('one voice throughout is one speaker; everything apart is as many speakers as points', () => {
-    expect(clusterEmbeddings([0, 1, 2, 3, 4].map((i) => near(A, i)), { threshold: 0.5 })).toEqual([0, 0, 0, 0, 0]);
+    expect(
+      clusterEmbeddings(
+        [0, 1, 2, 3, 4].map((i) => near(A, i)),
+        { threshold: 0.5 },
+      ),
+    ).toEqual([0, 0, 0, 0, 0]);
     expect(clusterEmbeddings([A, B, C], { threshold: 0.5 })).toEqual([0, 1, 2]);
     expect(clusterEmbeddings([], { threshold: 0.5 })).toEqual([]);
     expect(clusterEmbeddings([A], { threshold: 0.5 })).toEqual([0]);
   });
 
   it('the threshold decides: similar voices are one speaker under a low threshold, two under a high one', () => {
-    const close = [[1, 0.3], [0.3, 1], [1, 0.35], [0.35, 1]];
+    const close = [
+      [1, 0.3],
+      [0.3, 1],
+      [1, 0.35],
+      [0.35, 1],
+    ];
     // the two directions have cosine ~0.55
     expect(clusterEmbeddings(close, { threshold: 0.5 })).toEqual([0, 0, 0, 0]);
     expect(clusterEmbeddings(close, { threshold: 0.7 })).toEqual([0, 1, 0, 1]);
   });
 
   it('scale does not matter (cosine); linkage is the average similarity, weighted', () => {
-    expect(clusterEmbeddings([[10, 0], [0, 0.1], [0.2, 0], [0, 50]], { threshold: 0.5 })).toEqual([0, 1, 0, 1]);
+    expect(
+      clusterEmbeddings(
+        [
+          [10, 0],
+          [0, 0.1],
+          [0.2, 0],
+          [0, 50],
+        ],
+        { threshold: 0.5 },
+      ),
+    ).toEqual([0, 1, 0, 1]);
     // [1, 0.9] is nearer [1, 0] (0.74) than [0, 1] (0.67): it joins the first, and the pair averages 0.33 to [0, 1]
-    expect(clusterEmbeddings([[1, 0], [0, 1], [1, 0.9]], { threshold: 0.6 })).toEqual([0, 1, 0]);
+    expect(
+      clusterEmbeddings(
+        [
+          [1, 0],
+          [0, 1],
+          [1, 0.9],
+        ],
+        { threshold: 0.6 },
+      ),
+    ).toEqual([0, 1, 0]);
     // [1, 1] is 0.71 from both sides; a heavy [1, 0] brings the pair's average to [0, 1] under 0.3, a light one not
-    const points = [[1, 0], [1, 1], [0, 1]];
+    const points = [
+      [1, 0],
+      [1, 1],
+      [0, 1],
+    ];
     expect(clusterEmbeddings(points, { threshold: 0.3 }, [10, 1, 1])).toEqual([0, 0, 1]);
     expect(clusterEmbeddings(points, { threshold: 0.3 }, [1, 1, 1])).toEqual([0, 0, 0]);
   });

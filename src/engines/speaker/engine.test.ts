@@ -19,7 +19,10 @@ function modelDir(name: string, write: (dir: string) => void): InstalledModel {
   const dir = path.join(work, name);
   mkdirSync(dir, { recursive: true });
   write(dir);
-  writeFileSync(path.join(dir, 'parlance-model.json'), JSON.stringify({ id: `${name}-v1`, family: 'speaker-embedding', type: 'embedding', files: { model: 'model.onnx' }, languages: ['en'] }));
+  writeFileSync(
+    path.join(dir, 'parlance-model.json'),
+    JSON.stringify({ id: `${name}-v1`, family: 'speaker-embedding', type: 'embedding', files: { model: 'model.onnx' }, languages: ['en'] }),
+  );
   return readManifest(dir);
 }
 

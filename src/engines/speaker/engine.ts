@@ -140,7 +140,10 @@ async function checkSpeakerModel(model: InstalledModel, config: object): Promise
   if (r.code === 0 && r.stdout.startsWith('ok')) return;
   // sherpa-onnx prints its reasons on stderr as "<source>.cc:<function>:<line> <message>": keep the messages (no
   // source paths, no addresses); otherwise the last line that is not Node's version banner.
-  const lines = r.stderr.split('\n').map((l) => l.trim()).filter((l) => l && !/^at |^Node\.js v/.test(l));
+  const lines = r.stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !/^at |^Node\.js v/.test(l));
   const native = lines.filter((l) => /^\S+\.(cc|h):\w+:\d+ /.test(l)).map((l) => l.replace(/^\S+ /, ''));
   const reason = (native.length ? native.join('; ') : (lines.at(-1) ?? '')).replace(/0x[0-9a-f]+/gi, '');
   throw new EngineUnavailableError(

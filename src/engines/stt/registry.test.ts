@@ -45,7 +45,9 @@ describe('SttRegistry', () => {
     expect(() => r.registerModel({ id: 'no-version', engineId: 'sphinx', engineModel: 'x', languages: ['en'], features })).toThrow(/version suffix/);
     expect(() => r.registerModel({ id: 'x-v1', engineId: 'nope', engineModel: 'x', languages: ['en'], features })).toThrow(/unknown engine/);
     expect(() => r.registerModel({ id: 'x-v1', engineId: 'sphinx', engineModel: 'x', languages: ['fr'], features })).toThrow(/language 'fr'/);
-    expect(() => r.registerModel({ id: 'x-v1', aliases: ['english'], engineId: 'sphinx', engineModel: 'x', languages: ['en'], features })).toThrow(/already taken/);
+    expect(() => r.registerModel({ id: 'x-v1', aliases: ['english'], engineId: 'sphinx', engineModel: 'x', languages: ['en'], features })).toThrow(
+      /already taken/,
+    );
     expect(() => r.registerEngine(fakeEngine('sphinx', ['en']))).toThrow(/already registered/);
   });
 

@@ -41,7 +41,13 @@ function conversation(pauseMs: number): { pcm: Buffer; spans: [number, number][]
   const parts = [noise(1000), withNoise(first), noise(pauseMs, 3), withNoise(second), noise(1500, 5)];
   const a = 1000 * 16;
   const b = a + first.length / 2 + pauseMs * 16;
-  return { pcm: Buffer.concat(parts), spans: [[a, a + first.length / 2], [b, b + second.length / 2]] };
+  return {
+    pcm: Buffer.concat(parts),
+    spans: [
+      [a, a + first.length / 2],
+      [b, b + second.length / 2],
+    ],
+  };
 }
 
 async function gate(pcm: Buffer, options: SpeechGateOptions = {}, chunkBytes = 640): Promise<{ events: GateEvent[]; g: SpeechGate }> {
@@ -185,7 +191,10 @@ describe('speech gate', () => {
     for (let off = half; off < pcm.length; off += 640) events.push(...(await g.push(pcm.subarray(off, off + 640))));
     expectExact(events, pcm);
     // The audio after finalize continues exactly where the first utterance's stopped.
-    const lastBefore = events.slice(0, before).filter((e) => e.type === 'audio').at(-1) as Extract<GateEvent, { type: 'audio' }>;
+    const lastBefore = events
+      .slice(0, before)
+      .filter((e) => e.type === 'audio')
+      .at(-1) as Extract<GateEvent, { type: 'audio' }>;
     const firstAfter = events.slice(before).find((e) => e.type === 'audio') as Extract<GateEvent, { type: 'audio' }>;
     expect(firstAfter.startSample).toBe(lastBefore.startSample + lastBefore.samples.length);
     let covered = 0;

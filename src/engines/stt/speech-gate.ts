@@ -106,10 +106,11 @@ export class SpeechGate {
   async push(bytes: Uint8Array): Promise<GateEvent[]> {
     const events: GateEvent[] = [];
     const samples = this.bytes.read(bytes);
-    for (let off = 0; off < samples.length; ) {
+    for (let off = 0; off < samples.length;) {
       const take = Math.min(samples.length - off, VAD_FRAME_SAMPLES - (this.received % VAD_FRAME_SAMPLES));
       const piece = samples.subarray(off, off + take);
-      if (this.open && !this.holding) this.handOut(events, this.received, piece); // a view of this call's own copy
+      if (this.open && !this.holding)
+        this.handOut(events, this.received, piece); // a view of this call's own copy
       else this.pending.push(piece);
       this.received += take;
       off += take;
@@ -201,7 +202,6 @@ export class SpeechGate {
     this.forwarded = startSample + samples.length;
     this.decoded += samples.length;
   }
-
 }
 
 /** Adjacent audio events of one utterance as one (a large write would otherwise become one event per VAD frame). */

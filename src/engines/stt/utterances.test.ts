@@ -21,7 +21,12 @@ function signal(parts: [number, number][]): Int16Array {
 
 describe('frameEnergiesDb', () => {
   it('measures full-scale and silent frames', () => {
-    const e = frameEnergiesDb(signal([[0.1, 32000], [0.1, 0]]));
+    const e = frameEnergiesDb(
+      signal([
+        [0.1, 32000],
+        [0.1, 0],
+      ]),
+    );
     expect(e.length).toBe(20);
     expect(e[0]).toBeGreaterThan(-4);
     expect(e[19]).toBeLessThan(-55);
@@ -31,7 +36,10 @@ describe('frameEnergiesDb', () => {
 describe('peakDb', () => {
   it('is the loudest 10 ms frame, and -100 for nothing', () => {
     expect(peakDb(new Int16Array(0))).toBe(-100);
-    const quietThenLoud = signal([[0.2, 0], [0.05, 16000]]);
+    const quietThenLoud = signal([
+      [0.2, 0],
+      [0.05, 16000],
+    ]);
     expect(peakDb(quietThenLoud)).toBeGreaterThan(-10);
     expect(peakDb(quietThenLoud.subarray(0, 3200))).toBeLessThan(-55);
   });

@@ -19,7 +19,10 @@ function escapeXml(s: string): string {
 }
 
 function prettyName(raw: string): string {
-  return raw.replace(/_/g, ' ').replace(/\s*\(.*\)\s*$/, '').trim();
+  return raw
+    .replace(/_/g, ' ')
+    .replace(/\s*\(.*\)\s*$/, '')
+    .trim();
 }
 
 export class EspeakEngine implements TtsEngine {
@@ -70,7 +73,7 @@ export class EspeakEngine implements TtsEngine {
   }
 
   espeakVoice(voice: string, language: string): string {
-    const [accent, variant] = voice.includes(':') ? voice.split(':', 2) as [string, string] : [undefined, voice];
+    const [accent, variant] = voice.includes(':') ? (voice.split(':', 2) as [string, string]) : [undefined, voice];
     const lang = language === 'en' && accent ? accent : (this.langVoice.get(language) ?? language);
     return `${lang}+${variant}`;
   }

@@ -32,7 +32,7 @@ describe('encodeForFestival', () => {
 });
 
 describe('festivalSpeaks', () => {
-  it('needs the Indian voices\' own script (or digits), and a letter the coding carries for the others', () => {
+  it("needs the Indian voices' own script (or digits), and a letter the coding carries for the others", () => {
     const hi = { coding: 'UTF-8', languages: ['hi'] };
     expect(festivalSpeaks('नमस्ते Google', hi)).toBe(true);
     expect(festivalSpeaks('123', hi)).toBe(true);

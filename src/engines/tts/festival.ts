@@ -194,7 +194,14 @@ export class FestivalEngine implements TtsEngine {
       }
       let { pcm } = await runWavProcess(this.bin, args, { stdin: encodeForFestival(seg, v.coding), signal: opts.signal, emptyOk: true });
       // Cluster-unit voices play their recorded units at their own pace: change the tempo, keep the pitch.
-      if (tempo && pcm.length) pcm = await decodeToBuffer(Readable.from([pcm]), { rawInputRate: v.sampleRate, sampleRate: v.sampleRate, filter: tempo, signal: opts.signal, nice: INTERACTIVE_NICE });
+      if (tempo && pcm.length)
+        pcm = await decodeToBuffer(Readable.from([pcm]), {
+          rawInputRate: v.sampleRate,
+          sampleRate: v.sampleRate,
+          filter: tempo,
+          signal: opts.signal,
+          nice: INTERACTIVE_NICE,
+        });
       yield { pcm, sampleRate: v.sampleRate, text: seg };
     }
   }

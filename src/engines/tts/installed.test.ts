@@ -27,7 +27,14 @@ function modelFolder(name: string, manifest: Record<string, unknown>, write: (di
   write(dir);
   writeFileSync(
     path.join(dir, MANIFEST_FILE),
-    JSON.stringify({ id: `${name}-v1`, family: 'tts', type: 'vits', files: { model: 'model.onnx', tokens: 'tokens.txt', data_dir: 'espeak-ng-data' }, languages: ['en'], ...manifest }),
+    JSON.stringify({
+      id: `${name}-v1`,
+      family: 'tts',
+      type: 'vits',
+      files: { model: 'model.onnx', tokens: 'tokens.txt', data_dir: 'espeak-ng-data' },
+      languages: ['en'],
+      ...manifest,
+    }),
   );
   return readManifest(dir);
 }
@@ -38,7 +45,9 @@ beforeAll(async () => {
   if (!existsSync(dist)) execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   compiled = (await import(pathToFileURL(dist).href)) as typeof registryModule;
   if (!findEspeakNgData()) return;
-  tone = modelFolder('tone', { name: 'Tone voices', voices: { Low: 0, High: 1 }, aliases: ['tts-rt-v2'] }, (d) => writeToneVitsModel(d, { sampleRate: 16000, numSpeakers: 2 }));
+  tone = modelFolder('tone', { name: 'Tone voices', voices: { Low: 0, High: 1 }, aliases: ['tts-rt-v2'] }, (d) =>
+    writeToneVitsModel(d, { sampleRate: 16000, numSpeakers: 2 }),
+  );
   broken = modelFolder('broken', { aliases: ['tts-rt-v1'] }, (d) => writeVitsModelWithoutMetadata(d));
 }, 120_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -57,14 +66,36 @@ describe.skipIf(!findEspeakNgData())('models users bring in the TTS registry', (
       expect(m.engine.name).toBe('sherpa-onnx');
       expect(m.engine.languages).toEqual([{ code: 'en', name: 'English' }]);
       expect(m.voices).toEqual([
-        { id: 'Low', engineVoice: '0', description: 'Tone voices: speaker 0 (vits model)', gender: 'neutral', age: 'middle_aged', accent: 'english', use_case: ['general'], style: ['neural'], sampleRate: 16000 },
-        { id: 'High', engineVoice: '1', description: 'Tone voices: speaker 1 (vits model)', gender: 'neutral', age: 'middle_aged', accent: 'english', use_case: ['general'], style: ['neural'], sampleRate: 16000 },
+        {
+          id: 'Low',
+          engineVoice: '0',
+          description: 'Tone voices: speaker 0 (vits model)',
+          gender: 'neutral',
+          age: 'middle_aged',
+          accent: 'english',
+          use_case: ['general'],
+          style: ['neural'],
+          sampleRate: 16000,
+        },
+        {
+          id: 'High',
+          engineVoice: '1',
+          description: 'Tone voices: speaker 1 (vits model)',
+          gender: 'neutral',
+          age: 'middle_aged',
+          accent: 'english',
+          use_case: ['general'],
+          style: ['neural'],
+          sampleRate: 16000,
+        },
       ]);
       // tts-rt-v2 is claimed; tts-rt-v1 (claimed by the broken model only) stays with the built-in model.
       expect(reg.resolve('tts-rt-v2')).toBe(m);
       expect(reg.resolve('tts-rt-v1')?.id).toBe(ESPEAK);
       expect(reg.resolve('broken-v1')).toBeUndefined();
-      expect(logged.find((l) => l.level === 'error')?.msg).toMatch(/broken-v1 .*could not be loaded by sherpa-onnx \(exit 255\): 'sample_rate' does not exist in the metadata .*the model is not offered/);
+      expect(logged.find((l) => l.level === 'error')?.msg).toMatch(
+        /broken-v1 .*could not be loaded by sherpa-onnx \(exit 255\): 'sample_rate' does not exist in the metadata .*the model is not offered/,
+      );
       expect(logged.find((l) => l.level === 'info')?.msg).toBe('TTS model ready');
 
       // Through the alias, the model speaks with the voice's speaker.

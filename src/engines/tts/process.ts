@@ -49,11 +49,19 @@ export function parseWav(buf: Buffer): { sampleRate: number; pcm: Buffer } {
   throw new SynthesisError('synthesizer output has no data chunk');
 }
 
-export function runWavProcess(cmd: string, args: string[], opts: { stdin?: string | Buffer; signal?: AbortSignal; emptyOk?: boolean }): Promise<{ sampleRate: number; pcm: Buffer }> {
+export function runWavProcess(
+  cmd: string,
+  args: string[],
+  opts: { stdin?: string | Buffer; signal?: AbortSignal; emptyOk?: boolean },
+): Promise<{ sampleRate: number; pcm: Buffer }> {
   return synthesisGate.run(() => runNow(cmd, args, opts), opts.signal);
 }
 
-async function runNow(cmd: string, args: string[], opts: { stdin?: string | Buffer; signal?: AbortSignal; emptyOk?: boolean }): Promise<{ sampleRate: number; pcm: Buffer }> {
+async function runNow(
+  cmd: string,
+  args: string[],
+  opts: { stdin?: string | Buffer; signal?: AbortSignal; emptyOk?: boolean },
+): Promise<{ sampleRate: number; pcm: Buffer }> {
   opts.signal?.throwIfAborted();
   const outFile = args.includes(OUT_FILE) ? path.join(tmpdir(), `parlance-tts-${randomBytes(8).toString('hex')}.wav`) : undefined;
   if (outFile) args = args.map((a) => (a === OUT_FILE ? outFile : a));

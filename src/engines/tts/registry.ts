@@ -47,48 +47,331 @@ type Curated = Omit<VoiceInfo, 'gender'> & { engineVoice: string; gender?: Gende
 
 /** The named voices of the espeak-ng model (variant + preferred English accent). */
 const ESPEAK_CURATED: Curated[] = [
-  { id: 'Adrian', engineVoice: 'en-us:m3', description: 'Warm male narrator', age: 'middle_aged', accent: 'american', use_case: ['narration', 'audiobook', 'assistant'], style: ['warm', 'calm'] },
-  { id: 'Maya', engineVoice: 'en-us:f3', description: 'Bright, friendly female voice', age: 'young', accent: 'american', use_case: ['assistant', 'customer_service'], style: ['friendly', 'bright'] },
-  { id: 'Oliver', engineVoice: 'en-gb-x-rp:m1', description: 'Measured British male voice', age: 'old', accent: 'british', use_case: ['narration', 'documentary'], style: ['formal', 'calm'] },
-  { id: 'Fiona', engineVoice: 'en-gb-scotland:f2', description: 'Clear Scottish female voice', age: 'middle_aged', accent: 'scottish', use_case: ['education', 'assistant'], style: ['clear', 'friendly'] },
-  { id: 'Noah', engineVoice: 'en-us:m7', description: 'Energetic young male voice', age: 'young', accent: 'american', use_case: ['advertising', 'gaming'], style: ['energetic'] },
-  { id: 'Clara', engineVoice: 'en-gb:f4', description: 'Soft British female voice', age: 'middle_aged', accent: 'british', use_case: ['meditation', 'audiobook'], style: ['soft', 'calm'] },
-  { id: 'Rowan', engineVoice: 'en-us:klatt', description: 'Neutral synthetic voice', gender: 'neutral', age: 'middle_aged', accent: 'american', use_case: ['assistant', 'accessibility'], style: ['neutral'] },
-  { id: 'Grace', engineVoice: 'en-029:f5', description: 'Gentle Caribbean English female voice', age: 'old', accent: 'caribbean', use_case: ['storytelling'], style: ['warm', 'gentle'] },
-  { id: 'Ethan', engineVoice: 'en-us-nyc:m2', description: 'Fast-talking New York male voice', age: 'young', accent: 'american', use_case: ['news', 'advertising'], style: ['energetic', 'direct'] },
-  { id: 'Isla', engineVoice: 'en-gb-x-gbclan:f1', description: 'Northern English female voice', age: 'old', accent: 'british', use_case: ['storytelling', 'education'], style: ['warm'] },
+  {
+    id: 'Adrian',
+    engineVoice: 'en-us:m3',
+    description: 'Warm male narrator',
+    age: 'middle_aged',
+    accent: 'american',
+    use_case: ['narration', 'audiobook', 'assistant'],
+    style: ['warm', 'calm'],
+  },
+  {
+    id: 'Maya',
+    engineVoice: 'en-us:f3',
+    description: 'Bright, friendly female voice',
+    age: 'young',
+    accent: 'american',
+    use_case: ['assistant', 'customer_service'],
+    style: ['friendly', 'bright'],
+  },
+  {
+    id: 'Oliver',
+    engineVoice: 'en-gb-x-rp:m1',
+    description: 'Measured British male voice',
+    age: 'old',
+    accent: 'british',
+    use_case: ['narration', 'documentary'],
+    style: ['formal', 'calm'],
+  },
+  {
+    id: 'Fiona',
+    engineVoice: 'en-gb-scotland:f2',
+    description: 'Clear Scottish female voice',
+    age: 'middle_aged',
+    accent: 'scottish',
+    use_case: ['education', 'assistant'],
+    style: ['clear', 'friendly'],
+  },
+  {
+    id: 'Noah',
+    engineVoice: 'en-us:m7',
+    description: 'Energetic young male voice',
+    age: 'young',
+    accent: 'american',
+    use_case: ['advertising', 'gaming'],
+    style: ['energetic'],
+  },
+  {
+    id: 'Clara',
+    engineVoice: 'en-gb:f4',
+    description: 'Soft British female voice',
+    age: 'middle_aged',
+    accent: 'british',
+    use_case: ['meditation', 'audiobook'],
+    style: ['soft', 'calm'],
+  },
+  {
+    id: 'Rowan',
+    engineVoice: 'en-us:klatt',
+    description: 'Neutral synthetic voice',
+    gender: 'neutral',
+    age: 'middle_aged',
+    accent: 'american',
+    use_case: ['assistant', 'accessibility'],
+    style: ['neutral'],
+  },
+  {
+    id: 'Grace',
+    engineVoice: 'en-029:f5',
+    description: 'Gentle Caribbean English female voice',
+    age: 'old',
+    accent: 'caribbean',
+    use_case: ['storytelling'],
+    style: ['warm', 'gentle'],
+  },
+  {
+    id: 'Ethan',
+    engineVoice: 'en-us-nyc:m2',
+    description: 'Fast-talking New York male voice',
+    age: 'young',
+    accent: 'american',
+    use_case: ['news', 'advertising'],
+    style: ['energetic', 'direct'],
+  },
+  {
+    id: 'Isla',
+    engineVoice: 'en-gb-x-gbclan:f1',
+    description: 'Northern English female voice',
+    age: 'old',
+    accent: 'british',
+    use_case: ['storytelling', 'education'],
+    style: ['warm'],
+  },
 ];
 
 const FLITE_CURATED: Curated[] = [
-  { id: 'Adrian', engineVoice: 'rms', description: 'Warm male narrator (flite rms)', age: 'middle_aged', accent: 'american', use_case: ['narration', 'assistant'], style: ['calm'] },
-  { id: 'Maya', engineVoice: 'slt', description: 'Friendly female voice (flite slt)', age: 'young', accent: 'american', use_case: ['assistant', 'customer_service'], style: ['friendly'] },
-  { id: 'Alan', engineVoice: 'awb', description: 'Scottish male voice (flite awb)', age: 'middle_aged', accent: 'scottish', use_case: ['narration'], style: ['clear'] },
-  { id: 'Archie', engineVoice: 'awb_time', description: 'Scottish male limited-domain voice for speaking times of day (flite awb_time)', age: 'middle_aged', accent: 'scottish', use_case: ['announcements'], style: ['clear'] },
-  { id: 'Kevin', engineVoice: 'kal16', description: 'American male diphone voice (flite kal16)', age: 'middle_aged', accent: 'american', use_case: ['assistant', 'accessibility'], style: ['neutral'] },
-  { id: 'Kenneth', engineVoice: 'kal', description: 'Telephone-quality American male voice, 8 kHz (flite kal)', age: 'old', accent: 'american', use_case: ['telephony'], style: ['neutral'] },
-  { id: 'Sarah', engineVoice: 'slt', description: 'American female voice (flite slt)', age: 'middle_aged', accent: 'american', use_case: ['narration', 'education'], style: ['clear'] },
-  { id: 'Richard', engineVoice: 'rms', description: 'American male voice (flite rms)', age: 'middle_aged', accent: 'american', use_case: ['news'], style: ['direct'] },
+  {
+    id: 'Adrian',
+    engineVoice: 'rms',
+    description: 'Warm male narrator (flite rms)',
+    age: 'middle_aged',
+    accent: 'american',
+    use_case: ['narration', 'assistant'],
+    style: ['calm'],
+  },
+  {
+    id: 'Maya',
+    engineVoice: 'slt',
+    description: 'Friendly female voice (flite slt)',
+    age: 'young',
+    accent: 'american',
+    use_case: ['assistant', 'customer_service'],
+    style: ['friendly'],
+  },
+  {
+    id: 'Alan',
+    engineVoice: 'awb',
+    description: 'Scottish male voice (flite awb)',
+    age: 'middle_aged',
+    accent: 'scottish',
+    use_case: ['narration'],
+    style: ['clear'],
+  },
+  {
+    id: 'Archie',
+    engineVoice: 'awb_time',
+    description: 'Scottish male limited-domain voice for speaking times of day (flite awb_time)',
+    age: 'middle_aged',
+    accent: 'scottish',
+    use_case: ['announcements'],
+    style: ['clear'],
+  },
+  {
+    id: 'Kevin',
+    engineVoice: 'kal16',
+    description: 'American male diphone voice (flite kal16)',
+    age: 'middle_aged',
+    accent: 'american',
+    use_case: ['assistant', 'accessibility'],
+    style: ['neutral'],
+  },
+  {
+    id: 'Kenneth',
+    engineVoice: 'kal',
+    description: 'Telephone-quality American male voice, 8 kHz (flite kal)',
+    age: 'old',
+    accent: 'american',
+    use_case: ['telephony'],
+    style: ['neutral'],
+  },
+  {
+    id: 'Sarah',
+    engineVoice: 'slt',
+    description: 'American female voice (flite slt)',
+    age: 'middle_aged',
+    accent: 'american',
+    use_case: ['narration', 'education'],
+    style: ['clear'],
+  },
+  {
+    id: 'Richard',
+    engineVoice: 'rms',
+    description: 'American male voice (flite rms)',
+    age: 'middle_aged',
+    accent: 'american',
+    use_case: ['news'],
+    style: ['direct'],
+  },
 ];
 
 // Festival voices from Debian's festvox-* packages; each speaks one language (its engine voice's).
 const FESTIVAL_CURATED: Curated[] = [
-  { id: 'Adrian', engineVoice: 'kal_diphone', description: 'American English male diphone voice (festival kal)', age: 'middle_aged', accent: 'american', use_case: ['narration'], style: ['neutral'] },
-  { id: 'Kal', engineVoice: 'kal_diphone', description: 'American English male diphone voice (festival kal)', age: 'middle_aged', accent: 'american', use_case: ['assistant'], style: ['neutral'] },
-  { id: 'Keith', engineVoice: 'ked_diphone', description: 'American English male diphone voice (festival ked)', age: 'middle_aged', accent: 'american', use_case: ['assistant', 'accessibility'], style: ['neutral'] },
-  { id: 'Sarah', engineVoice: 'cmu_us_slt_arctic_hts', description: 'American English female HTS voice, smooth statistical synthesis (festival slt)', age: 'young', accent: 'american', use_case: ['narration', 'assistant'], style: ['clear', 'smooth'] },
-  { id: 'Ona', engineVoice: 'upc_ca_ona_hts', description: 'Catalan female HTS voice, central Catalan (festival ona, Festcat)', age: 'middle_aged', accent: 'central_catalan', use_case: ['narration', 'assistant'], style: ['clear'] },
-  { id: 'Dita', engineVoice: 'czech_dita', description: 'Czech adult female voice (festival dita)', age: 'middle_aged', accent: 'czech', use_case: ['narration', 'assistant'], style: ['clear'] },
-  { id: 'Kuba', engineVoice: 'czech_krb', description: 'Czech boy voice (festival krb, a child speaker)', gender: 'male', age: 'young', accent: 'czech', use_case: ['storytelling', 'gaming'], style: ['bright'] },
-  { id: 'Marek', engineVoice: 'czech_machac', description: 'Czech adult male voice (festival machac)', age: 'middle_aged', accent: 'czech', use_case: ['narration', 'news'], style: ['calm'] },
-  { id: 'Petr', engineVoice: 'czech_ph', description: 'Czech male voice (festival ph)', age: 'middle_aged', accent: 'czech', use_case: ['assistant'], style: ['neutral'] },
-  { id: 'Leena', engineVoice: 'suo_fi_lj_diphone', description: 'Finnish female diphone voice (festival suopuhe lj)', gender: 'female', age: 'middle_aged', accent: 'finnish', use_case: ['narration', 'assistant'], style: ['clear'] },
-  { id: 'Mikko', engineVoice: 'hy_fi_mv_diphone', description: 'Finnish male diphone voice, Helsinki (festival suopuhe mv)', age: 'middle_aged', accent: 'finnish', use_case: ['narration', 'assistant'], style: ['calm'] },
-  { id: 'Arjun', engineVoice: 'hindi_NSK_diphone', description: 'Hindi male diphone voice (festival NSK, IIIT Hyderabad)', age: 'middle_aged', accent: 'indian', use_case: ['assistant', 'accessibility'], style: ['neutral'] },
-  { id: 'Lucia', engineVoice: 'lp_diphone', description: 'Italian female diphone voice (festival lp)', age: 'middle_aged', accent: 'italian', use_case: ['assistant', 'education'], style: ['clear'] },
-  { id: 'Paolo', engineVoice: 'pc_diphone', description: 'Italian male diphone voice (festival pc)', age: 'middle_aged', accent: 'italian', use_case: ['narration', 'assistant'], style: ['calm'] },
-  { id: 'Sachin', engineVoice: 'marathi_NSK_diphone', description: 'Marathi male diphone voice (festival NSK, IIIT Hyderabad)', age: 'middle_aged', accent: 'indian', use_case: ['assistant', 'accessibility'], style: ['neutral'] },
-  { id: 'Nikolai', engineVoice: 'msu_ru_nsh_clunits', description: 'Russian male unit-selection voice, Moscow (festival msu nsh)', age: 'middle_aged', accent: 'russian', use_case: ['narration', 'assistant'], style: ['natural'] },
-  { id: 'Ravi', engineVoice: 'telugu_NSK_diphone', description: 'Telugu male diphone voice (festival NSK, IIIT Hyderabad)', age: 'middle_aged', accent: 'indian', use_case: ['assistant', 'accessibility'], style: ['neutral'] },
+  {
+    id: 'Adrian',
+    engineVoice: 'kal_diphone',
+    description: 'American English male diphone voice (festival kal)',
+    age: 'middle_aged',
+    accent: 'american',
+    use_case: ['narration'],
+    style: ['neutral'],
+  },
+  {
+    id: 'Kal',
+    engineVoice: 'kal_diphone',
+    description: 'American English male diphone voice (festival kal)',
+    age: 'middle_aged',
+    accent: 'american',
+    use_case: ['assistant'],
+    style: ['neutral'],
+  },
+  {
+    id: 'Keith',
+    engineVoice: 'ked_diphone',
+    description: 'American English male diphone voice (festival ked)',
+    age: 'middle_aged',
+    accent: 'american',
+    use_case: ['assistant', 'accessibility'],
+    style: ['neutral'],
+  },
+  {
+    id: 'Sarah',
+    engineVoice: 'cmu_us_slt_arctic_hts',
+    description: 'American English female HTS voice, smooth statistical synthesis (festival slt)',
+    age: 'young',
+    accent: 'american',
+    use_case: ['narration', 'assistant'],
+    style: ['clear', 'smooth'],
+  },
+  {
+    id: 'Ona',
+    engineVoice: 'upc_ca_ona_hts',
+    description: 'Catalan female HTS voice, central Catalan (festival ona, Festcat)',
+    age: 'middle_aged',
+    accent: 'central_catalan',
+    use_case: ['narration', 'assistant'],
+    style: ['clear'],
+  },
+  {
+    id: 'Dita',
+    engineVoice: 'czech_dita',
+    description: 'Czech adult female voice (festival dita)',
+    age: 'middle_aged',
+    accent: 'czech',
+    use_case: ['narration', 'assistant'],
+    style: ['clear'],
+  },
+  {
+    id: 'Kuba',
+    engineVoice: 'czech_krb',
+    description: 'Czech boy voice (festival krb, a child speaker)',
+    gender: 'male',
+    age: 'young',
+    accent: 'czech',
+    use_case: ['storytelling', 'gaming'],
+    style: ['bright'],
+  },
+  {
+    id: 'Marek',
+    engineVoice: 'czech_machac',
+    description: 'Czech adult male voice (festival machac)',
+    age: 'middle_aged',
+    accent: 'czech',
+    use_case: ['narration', 'news'],
+    style: ['calm'],
+  },
+  {
+    id: 'Petr',
+    engineVoice: 'czech_ph',
+    description: 'Czech male voice (festival ph)',
+    age: 'middle_aged',
+    accent: 'czech',
+    use_case: ['assistant'],
+    style: ['neutral'],
+  },
+  {
+    id: 'Leena',
+    engineVoice: 'suo_fi_lj_diphone',
+    description: 'Finnish female diphone voice (festival suopuhe lj)',
+    gender: 'female',
+    age: 'middle_aged',
+    accent: 'finnish',
+    use_case: ['narration', 'assistant'],
+    style: ['clear'],
+  },
+  {
+    id: 'Mikko',
+    engineVoice: 'hy_fi_mv_diphone',
+    description: 'Finnish male diphone voice, Helsinki (festival suopuhe mv)',
+    age: 'middle_aged',
+    accent: 'finnish',
+    use_case: ['narration', 'assistant'],
+    style: ['calm'],
+  },
+  {
+    id: 'Arjun',
+    engineVoice: 'hindi_NSK_diphone',
+    description: 'Hindi male diphone voice (festival NSK, IIIT Hyderabad)',
+    age: 'middle_aged',
+    accent: 'indian',
+    use_case: ['assistant', 'accessibility'],
+    style: ['neutral'],
+  },
+  {
+    id: 'Lucia',
+    engineVoice: 'lp_diphone',
+    description: 'Italian female diphone voice (festival lp)',
+    age: 'middle_aged',
+    accent: 'italian',
+    use_case: ['assistant', 'education'],
+    style: ['clear'],
+  },
+  {
+    id: 'Paolo',
+    engineVoice: 'pc_diphone',
+    description: 'Italian male diphone voice (festival pc)',
+    age: 'middle_aged',
+    accent: 'italian',
+    use_case: ['narration', 'assistant'],
+    style: ['calm'],
+  },
+  {
+    id: 'Sachin',
+    engineVoice: 'marathi_NSK_diphone',
+    description: 'Marathi male diphone voice (festival NSK, IIIT Hyderabad)',
+    age: 'middle_aged',
+    accent: 'indian',
+    use_case: ['assistant', 'accessibility'],
+    style: ['neutral'],
+  },
+  {
+    id: 'Nikolai',
+    engineVoice: 'msu_ru_nsh_clunits',
+    description: 'Russian male unit-selection voice, Moscow (festival msu nsh)',
+    age: 'middle_aged',
+    accent: 'russian',
+    use_case: ['narration', 'assistant'],
+    style: ['natural'],
+  },
+  {
+    id: 'Ravi',
+    engineVoice: 'telugu_NSK_diphone',
+    description: 'Telugu male diphone voice (festival NSK, IIIT Hyderabad)',
+    age: 'middle_aged',
+    accent: 'indian',
+    use_case: ['assistant', 'accessibility'],
+    style: ['neutral'],
+  },
 ];
 
 function buildVoices(engine: TtsEngine, curated: Curated[], withEngineVariants: boolean): TtsVoice[] {
@@ -156,7 +439,11 @@ export class TtsRegistry {
    * `options.installed`: the models directory's models (its `tts` ones are offered once sherpa-onnx could use them;
    * their `aliases` take those public ids over from `aliasPairs`); a claim that cannot hold is a ConfigError.
    */
-  static async create(aliasPairs: readonly string[], enabled: readonly string[] = [], options: InstalledTtsOptions & { installed?: readonly InstalledModel[] } = {}): Promise<TtsRegistry> {
+  static async create(
+    aliasPairs: readonly string[],
+    enabled: readonly string[] = [],
+    options: InstalledTtsOptions & { installed?: readonly InstalledModel[] } = {},
+  ): Promise<TtsRegistry> {
     const reg = new TtsRegistry();
     const installed = (options.installed ?? []).filter((m) => m.family === 'tts');
     checkClaims(installed, aliasPairs);
@@ -164,11 +451,20 @@ export class TtsRegistry {
     for (const id of enabled) if (!known.includes(id)) throw new Error(`unknown TTS model "${id}" in PARLANCE_TTS_MODELS; known: ${known.join(', ')}`);
     const wanted = (id: string) => enabled.length === 0 || enabled.includes(id);
     // Checked in child processes while the built-in engines start.
-    const brought = installedTtsModels(installed.filter((m) => wanted(m.id)), options);
+    const brought = installedTtsModels(
+      installed.filter((m) => wanted(m.id)),
+      options,
+    );
     const espeak = new EspeakEngine();
     if (wanted(DEFAULT_TTS_MODEL) && (await espeak.available())) {
       await espeak.init();
-      reg.add({ id: DEFAULT_TTS_MODEL, name: 'Parlance TTS v1 (espeak-ng, multilingual)', engine: espeak, voices: buildVoices(espeak, ESPEAK_CURATED, true), supportsSilenceReduction: true });
+      reg.add({
+        id: DEFAULT_TTS_MODEL,
+        name: 'Parlance TTS v1 (espeak-ng, multilingual)',
+        engine: espeak,
+        voices: buildVoices(espeak, ESPEAK_CURATED, true),
+        supportsSilenceReduction: true,
+      });
     }
     const flite = new FliteEngine();
     const fliteInstalled = await flite.available();
@@ -190,7 +486,13 @@ export class TtsRegistry {
       });
     }
     if (wanted('parlance-tts-flite-v1') && fliteInstalled)
-      reg.add({ id: 'parlance-tts-flite-v1', name: 'Parlance TTS v1 (flite, English)', engine: flite, voices: buildVoices(flite, FLITE_CURATED, false), supportsSilenceReduction: true });
+      reg.add({
+        id: 'parlance-tts-flite-v1',
+        name: 'Parlance TTS v1 (flite, English)',
+        engine: flite,
+        voices: buildVoices(flite, FLITE_CURATED, false),
+        supportsSilenceReduction: true,
+      });
     const festival = new FestivalEngine();
     if (wanted('parlance-tts-festival-v1') && (await festival.available())) {
       await festival.init();
@@ -240,7 +542,10 @@ function checkClaims(installed: readonly InstalledModel[], aliasPairs: readonly 
   const configured = new Set(aliasPairs.map((p) => p.split('=')[0]!.trim()));
   for (const m of installed) {
     if (KNOWN_TTS_MODELS.includes(m.id)) throw new ConfigError(`model ${m.id} (${m.dir}) has the id of a built-in TTS model: give it another id`);
-    if (configured.has(m.id)) throw new ConfigError(`model ${m.id} (${m.dir}) has the id of a public alias (PARLANCE_TTS_MODEL_ALIASES): give it its own id and claim ${m.id} in "aliases"`);
+    if (configured.has(m.id))
+      throw new ConfigError(
+        `model ${m.id} (${m.dir}) has the id of a public alias (PARLANCE_TTS_MODEL_ALIASES): give it its own id and claim ${m.id} in "aliases"`,
+      );
     for (const alias of m.aliases ?? []) {
       if (modelIds.has(alias)) throw new ConfigError(`model ${m.id} (${m.dir}) claims ${alias}, the id of a TTS model: claim aliases only`);
     }

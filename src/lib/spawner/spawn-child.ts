@@ -255,7 +255,17 @@ export function spawnChild(command: string, args: readonly string[], options: Sp
   const child = new RemoteChild(stdio, options.detached);
   children.set(id, child);
   updateChannelRef();
-  const req: ToSpawner = { op: 'spawn', id, command, args: [...args], stdio, env: options.env, cwd: options.cwd, detached: options.detached, nice: options.nice };
+  const req: ToSpawner = {
+    op: 'spawn',
+    id,
+    command,
+    args: [...args],
+    stdio,
+    env: options.env,
+    cwd: options.cwd,
+    detached: options.detached,
+    nice: options.nice,
+  };
   sp.send(req, (err) => {
     if (!err) return;
     forget(id);

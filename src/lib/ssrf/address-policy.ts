@@ -107,4 +107,3 @@ export function isBlockedAddress(address: string, allow: AllowList): boolean {
   if (allowlistedAddress(ipaddr.parse(address), allow)) return false;
   return blockedReason(address) !== null;
 }
-

@@ -3,7 +3,19 @@
 import { BLOCKED_MESSAGE, DownloadBlockedError, DownloadFailedError } from './errors.js';
 import { IdleTimeoutError } from './pinned-request.js';
 
-const RETRYABLE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'ENETUNREACH', 'EHOSTUNREACH', 'ENETDOWN', 'EHOSTDOWN', 'EAI_AGAIN', 'UND_ERR_SOCKET']);
+const RETRYABLE_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'ENETDOWN',
+  'EHOSTDOWN',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+]);
 
 /** True for errors raised by request-filtering-agent's own check (our second line). */
 function isAgentBlock(err: unknown): boolean {
@@ -39,9 +51,11 @@ export function describeNetworkError(
   return new DownloadFailedError(code ? `Network error (${code}).` : 'Network error.', { retryable: true, detail, cause: err });
 }
 
-
 /** Per-request timer + caller signal, merged into one AbortSignal with a record of which fired. */
-export function attemptController(timeoutMs: number, outer?: AbortSignal): { signal: AbortSignal; state: { timedOut: boolean; aborted: boolean }; dispose(): void } {
+export function attemptController(
+  timeoutMs: number,
+  outer?: AbortSignal,
+): { signal: AbortSignal; state: { timedOut: boolean; aborted: boolean }; dispose(): void } {
   const controller = new AbortController();
   const state = { timedOut: false, aborted: false };
   const timer = setTimeout(() => {

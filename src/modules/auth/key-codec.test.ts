@@ -51,7 +51,16 @@ describe('parseKey', () => {
 
   it('refuses whitespace, control and non-ASCII characters anywhere in the key', () => {
     const base = issueApiKey().key;
-    for (const bad of [`${base} `, ` ${base}`, `${base.slice(0, 20)} ${base.slice(20)}`, `${base}\t`, `${base}\n`, `${base}\u0000`, `${base}é`, `${base}\u007f`])
+    for (const bad of [
+      `${base} `,
+      ` ${base}`,
+      `${base.slice(0, 20)} ${base.slice(20)}`,
+      `${base}\t`,
+      `${base}\n`,
+      `${base}\u0000`,
+      `${base}é`,
+      `${base}\u007f`,
+    ])
       expect(parseKey(bad), JSON.stringify(bad)).toBeNull();
     expect(parseKey(base)).not.toBeNull();
   });

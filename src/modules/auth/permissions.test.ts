@@ -37,7 +37,7 @@ describe('hasPermission', () => {
 });
 
 describe('isValidPermission', () => {
-  it('accepts <scope>:read|write for known scopes, including the spec\'s stt_rt:write', () => {
+  it("accepts <scope>:read|write for known scopes, including the spec's stt_rt:write", () => {
     expect(isValidPermission('stt_rt:write')).toBe(true);
     for (const scope of permissionScopes) {
       expect(isValidPermission(`${scope}:read`)).toBe(true);

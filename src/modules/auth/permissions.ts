@@ -2,17 +2,7 @@
 // `stt_rt:write`; the rest follow the same pattern, one scope per service area.
 import { ApiError } from '../../wire/api-error.js';
 
-export const permissionScopes = [
-  'files',
-  'stt_async',
-  'stt_rt',
-  'tts_rt',
-  'voices',
-  'speakers',
-  'temporary_api_keys',
-  'usage',
-  'organization',
-] as const;
+export const permissionScopes = ['files', 'stt_async', 'stt_rt', 'tts_rt', 'voices', 'speakers', 'temporary_api_keys', 'usage', 'organization'] as const;
 export type PermissionScope = (typeof permissionScopes)[number];
 export type PermissionLevel = 'read' | 'write';
 
@@ -29,6 +19,5 @@ export function hasPermission(granted: readonly string[], scope: PermissionScope
 }
 
 export function requirePermission(granted: readonly string[], scope: PermissionScope, level: PermissionLevel): void {
-  if (!hasPermission(granted, scope, level))
-    throw new ApiError('permission_denied', `API key lacks the ${scope}:${level} permission.`);
+  if (!hasPermission(granted, scope, level)) throw new ApiError('permission_denied', `API key lacks the ${scope}:${level} permission.`);
 }

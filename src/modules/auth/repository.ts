@@ -62,12 +62,7 @@ export class KeyRepository {
 
   /** Atomically marks a single-use key consumed; false when another session consumed it first. */
   async consumeTemporaryKey(id: string, at: string): Promise<boolean> {
-    const r = await this.db
-      .updateTable('temporary_api_keys')
-      .set({ consumed_at: at })
-      .where('id', '=', id)
-      .where('consumed_at', 'is', null)
-      .executeTakeFirst();
+    const r = await this.db.updateTable('temporary_api_keys').set({ consumed_at: at }).where('id', '=', id).where('consumed_at', 'is', null).executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
   }
 

@@ -153,7 +153,11 @@ describe.each(['sqlite', 'postgres'] as const)('AuthService on %s', (dialect) =>
     it('needs temporary_api_keys:write', async () => {
       const k = await newKey({ permissions: ['stt_rt:write', 'tts_rt:write', 'temporary_api_keys:read'] });
       const ctx = await auth.authenticate(k.api_key);
-      await expectRefused(auth.createTemporaryKey(ctx, { usage_type: 'transcribe_websocket', expires_in_seconds: 60 }), 'permission_denied', /temporary_api_keys:write/);
+      await expectRefused(
+        auth.createTemporaryKey(ctx, { usage_type: 'transcribe_websocket', expires_in_seconds: 60 }),
+        'permission_denied',
+        /temporary_api_keys:write/,
+      );
     });
 
     it('needs the write permission of the service named in usage_type', async () => {
@@ -304,7 +308,7 @@ describe.each(['sqlite', 'postgres'] as const)('AuthService on %s', (dialect) =>
       expect((await auth.authenticate(session.api_key, { temporaryUsage: 'tts_rt' })).source).toBe('playground');
     });
 
-    it('mint WebSocket keys that count as playground, while an API key\'s stay public_api', async () => {
+    it("mint WebSocket keys that count as playground, while an API key's stay public_api", async () => {
       const session = await auth.authenticate((await auth.createPlaygroundSession(full)).api_key);
       const fromSession = await auth.createTemporaryKey(session, { usage_type: 'transcribe_websocket', expires_in_seconds: 60 });
       const fromKey = await auth.createTemporaryKey(full, { usage_type: 'transcribe_websocket', expires_in_seconds: 60 });

@@ -17,7 +17,9 @@ export const consoleRoutes: RouteModule = async (app, { ctx }) => {
     root: CONSOLE_DIR,
     wildcard: false,
     // Vite names assets by content hash: cache them for good; index.html is read anew each time.
-    setHeaders: (res, file) => res.setHeader('cache-control', file.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache'),
+    setHeaders: (res, file) => {
+      res.setHeader('cache-control', file.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+    },
     cacheControl: false,
   });
 };

@@ -20,7 +20,10 @@ describe.each(engines)('FilesRepository (%s)', (_engine, open) => {
     const project = randomUUID();
     const now = new Date().toISOString();
     await opened.db.kysely.insertInto('organizations').values({ id: org, name: 'org', created_at: now }).execute();
-    await opened.db.kysely.insertInto('projects').values({ id: project, organization_id: org, name: 'p', description: '', region: 'local', created_at: now }).execute();
+    await opened.db.kysely
+      .insertInto('projects')
+      .values({ id: project, organization_id: org, name: 'p', description: '', region: 'local', created_at: now })
+      .execute();
     return { org, project };
   }
 
@@ -75,7 +78,9 @@ describe.each(engines)('FilesRepository (%s)', (_engine, open) => {
   it('serialises concurrent inserts so that a cap cannot be overshot', async () => {
     const t = await tenant();
     const capOf3 = (usage: { organization: Usage }) => (usage.organization.count + 1 > 3 ? 'cap' : null);
-    const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => repo.insertWithinCaps(row({ org: t.org, project: i % 2 ? t.project : randomUUID() }), capOf3)));
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => repo.insertWithinCaps(row({ org: t.org, project: i % 2 ? t.project : randomUUID() }), capOf3)),
+    );
     expect(outcomes.filter((o) => o === null)).toHaveLength(3);
     expect(outcomes.filter((o) => o === 'cap')).toHaveLength(5);
     expect((await repo.usage('organization', t.org)).count).toBe(3);

@@ -25,7 +25,10 @@ export class FilesRepository {
     const col = scope === 'project' ? 'project_id' : 'organization_id';
     const r = await db
       .selectFrom('file_usage')
-      .select((eb) => [eb.fn.coalesce(eb.fn.sum<number>('files'), sql<number>`0`).as('count'), eb.fn.coalesce(eb.fn.sum<number>('bytes'), sql<number>`0`).as('bytes')])
+      .select((eb) => [
+        eb.fn.coalesce(eb.fn.sum<number>('files'), sql<number>`0`).as('count'),
+        eb.fn.coalesce(eb.fn.sum<number>('bytes'), sql<number>`0`).as('bytes'),
+      ])
       .where(col, '=', id)
       .executeTakeFirstOrThrow();
     return { count: Number(r.count), bytes: Number(r.bytes) };

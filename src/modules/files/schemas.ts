@@ -40,7 +40,7 @@ export const listFilesSchema = {
 export const UploadFileBody = Type.Object({
   file: Type.String({ format: 'binary', description: 'The audio file (one part; the request needs a Content-Length)' }),
   client_reference_id: Type.Optional(Type.String({ maxLength: 256 })),
-  filename: Type.Optional(Type.String({ description: 'Overrides the file part\'s own file name' })),
+  filename: Type.Optional(Type.String({ description: "Overrides the file part's own file name" })),
 });
 
 /** Route validator for multipart uploads: the body schema documents, readSingleFileUpload enforces. */

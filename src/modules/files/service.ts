@@ -22,7 +22,11 @@ const GB = 1e9;
 const capBytes = (gb: number): number => Math.round(gb * GB);
 
 function checkFailure(cause: unknown): ApiError {
-  return new ApiError('internal_error', 'The server could not check the audio file: its audio checker stopped unexpectedly. Nothing was kept; please try again.', { cause });
+  return new ApiError(
+    'internal_error',
+    'The server could not check the audio file: its audio checker stopped unexpectedly. Nothing was kept; please try again.',
+    { cause },
+  );
 }
 
 export function toFileRecord(row: FileRow): FileRecord {
@@ -82,7 +86,10 @@ export class FilesService {
   async receive(ctx: AuthContext, file: Readable, partFilename: string): Promise<StagedUpload> {
     const usage = await this.usage(ctx);
     const sizeRoom = (cap: number, used: number) => (cap > 0 ? capBytes(cap) - used : Infinity);
-    const roomBytes = Math.min(sizeRoom(this.caps.filesTotalSizeGbProject, usage.project.bytes), sizeRoom(this.caps.filesTotalSizeGbOrg, usage.organization.bytes));
+    const roomBytes = Math.min(
+      sizeRoom(this.caps.filesTotalSizeGbProject, usage.project.bytes),
+      sizeRoom(this.caps.filesTotalSizeGbOrg, usage.organization.bytes),
+    );
     try {
       return await stagePart(this.blobs, file, partFilename, { maxBytes: this.caps.maxFileSizeBytes, roomBytes });
     } catch (err) {
@@ -128,10 +135,12 @@ export class FilesService {
       await this.blobs.commit(staged.tempPath, row.blob_key).catch((err: unknown) => {
         throw storageFailure(err);
       });
-      const refused = await this.repo.insertWithinCaps(row, (usage, size) => this.capViolation(usage, size, 1)).catch(async (err: unknown) => {
-        await this.blobs.remove(row.blob_key);
-        throw err;
-      });
+      const refused = await this.repo
+        .insertWithinCaps(row, (usage, size) => this.capViolation(usage, size, 1))
+        .catch(async (err: unknown) => {
+          await this.blobs.remove(row.blob_key);
+          throw err;
+        });
       if (refused) {
         await this.blobs.remove(row.blob_key);
         throw new ApiError('limit_exceeded', refused);

@@ -24,14 +24,23 @@ export class ByteLimitExceeded extends Error {
 
 /** The blob store could not take the bytes: the server's fault, answered as internal_error with the cause logged. */
 export function storageFailure(cause: unknown): ApiError {
-  return new ApiError('internal_error', 'The server could not store the upload (its storage is full, not writable or not reachable); nothing was kept. Try again later.', { cause });
+  return new ApiError(
+    'internal_error',
+    'The server could not store the upload (its storage is full, not writable or not reachable); nothing was kept. Try again later.',
+    { cause },
+  );
 }
 
 /**
  * Stream `file` into a temp blob. Throws ByteLimitExceeded past a limit, ApiError invalid_request when the
  * part itself was cut off; either way the part is drained (so the request can be answered) and the temp removed.
  */
-export async function stagePart(blobs: BlobStore, file: Readable, partFilename: string, limits: { maxBytes: number; roomBytes?: number }): Promise<StagedUpload> {
+export async function stagePart(
+  blobs: BlobStore,
+  file: Readable,
+  partFilename: string,
+  limits: { maxBytes: number; roomBytes?: number },
+): Promise<StagedUpload> {
   const { tempPath, stream } = blobs.createTemp();
   // An error of the part stream itself means the multipart body was cut off or malformed (the client's fault).
   let sourceError: unknown;

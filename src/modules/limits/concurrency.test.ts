@@ -95,7 +95,7 @@ describe.each([
     for (const x of [...held, r]) x();
   });
 
-  it('samples report each project\'s peak since the previous sample, then drop idle projects', async () => {
+  it("samples report each project's peak since the previous sample, then drop idle projects", async () => {
     const t = tracker(backend());
     const who = tenant();
     const r1 = await t.acquire('stt', who);

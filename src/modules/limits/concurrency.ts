@@ -278,7 +278,8 @@ export class ConcurrencyLimits {
       // Redis leases are the best count there is.
       const shared = fromRedis
         ? Number(fromRedis[i])
-        : [...this.leases.values()].filter((l) => l.backend === 'redis' && l.kind === kind && (scope === 'project' ? l.projectId : l.organizationId) === id).length;
+        : [...this.leases.values()].filter((l) => l.backend === 'redis' && l.kind === kind && (scope === 'project' ? l.projectId : l.organizationId) === id)
+            .length;
       out[scope][kind] = shared + this.memory.count(kind, scope, id);
     });
     return out;

@@ -29,7 +29,12 @@ export class RateLimits {
       // rate-limiter-flexible asks for no offline queue, so a Redis outage fails fast to the insurance limiter.
       // A Redis that stops answering on an open connection (hung, or a network partition) fails over too:
       // without a command timeout every counted request would wait for it forever.
-      this.redis = new Redis(settings.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, commandTimeout: REDIS_COMMAND_TIMEOUT_MS });
+      this.redis = new Redis(settings.redisUrl, {
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        lazyConnect: false,
+        commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      });
       this.redis.on('error', () => undefined);
       // Without the offline queue, a command sent while still connecting fails at once and is counted by the
       // per-process insurance limiter instead: the first requests after start would escape the shared count.

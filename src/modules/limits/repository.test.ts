@@ -50,7 +50,7 @@ describe.each(engines)('LimitsRepository (%s)', (_engine, open) => {
     expect(await sorted()).toEqual([{ scope: 'organization', kind: 'stt', max: 0 }]);
   });
 
-  it('samples: a node\'s row is replaced within the minute; nodes add up per minute; window bounds [from, to)', async () => {
+  it("samples: a node's row is replaced within the minute; nodes add up per minute; window bounds [from, to)", async () => {
     const p = randomUUID();
     const m0 = '2026-03-31T23:58:00.000Z';
     const m1 = '2026-03-31T23:59:00.000Z';

@@ -42,7 +42,15 @@ function node(clock: TestClock) {
   return { limits, sampler };
 }
 
-const zero = (period_start: string, period_sec: number) => ({ period_start, period_sec, sample_min: 0, sample_max: 0, sample_sum: 0, sample_count: 0, total_count: 0 });
+const zero = (period_start: string, period_sec: number) => ({
+  period_start,
+  period_sec,
+  sample_min: 0,
+  sample_max: 0,
+  sample_sum: 0,
+  sample_count: 0,
+  total_count: 0,
+});
 
 describe('StreamSampler → StreamHistory', () => {
   it('per-minute aggregates count idle instants as zeros, split at the minute, hour and day (UTC month end)', async () => {
@@ -93,8 +101,15 @@ describe('StreamSampler → StreamHistory', () => {
       { period_start: '2026-03-31T00:00:00Z', period_sec: 86400, sample_min: 0, sample_max: 2, sample_sum: 2, sample_count: 1, total_count: 24 },
       { period_start: '2026-04-01T00:00:00Z', period_sec: 86400, sample_min: 0, sample_max: 1, sample_sum: 1, sample_count: 1, total_count: 24 },
     ]);
-    const ttsDays = await history.history(who.projectId, { start_time: '2026-04-01T00:00:00Z', end_time: '2026-04-02T00:00:00Z', period_sec: 86400, kind: 'tts' });
-    expect(ttsDays.entries).toEqual([{ period_start: '2026-04-01T00:00:00Z', period_sec: 86400, sample_min: 0, sample_max: 1, sample_sum: 1, sample_count: 1, total_count: 24 }]);
+    const ttsDays = await history.history(who.projectId, {
+      start_time: '2026-04-01T00:00:00Z',
+      end_time: '2026-04-02T00:00:00Z',
+      period_sec: 86400,
+      kind: 'tts',
+    });
+    expect(ttsDays.entries).toEqual([
+      { period_start: '2026-04-01T00:00:00Z', period_sec: 86400, sample_min: 0, sample_max: 1, sample_sum: 1, sample_count: 1, total_count: 24 },
+    ]);
     // Another project sees nothing.
     const other = await history.history(randomUUID(), { start_time: '2026-03-31T23:58:00Z', end_time: '2026-03-31T23:59:00Z', period_sec: 60, kind: 'stt' });
     expect(other.entries).toEqual([zero('2026-03-31T23:58:00Z', 60)]);
@@ -116,13 +131,16 @@ describe('StreamSampler → StreamHistory', () => {
     await n1.sampler.tick(); // 0
     await n2.sampler.tick(); // 2
     const h = await history.history(who.projectId, { start_time: '2026-05-01T10:00:00Z', end_time: '2026-05-01T10:01:00Z', period_sec: 60, kind: 'tts' });
-    expect(h.entries).toEqual([{ period_start: '2026-05-01T10:00:00Z', period_sec: 60, sample_min: 0, sample_max: 3, sample_sum: 8, sample_count: 3, total_count: 1 }]);
+    expect(h.entries).toEqual([
+      { period_start: '2026-05-01T10:00:00Z', period_sec: 60, sample_min: 0, sample_max: 3, sample_sum: 8, sample_count: 3, total_count: 1 },
+    ]);
   });
 });
 
 describe('StreamHistory validation', () => {
   const p = randomUUID();
-  const q = (start_time: string, end_time: string, period_sec = 60, kind: 'stt' | 'tts' = 'stt') => history.history(p, { start_time, end_time, period_sec, kind });
+  const q = (start_time: string, end_time: string, period_sec = 60, kind: 'stt' | 'tts' = 'stt') =>
+    history.history(p, { start_time, end_time, period_sec, kind });
 
   async function invalid(promise: Promise<unknown>, message: RegExp, location?: string): Promise<void> {
     const err = await promise.then(
@@ -151,7 +169,10 @@ describe('StreamHistory validation', () => {
       await invalid(q(bad, '2026-01-02T00:00:00Z'), /start_time/, 'start_time');
     await invalid(q('2026-01-01T00:00:00Z', 'later'), /end_time/, 'end_time');
     // An offset is converted to UTC.
-    expect((await q('2026-01-01T02:00:00+02:00', '2026-01-01T00:02:00Z')).entries.map((e) => e.period_start)).toEqual(['2026-01-01T00:00:00Z', '2026-01-01T00:01:00Z']);
+    expect((await q('2026-01-01T02:00:00+02:00', '2026-01-01T00:02:00Z')).entries.map((e) => e.period_start)).toEqual([
+      '2026-01-01T00:00:00Z',
+      '2026-01-01T00:01:00Z',
+    ]);
   });
 
   it('60 s periods: a window of exactly 7 days is allowed, a minute more is refused', async () => {

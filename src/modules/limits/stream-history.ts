@@ -166,11 +166,15 @@ export class StreamHistory {
     const first = Math.ceil(start / periodMs) * periodMs;
     const count = first < end ? Math.ceil((end - first) / periodMs) : 0;
     if (count > MAX_HISTORY_ENTRIES)
-      throw new ApiError('invalid_request', `Invalid request: the window holds ${count} periods; at most ${MAX_HISTORY_ENTRIES} entries are returned per request.`);
+      throw new ApiError(
+        'invalid_request',
+        `Invalid request: the window holds ${count} periods; at most ${MAX_HISTORY_ENTRIES} entries are returned per request.`,
+      );
     if (!count) return { kind: q.kind, entries: [] };
     const stop = first + count * periodMs;
     const minutes = await this.repo.minutes(projectId, q.kind, new Date(first).toISOString(), new Date(stop).toISOString());
-    const entries = q.period_sec === 60 ? perMinute(minutes) : rollUp(q.period_sec === 3600 ? perMinute(minutes) : hours(minutes), periodMs, q.period_sec === 3600 ? 60 : 24);
+    const entries =
+      q.period_sec === 60 ? perMinute(minutes) : rollUp(q.period_sec === 3600 ? perMinute(minutes) : hours(minutes), periodMs, q.period_sec === 3600 ? 60 : 24);
     const byStart = new Map(entries.map((e) => [Date.parse(e.period_start), e]));
     const out: HistoryEntry[] = [];
     for (let i = 0; i < count; i++) {
@@ -218,7 +222,15 @@ function rollUp(source: HistoryEntry[], periodMs: number, slots: number): Histor
     const start = t - (t % periodMs);
     let e = out.get(start);
     if (!e) {
-      e = { period_start: new Date(start).toISOString(), period_sec: periodMs / 1000, sample_min: 0, sample_max: 0, sample_sum: 0, sample_count: 0, total_count: slots };
+      e = {
+        period_start: new Date(start).toISOString(),
+        period_sec: periodMs / 1000,
+        sample_min: 0,
+        sample_max: 0,
+        sample_sum: 0,
+        sample_count: 0,
+        total_count: slots,
+      };
       out.set(start, e);
     }
     e.sample_max = Math.max(e.sample_max, s.sample_max);

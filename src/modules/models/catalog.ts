@@ -66,7 +66,10 @@ export class ModelCatalog {
     const model = this.byId.get(this.aliases.get(id) ?? id);
     if (!model || model.mode !== mode) {
       const offered = [...this.byId.values()].filter((m) => m.mode === mode).map((m) => m.id);
-      throw new ApiError('model_not_available', `Model "${id}" is not available for ${mode === 'async' ? 'async' : 'real-time'} transcription. Available: ${offered.join(', ')}.`);
+      throw new ApiError(
+        'model_not_available',
+        `Model "${id}" is not available for ${mode === 'async' ? 'async' : 'real-time'} transcription. Available: ${offered.join(', ')}.`,
+      );
     }
     return { model, engine: this.registry.resolve(model.engineModelId)! };
   }

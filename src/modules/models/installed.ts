@@ -22,7 +22,10 @@ export function installedModels(settings: { modelsDir: string }): InstalledModel
  * whose manifest says `"second_pass": true`); undefined: the built-in second pass. A name that is not an installed
  * offline model, or two models claiming the role, is a configuration error.
  */
-export function secondPassModelOf(installed: readonly InstalledModel[], settings: { realtimeSecondPass: boolean; realtimeSecondPassModel: string }): string | undefined {
+export function secondPassModelOf(
+  installed: readonly InstalledModel[],
+  settings: { realtimeSecondPass: boolean; realtimeSecondPassModel: string },
+): string | undefined {
   if (!settings.realtimeSecondPass) return undefined;
   const offline = installed.filter((m) => m.family === 'stt-offline');
   if (settings.realtimeSecondPassModel) {
@@ -32,12 +35,18 @@ export function secondPassModelOf(installed: readonly InstalledModel[], settings
     );
   }
   const claims = offline.filter((m) => m.second_pass);
-  if (claims.length > 1) throw new ConfigError(`models ${claims.map((m) => `${m.id} (${m.dir})`).join(' and ')} both claim the second pass ("second_pass": true): keep it in one manifest, or name one with PARLANCE_REALTIME_SECOND_PASS_MODEL`);
+  if (claims.length > 1)
+    throw new ConfigError(
+      `models ${claims.map((m) => `${m.id} (${m.dir})`).join(' and ')} both claim the second pass ("second_pass": true): keep it in one manifest, or name one with PARLANCE_REALTIME_SECOND_PASS_MODEL`,
+    );
   return claims[0]?.id;
 }
 
 /** The public catalog and alias table with `installed` in (a claim that cannot hold is a configuration error). */
-export function catalogOf(installed: readonly InstalledModel[], settings: { sttModelAliases: readonly string[] }): { catalog: CatalogModel[]; aliases: string[] } {
+export function catalogOf(
+  installed: readonly InstalledModel[],
+  settings: { sttModelAliases: readonly string[] },
+): { catalog: CatalogModel[]; aliases: string[] } {
   try {
     return withInstalledModels(installed, defaultCatalog, settings.sttModelAliases);
   } catch (err) {
@@ -64,7 +73,8 @@ export function withInstalledModels(
       const previousTarget = previous?.split('=')[1]?.trim();
       const previousMode = models.find((c) => c.id === previousTarget)?.mode;
       if (previousMode && previousMode !== entry.mode) {
-        const what = entry.mode === 'async' ? 'transcribes files only and cannot take over the real-time' : 'is a real-time model and cannot take over the async';
+        const what =
+          entry.mode === 'async' ? 'transcribes files only and cannot take over the real-time' : 'is a real-time model and cannot take over the async';
         throw new ModelClaimError(`model ${m.id} (${m.dir}) ${what} model id ${alias}`);
       }
       if (models.some((c) => c.id === alias)) throw new ModelClaimError(`model ${m.id} (${m.dir}) claims ${alias}, the id of a model: claim aliases only`);

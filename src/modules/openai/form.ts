@@ -43,7 +43,9 @@ export function formValidator<T>(schema: TSchema): (fields: Record<string, strin
     const data: Record<string, unknown> = { ...fields };
     if (check(data)) return data as T;
     const issues = (check.errors ?? []).map((e) =>
-      e.keyword === 'enum' && Array.isArray(e.params?.allowedValues) ? { ...e, message: `must be one of ${(e.params.allowedValues as string[]).join(', ')}` } : e,
+      e.keyword === 'enum' && Array.isArray(e.params?.allowedValues)
+        ? { ...e, message: `must be one of ${(e.params.allowedValues as string[]).join(', ')}` }
+        : e,
     );
     throw validationToApiError(issues, 'body');
   };

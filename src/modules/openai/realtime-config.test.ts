@@ -4,29 +4,66 @@ import { applyBeta, applyGa, defaultSettings, lockedFields, nativeConfig, render
 import { ClientEventError } from './realtime-schemas.js';
 
 describe('transcription session settings', () => {
-  it('start from OpenAI\'s defaults: pcm16 at 24 kHz, server VAD with 500 ms of silence, the URL\'s model', () => {
+  it("start from OpenAI's defaults: pcm16 at 24 kHz, server VAD with 500 ms of silence, the URL's model", () => {
     const s = defaultSettings('whisper-1');
     expect(renderGa(s, 'sess_1', 5).audio).toEqual({
-      input: { format: { type: 'audio/pcm', rate: 24000 }, transcription: { model: 'whisper-1', language: null, prompt: '' }, turn_detection: { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 500 }, noise_reduction: null },
+      input: {
+        format: { type: 'audio/pcm', rate: 24000 },
+        transcription: { model: 'whisper-1', language: null, prompt: '' },
+        turn_detection: { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 500 },
+        noise_reduction: null,
+      },
     });
     expect(defaultSettings().model).toBe('gpt-4o-transcribe');
   });
 
   it('a GA update changes only the fields it has; the beta update is the same settings in its own shape', () => {
-    const s = applyGa(defaultSettings(), { type: 'transcription', audio: { input: { format: { type: 'audio/pcmu' }, transcription: { language: 'en' }, turn_detection: null } }, include: ['item.input_audio_transcription.logprobs'] }, null);
+    const s = applyGa(
+      defaultSettings(),
+      {
+        type: 'transcription',
+        audio: { input: { format: { type: 'audio/pcmu' }, transcription: { language: 'en' }, turn_detection: null } },
+        include: ['item.input_audio_transcription.logprobs'],
+      },
+      null,
+    );
     expect(s).toMatchObject({ format: 'g711_ulaw', model: 'gpt-4o-transcribe', language: 'en', turnDetection: null, logprobs: true });
     const again = applyGa(s, { type: 'transcription', audio: { input: { transcription: { prompt: 'names' } } } }, null);
     expect(again).toMatchObject({ format: 'g711_ulaw', language: 'en', prompt: 'names', turnDetection: null });
-    const beta = applyBeta(defaultSettings(), { input_audio_format: 'g711_ulaw', input_audio_transcription: { language: 'en' }, turn_detection: null, include: ['item.input_audio_transcription.logprobs'] });
+    const beta = applyBeta(defaultSettings(), {
+      input_audio_format: 'g711_ulaw',
+      input_audio_transcription: { language: 'en' },
+      turn_detection: null,
+      include: ['item.input_audio_transcription.logprobs'],
+    });
     expect(beta).toEqual(s);
-    expect(renderBeta(beta, 'sess_1', 5)).toMatchObject({ input_audio_format: 'g711_ulaw', turn_detection: null, include: ['item.input_audio_transcription.logprobs'] });
+    expect(renderBeta(beta, 'sess_1', 5)).toMatchObject({
+      input_audio_format: 'g711_ulaw',
+      turn_detection: null,
+      include: ['item.input_audio_transcription.logprobs'],
+    });
     expect(() => applyGa(s, { type: 'realtime' }, 'e1')).toThrow(ClientEventError);
   });
 
   it('become a native configuration the real-time parser accepts, OpenAI model names served by the configured model', () => {
-    const native = nativeConfig(applyGa(defaultSettings(), { type: 'transcription', audio: { input: { transcription: { language: 'en', prompt: 'Parlance' } } } }, null), 'parlance-rt-en-v1');
-    expect(parseRealtimeConfig(native)).toMatchObject({ model: 'parlance-rt-en-v1', audioFormat: 'pcm_s16le', sampleRate: 24000, numChannels: 1, languageHints: ['en'], context: 'Parlance', enableEndpointDetection: true });
-    expect(nativeConfig({ ...defaultSettings(), format: 'g711_alaw', model: 'stt-rt-v4' }, 'x')).toMatchObject({ model: 'stt-rt-v4', audio_format: 'alaw', sample_rate: 8000 });
+    const native = nativeConfig(
+      applyGa(defaultSettings(), { type: 'transcription', audio: { input: { transcription: { language: 'en', prompt: 'Parlance' } } } }, null),
+      'parlance-rt-en-v1',
+    );
+    expect(parseRealtimeConfig(native)).toMatchObject({
+      model: 'parlance-rt-en-v1',
+      audioFormat: 'pcm_s16le',
+      sampleRate: 24000,
+      numChannels: 1,
+      languageHints: ['en'],
+      context: 'Parlance',
+      enableEndpointDetection: true,
+    });
+    expect(nativeConfig({ ...defaultSettings(), format: 'g711_alaw', model: 'stt-rt-v4' }, 'x')).toMatchObject({
+      model: 'stt-rt-v4',
+      audio_format: 'alaw',
+      sample_rate: 8000,
+    });
   });
 
   it('clamp the turn silence to the native endpoint delay range, at both ends', () => {

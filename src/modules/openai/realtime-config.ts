@@ -20,7 +20,15 @@ export const DEFAULT_TRANSCRIPTION_MODEL = 'gpt-4o-transcribe';
 const SERVER_VAD = { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 500 } as const;
 
 export function defaultSettings(model?: string): TranscriptionSettings {
-  return { format: 'pcm16', model: model || DEFAULT_TRANSCRIPTION_MODEL, language: null, prompt: null, turnDetection: { ...SERVER_VAD }, noiseReduction: null, logprobs: false };
+  return {
+    format: 'pcm16',
+    model: model || DEFAULT_TRANSCRIPTION_MODEL,
+    language: null,
+    prompt: null,
+    turnDetection: { ...SERVER_VAD },
+    noiseReduction: null,
+    logprobs: false,
+  };
 }
 
 /** Bytes per millisecond of each input format (pcm16 at 24 kHz; G.711 at 8 kHz, one byte a sample). */
@@ -40,7 +48,12 @@ function withTranscription(s: TranscriptionSettings, t: AudioTranscription | nul
   if (t === undefined) return s;
   // null turns transcription "off" in OpenAI; a transcription session has nothing else to do, so it keeps the defaults.
   if (t === null) return { ...s, model: DEFAULT_TRANSCRIPTION_MODEL, language: null, prompt: null };
-  return { ...s, model: t.model ?? s.model, language: t.language === undefined ? s.language : t.language || null, prompt: t.prompt === undefined ? s.prompt : t.prompt || null };
+  return {
+    ...s,
+    model: t.model ?? s.model,
+    language: t.language === undefined ? s.language : t.language || null,
+    prompt: t.prompt === undefined ? s.prompt : t.prompt || null,
+  };
 }
 
 function withTurnDetection(s: TranscriptionSettings, t: TurnDetection | null | undefined): TranscriptionSettings {
@@ -109,7 +122,8 @@ export function renderBeta(s: TranscriptionSettings, id: string, expiresAt: numb
 
 /** What the running recognizer was started with, by the update's field names: these cannot change once audio flows. */
 export function lockedFields(s: TranscriptionSettings, shape: 'ga' | 'beta'): Record<string, string | null> {
-  const [format, transcription] = shape === 'ga' ? ['session.audio.input.format', 'session.audio.input.transcription'] : ['session.input_audio_format', 'session.input_audio_transcription'];
+  const [format, transcription] =
+    shape === 'ga' ? ['session.audio.input.format', 'session.audio.input.transcription'] : ['session.input_audio_format', 'session.input_audio_transcription'];
   return { [format]: s.format, [`${transcription}.model`]: s.model, [`${transcription}.language`]: s.language, [`${transcription}.prompt`]: s.prompt };
 }
 
@@ -130,7 +144,8 @@ export function nativeModel(model: string, defaultModel: string): string {
 
 /** The native configuration message (src/modules/realtime/config.ts) of a session with these settings. */
 export function nativeConfig(s: TranscriptionSettings, defaultModel: string): Record<string, unknown> {
-  const raw = s.format === 'pcm16' ? { audio_format: 'pcm_s16le', sample_rate: 24000 } : { audio_format: s.format === 'g711_ulaw' ? 'mulaw' : 'alaw', sample_rate: 8000 };
+  const raw =
+    s.format === 'pcm16' ? { audio_format: 'pcm_s16le', sample_rate: 24000 } : { audio_format: s.format === 'g711_ulaw' ? 'mulaw' : 'alaw', sample_rate: 8000 };
   return {
     model: nativeModel(s.model, defaultModel),
     ...raw,

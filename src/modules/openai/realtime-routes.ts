@@ -46,7 +46,13 @@ export function openAiRealtimeHandler(service: RealtimeService, opts: { defaultM
           if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(1000);
         },
       },
-      { beta: isBeta(request), urlModel: query(request).get('model') ?? undefined, defaultModel: opts.defaultModel, requestId: newRequestId(), handshakeKey: openAiHandshakeKey(request) },
+      {
+        beta: isBeta(request),
+        urlModel: query(request).get('model') ?? undefined,
+        defaultModel: opts.defaultModel,
+        requestId: newRequestId(),
+        handshakeKey: openAiHandshakeKey(request),
+      },
     );
     const pressure = backpressure(ws, session);
     ws.on('message', (data, isBinary) => {
@@ -60,7 +66,8 @@ export function openAiRealtimeHandler(service: RealtimeService, opts: { defaultM
     });
     session.start();
     return {
-      oversized: (limit) => session.fail(new ApiError('invalid_request', `Message larger than ${limit} bytes: send audio in smaller input_audio_buffer.append events.`)),
+      oversized: (limit) =>
+        session.fail(new ApiError('invalid_request', `Message larger than ${limit} bytes: send audio in smaller input_audio_buffer.append events.`)),
       firstMessageTimeout: (ms) => session.fail(new ApiError('request_timeout', `Request timeout: no event within ${ms / 1000} s of connecting.`)),
     };
   };

@@ -16,11 +16,33 @@ function refusal(event: unknown): ClientEventError {
 const ga = (input: Record<string, unknown>) => ({ type: 'session.update', session: { type: 'transcription', audio: { input } } });
 
 describe('parseClientEvent', () => {
-  it('accepts the SDK\'s GA and beta session updates, appends, commits and clears, ignoring fields it does not know', () => {
-    expect(parseClientEvent(JSON.stringify(ga({ format: { type: 'audio/pcm', rate: 24000 }, transcription: { model: 'gpt-4o-transcribe', language: 'en', prompt: 'x' }, turn_detection: null, noise_reduction: { type: 'near_field' } }))).type).toBe('session.update');
+  it("accepts the SDK's GA and beta session updates, appends, commits and clears, ignoring fields it does not know", () => {
+    expect(
+      parseClientEvent(
+        JSON.stringify(
+          ga({
+            format: { type: 'audio/pcm', rate: 24000 },
+            transcription: { model: 'gpt-4o-transcribe', language: 'en', prompt: 'x' },
+            turn_detection: null,
+            noise_reduction: { type: 'near_field' },
+          }),
+        ),
+      ).type,
+    ).toBe('session.update');
     expect(parseClientEvent(JSON.stringify(ga({ turn_detection: { type: 'semantic_vad', eagerness: 'high' }, future_field: 1 }))).type).toBe('session.update');
-    expect(parseClientEvent(JSON.stringify({ type: 'transcription_session.update', session: { input_audio_format: 'g711_alaw', turn_detection: { type: 'server_vad', silence_duration_ms: 0 } } })).type).toBe('transcription_session.update');
-    expect(parseClientEvent('{"type":"input_audio_buffer.append","audio":"AAAA","event_id":"e"}')).toEqual({ type: 'input_audio_buffer.append', audio: 'AAAA', event_id: 'e' });
+    expect(
+      parseClientEvent(
+        JSON.stringify({
+          type: 'transcription_session.update',
+          session: { input_audio_format: 'g711_alaw', turn_detection: { type: 'server_vad', silence_duration_ms: 0 } },
+        }),
+      ).type,
+    ).toBe('transcription_session.update');
+    expect(parseClientEvent('{"type":"input_audio_buffer.append","audio":"AAAA","event_id":"e"}')).toEqual({
+      type: 'input_audio_buffer.append',
+      audio: 'AAAA',
+      event_id: 'e',
+    });
     expect(parseClientEvent('{"type":"input_audio_buffer.commit"}').type).toBe('input_audio_buffer.commit');
     expect(parseClientEvent('{"type":"input_audio_buffer.clear"}').type).toBe('input_audio_buffer.clear');
   });
@@ -32,8 +54,13 @@ describe('parseClientEvent', () => {
     expect(refusal({ type: 'x'.repeat(500) }).message.length).toBeLessThan(400);
     expect(refusal({ type: 'response.create' })).toMatchObject({ code: 'unsupported_event', param: 'type' });
     expect(refusal({ type: 'input_audio_buffer.append', audio: 3 })).toMatchObject({ code: 'invalid_value', param: 'audio' });
-    expect(refusal({ type: 'session.update', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 16000 } } } } }).param).toMatch(/^session\.audio\.input\.format/);
-    expect(refusal({ type: 'transcription_session.update', session: { input_audio_format: 'mp3' } })).toMatchObject({ code: 'invalid_value', param: 'session.input_audio_format' });
+    expect(
+      refusal({ type: 'session.update', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 16000 } } } } }).param,
+    ).toMatch(/^session\.audio\.input\.format/);
+    expect(refusal({ type: 'transcription_session.update', session: { input_audio_format: 'mp3' } })).toMatchObject({
+      code: 'invalid_value',
+      param: 'session.input_audio_format',
+    });
   });
 
   it('holds every limit at its boundary', () => {
@@ -47,7 +74,13 @@ describe('parseClientEvent', () => {
     const vad = (v: Record<string, unknown>) => ga({ turn_detection: { type: 'server_vad', ...v } });
     for (const ok of [{ threshold: 0 }, { threshold: 1 }, { silence_duration_ms: 0 }, { silence_duration_ms: 10_000 }, { prefix_padding_ms: 10_000 }])
       expect(parseClientEvent(JSON.stringify(vad(ok))).type).toBe('session.update');
-    for (const [bad, field] of [[{ threshold: -0.01 }, 'threshold'], [{ threshold: 1.01 }, 'threshold'], [{ silence_duration_ms: -1 }, 'silence_duration_ms'], [{ silence_duration_ms: 10_001 }, 'silence_duration_ms'], [{ silence_duration_ms: 1.5 }, 'silence_duration_ms']] as const)
+    for (const [bad, field] of [
+      [{ threshold: -0.01 }, 'threshold'],
+      [{ threshold: 1.01 }, 'threshold'],
+      [{ silence_duration_ms: -1 }, 'silence_duration_ms'],
+      [{ silence_duration_ms: 10_001 }, 'silence_duration_ms'],
+      [{ silence_duration_ms: 1.5 }, 'silence_duration_ms'],
+    ] as const)
       expect(refusal(vad(bad)).param).toBe(`session.audio.input.turn_detection.${field}`);
     expect(refusal(ga({ turn_detection: { type: 'semantic_vad', eagerness: 'now' } })).param).toBe('session.audio.input.turn_detection.eagerness');
   });

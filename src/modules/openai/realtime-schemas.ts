@@ -111,8 +111,13 @@ export type ClientEvent = { [K in keyof ClientEvents]: Static<ClientEvents[K]> }
 
 /** Events of conversation sessions: known to OpenAI clients, not served by a transcription session. */
 const CONVERSATION_EVENTS = new Set([
-  'conversation.item.create', 'conversation.item.delete', 'conversation.item.retrieve', 'conversation.item.truncate',
-  'response.create', 'response.cancel', 'output_audio_buffer.clear',
+  'conversation.item.create',
+  'conversation.item.delete',
+  'conversation.item.retrieve',
+  'conversation.item.truncate',
+  'response.create',
+  'response.cancel',
+  'output_audio_buffer.clear',
 ]);
 
 /** A client event that cannot be served: answered with an `error` event; the session goes on. */
@@ -140,12 +145,18 @@ export function parseClientEvent(text: string): ClientEvent {
   if (!isObj(msg)) throw new ClientEventError('invalid_event', 'The event must be a JSON object with a "type".', null, null);
   const eventId = typeof msg.event_id === 'string' ? msg.event_id : null;
   const type = msg.type;
-  if (typeof type !== 'string') throw new ClientEventError('missing_required_parameter', 'Missing required parameter: \'type\'.', 'type', eventId);
-  if (CONVERSATION_EVENTS.has(type))
-    throw new ClientEventError('unsupported_event', `'${type}' is not available in a transcription session.`, 'type', eventId);
+  if (typeof type !== 'string') throw new ClientEventError('missing_required_parameter', "Missing required parameter: 'type'.", 'type', eventId);
+  if (CONVERSATION_EVENTS.has(type)) throw new ClientEventError('unsupported_event', `'${type}' is not available in a transcription session.`, 'type', eventId);
   const schema = Object.prototype.hasOwnProperty.call(CLIENT_EVENTS, type) ? CLIENT_EVENTS[type as keyof ClientEvents] : undefined;
   if (!schema)
-    throw new ClientEventError('invalid_value', `Invalid value: '${type.slice(0, 64)}'. Supported values are: ${Object.keys(CLIENT_EVENTS).map((t) => `'${t}'`).join(', ')}.`, 'type', eventId);
+    throw new ClientEventError(
+      'invalid_value',
+      `Invalid value: '${type.slice(0, 64)}'. Supported values are: ${Object.keys(CLIENT_EVENTS)
+        .map((t) => `'${t}'`)
+        .join(', ')}.`,
+      'type',
+      eventId,
+    );
   if (!Value.Check(schema, msg)) {
     const first = deepestError(schema, msg);
     const param = first.path.replace(/^\//, '').replace(/\//g, '.');

@@ -18,7 +18,16 @@ import type { RealtimeService, RealtimeSession } from '../realtime/service.js';
 import { END_TOKEN, FIN_TOKEN, type ResultFrame, type WireToken } from '../realtime/tokens.js';
 import { openAiErrorBody } from './errors.js';
 import {
-  applyBeta, applyGa, BYTES_PER_MS, defaultSettings, lockedFields, nativeConfig, nativeModel, renderBeta, renderGa, type TranscriptionSettings,
+  applyBeta,
+  applyGa,
+  BYTES_PER_MS,
+  defaultSettings,
+  lockedFields,
+  nativeConfig,
+  nativeModel,
+  renderBeta,
+  renderGa,
+  type TranscriptionSettings,
 } from './realtime-config.js';
 import { type ClientEvent, ClientEventError, type LogProb, parseClientEvent, type RealtimeErrorBody, type ServerEvent } from './realtime-schemas.js';
 
@@ -119,7 +128,8 @@ export class OpenAiRealtimeSession {
       event = parseClientEvent(text);
       this.handle(event);
     } catch (err) {
-      if (err instanceof ClientEventError) return this.emitError({ type: 'invalid_request_error', code: err.code, message: err.message, param: err.param, event_id: err.eventId });
+      if (err instanceof ClientEventError)
+        return this.emitError({ type: 'invalid_request_error', code: err.code, message: err.message, param: err.param, event_id: err.eventId });
       this.fail(err);
     }
   }
@@ -127,7 +137,13 @@ export class OpenAiRealtimeSession {
   /** Binary messages are not part of the protocol (audio travels base64 in input_audio_buffer.append). */
   binary(): void {
     if (this.ended) return;
-    this.emitError({ type: 'invalid_request_error', code: 'invalid_event', message: 'Binary messages are not accepted: send audio as base64 in input_audio_buffer.append events.', param: null, event_id: null });
+    this.emitError({
+      type: 'invalid_request_error',
+      code: 'invalid_event',
+      message: 'Binary messages are not accepted: send audio as base64 in input_audio_buffer.append events.',
+      param: null,
+      event_id: null,
+    });
   }
 
   /** The client went away: free everything at once, send nothing. */
@@ -174,13 +190,23 @@ export class OpenAiRealtimeSession {
     }
     const tokens = next.prompt ? approximateTokens(next.prompt) : 0;
     if (tokens > MAX_CONTEXT_TOKENS)
-      throw new ClientEventError('invalid_value', `Invalid value for '${transcription}.prompt': over ${MAX_CONTEXT_TOKENS} tokens (about ${tokens}).`, `${transcription}.prompt`, eventId);
+      throw new ClientEventError(
+        'invalid_value',
+        `Invalid value for '${transcription}.prompt': over ${MAX_CONTEXT_TOKENS} tokens (about ${tokens}).`,
+        `${transcription}.prompt`,
+        eventId,
+      );
     if (this.native) {
       const was = lockedFields(this.settings, shape);
       const now = lockedFields(next, shape);
       const changed = Object.keys(was).find((k) => was[k] !== now[k]);
       if (changed)
-        throw new ClientEventError('invalid_value', `${changed} cannot change once audio has been appended (the recognizer runs with ${JSON.stringify(was[changed])}).`, changed, eventId);
+        throw new ClientEventError(
+          'invalid_value',
+          `${changed} cannot change once audio has been appended (the recognizer runs with ${JSON.stringify(was[changed])}).`,
+          changed,
+          eventId,
+        );
     }
     this.settings = next;
     this.emitSession(shape === 'ga' ? 'session.updated' : 'transcription_session.updated');
@@ -188,7 +214,8 @@ export class OpenAiRealtimeSession {
 
   private append(audio: string, eventId: string | null): void {
     const b64 = audio.replace(/\s+/g, '');
-    if (b64.length % 4 === 1 || !BASE64.test(b64)) throw new ClientEventError('invalid_value', 'Invalid value for \'audio\': not valid base64.', 'audio', eventId);
+    if (b64.length % 4 === 1 || !BASE64.test(b64))
+      throw new ClientEventError('invalid_value', "Invalid value for 'audio': not valid base64.", 'audio', eventId);
     const bytes = Buffer.from(b64, 'base64');
     if (bytes.length === 0) return; // an empty message would end the native stream
     if (!this.native) this.startNative();
@@ -343,7 +370,13 @@ export class OpenAiRealtimeSession {
   }
 
   private emitDelta(item: Item, piece: Piece): void {
-    this.emit({ type: 'conversation.item.input_audio_transcription.delta', item_id: item.id, content_index: 0, delta: piece.text, ...(piece.logprob ? { logprobs: [piece.logprob] } : {}) });
+    this.emit({
+      type: 'conversation.item.input_audio_transcription.delta',
+      item_id: item.id,
+      content_index: 0,
+      delta: piece.text,
+      ...(piece.logprob ? { logprobs: [piece.logprob] } : {}),
+    });
   }
 
   private emitSession(type: 'session.created' | 'session.updated' | 'transcription_session.created' | 'transcription_session.updated'): void {

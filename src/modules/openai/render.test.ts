@@ -3,9 +3,20 @@ import type { TranscriptToken } from '../transcriptions/schemas.js';
 import { render, streamEvents } from './render.js';
 import type { FinishedAudio } from './service.js';
 
-const tok = (text: string, start_ms: number, end_ms: number, extra: Partial<TranscriptToken> = {}): TranscriptToken => ({ text, start_ms, end_ms, confidence: 0.5, ...extra });
+const tok = (text: string, start_ms: number, end_ms: number, extra: Partial<TranscriptToken> = {}): TranscriptToken => ({
+  text,
+  start_ms,
+  end_ms,
+  confidence: 0.5,
+  ...extra,
+});
 
-const tokens = [tok('Hello', 100, 400, { speaker: '1' }), tok(' world.', 450, 900, { speaker: '1' }), tok(' Bye', 2000, 2300, { speaker: '2' }), tok(' now.', 2350, 2600, { speaker: '2' })];
+const tokens = [
+  tok('Hello', 100, 400, { speaker: '1' }),
+  tok(' world.', 450, 900, { speaker: '1' }),
+  tok(' Bye', 2000, 2300, { speaker: '2' }),
+  tok(' now.', 2350, 2600, { speaker: '2' }),
+];
 const result: FinishedAudio = { id: 't1', task: 'transcribe', text: 'Hello world. Bye now.', tokens, durationMs: 2500, language: 'en' };
 
 describe('render', () => {
@@ -21,7 +32,17 @@ describe('render', () => {
     expect(v).toMatchObject({ task: 'transcribe', language: 'english', duration: 2.5, text: 'Hello world. Bye now.' });
     expect(v.words).toBeUndefined();
     expect(v.segments).toEqual([
-      expect.objectContaining({ id: 0, seek: 10, start: 0.1, end: 0.9, text: ' Hello world.', tokens: [], temperature: 0, avg_logprob: -0.6931, no_speech_prob: 0 }),
+      expect.objectContaining({
+        id: 0,
+        seek: 10,
+        start: 0.1,
+        end: 0.9,
+        text: ' Hello world.',
+        tokens: [],
+        temperature: 0,
+        avg_logprob: -0.6931,
+        no_speech_prob: 0,
+      }),
       // The last word ends past the decoded audio: clamped to the duration.
       expect.objectContaining({ id: 1, start: 2, end: 2.5, text: ' Bye now.' }),
     ]);
@@ -47,7 +68,11 @@ describe('render', () => {
     const translated: FinishedAudio = {
       ...result,
       task: 'translate',
-      tokens: [tok('hola', 100, 400, { translation_status: 'original' }), tok(' mundo', 450, 900, { translation_status: 'original' }), { text: ' hello world', confidence: 0.5, translation_status: 'translation' }],
+      tokens: [
+        tok('hola', 100, 400, { translation_status: 'original' }),
+        tok(' mundo', 450, 900, { translation_status: 'original' }),
+        { text: ' hello world', confidence: 0.5, translation_status: 'translation' },
+      ],
     };
     expect(render(translated, { format: 'json' })).toEqual({ json: { text: 'hello world' } });
     expect(render(translated, { format: 'srt' })).toEqual({ text: '1\n00:00:00,100 --> 00:00:00,900\nhello world\n' });
@@ -58,12 +83,25 @@ describe('streamEvents', () => {
   it('deltas add up to the text, then done', () => {
     const events = streamEvents(result, false);
     expect(events.at(-1)).toEqual({ type: 'transcript.text.done', text: 'Hello world. Bye now.' });
-    expect(events.slice(0, -1).map((e) => e.delta).join('')).toBe('Hello world. Bye now.');
+    expect(
+      events
+        .slice(0, -1)
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('Hello world. Bye now.');
   });
 
   it('diarized: each segment after its deltas, which name it', () => {
     const events = streamEvents(result, true);
-    expect(events.map((e) => e.type)).toEqual(['transcript.text.delta', 'transcript.text.delta', 'transcript.text.segment', 'transcript.text.delta', 'transcript.text.delta', 'transcript.text.segment', 'transcript.text.done']);
+    expect(events.map((e) => e.type)).toEqual([
+      'transcript.text.delta',
+      'transcript.text.delta',
+      'transcript.text.segment',
+      'transcript.text.delta',
+      'transcript.text.delta',
+      'transcript.text.segment',
+      'transcript.text.done',
+    ]);
     expect(events[3]).toEqual({ type: 'transcript.text.delta', delta: ' Bye', segment_id: 'seg_1' });
   });
 });

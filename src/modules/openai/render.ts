@@ -21,7 +21,12 @@ const seconds = (ms: number) => Math.round(ms) / 1000;
 /** The transcript's cues with times kept inside the audio (an engine's last word may end past the decoded audio). */
 export function cuesOfResult(r: FinishedAudio): Cue[] {
   const clamp = (ms: number) => (r.durationMs > 0 ? Math.min(Math.max(0, ms), r.durationMs) : Math.max(0, ms));
-  return cuesOf(r.tokens).map((c) => ({ ...c, startMs: clamp(c.startMs), endMs: clamp(c.endMs), words: c.words.map((w) => ({ ...w, startMs: clamp(w.startMs), endMs: clamp(w.endMs) })) }));
+  return cuesOf(r.tokens).map((c) => ({
+    ...c,
+    startMs: clamp(c.startMs),
+    endMs: clamp(c.endMs),
+    words: c.words.map((w) => ({ ...w, startMs: clamp(w.startMs), endMs: clamp(w.endMs) })),
+  }));
 }
 
 /** What the cue says in the response's language: its translation when the task was translation. */
@@ -83,7 +88,14 @@ const letterOf = (n: number): string => (n < 26 ? String.fromCharCode(65 + n) : 
 
 export function diarizedSegments(cues: readonly Cue[]): DiarizedSegment[] {
   const letter = speakerLetters(cues);
-  return cues.map((c, i) => ({ type: 'transcript.text.segment', id: `seg_${i}`, start: seconds(c.startMs), end: seconds(c.endMs), text: c.text, speaker: letter(c.speaker) }));
+  return cues.map((c, i) => ({
+    type: 'transcript.text.segment',
+    id: `seg_${i}`,
+    start: seconds(c.startMs),
+    end: seconds(c.endMs),
+    text: c.text,
+    speaker: letter(c.speaker),
+  }));
 }
 
 export function render(r: FinishedAudio, req: RenderRequest): Rendered {

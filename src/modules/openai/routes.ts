@@ -80,7 +80,12 @@ export const openaiRoutes: RouteModule = async (app, { ctx }) => {
   const streamResult = async (req: FastifyRequest, reply: FastifyReply, result: Promise<FinishedAudio>, id: string, diarized: boolean) => {
     reply.hijack();
     const res = reply.raw;
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': req.id, 'x-parlance-transcription-id': id });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-request-id': req.id,
+      'x-parlance-transcription-id': id,
+    });
     res.write(': transcribing\n\n');
     const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
     try {
@@ -135,7 +140,12 @@ export const openaiRoutes: RouteModule = async (app, { ctx }) => {
       const form = await readAudioForm(req, ctx.files, req.auth);
       const f = await fieldsOf(form, validateTranscription);
       const format = f.response_format ?? 'json';
-      const job = await svc.start(req.auth, form, { task: 'transcribe', model: f.model, language: f.language, prompt: f.prompt, diarize: format === 'diarized_json' }, req.id);
+      const job = await svc.start(
+        req.auth,
+        form,
+        { task: 'transcribe', model: f.model, language: f.language, prompt: f.prompt, diarize: format === 'diarized_json' },
+        req.id,
+      );
       if (f.stream) return streamResult(req, reply, svc.finish(req.auth, job, signal), job.id, format === 'diarized_json');
       const result = await svc.finish(req.auth, job, signal);
       return send(reply, render(result, { format, granularities: f.timestamp_granularities, logprobs: f.include?.includes('logprobs') }), job.id);
@@ -174,4 +184,3 @@ export const openaiRoutes: RouteModule = async (app, { ctx }) => {
   };
   await app.register(audio, { prefix: '/v1/audio' });
 };
-

@@ -5,7 +5,8 @@ import { SPEECH_FORMATS, SPEECH_MAX_INPUT, SPEECH_SPEED_MAX, SPEECH_SPEED_MIN, S
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 /** A string enum as `enum` (Ajv then names the allowed values) rather than a union of literals. */
-const OneOf = <T extends string>(values: readonly T[], description?: string) => Type.Unsafe<T>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
+const OneOf = <T extends string>(values: readonly T[], description?: string) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
 
 export const TRANSCRIPTION_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt', 'diarized_json'] as const;
 export type TranscriptionFormat = (typeof TRANSCRIPTION_FORMATS)[number];
@@ -154,13 +155,10 @@ export const SpeechBody = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 64, description: 'tts-1, tts-1-hd, gpt-4o-mini-tts (the default TTS model) or any TTS model id or alias' }),
     input: Type.String({ minLength: 1, maxLength: SPEECH_MAX_INPUT, description: 'The text to speak' }),
-    voice: Type.Union(
-      [
-        Type.String({ minLength: 1, maxLength: 64 }),
-        Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
-      ],
-      { description: 'An OpenAI voice name (alloy, ash, ballad, coral, echo, fable, onyx, nova, sage, shimmer, verse, marin, cedar: mapped to built-in voices), a built-in voice id or a cloned voice id' },
-    ),
+    voice: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) })], {
+      description:
+        'An OpenAI voice name (alloy, ash, ballad, coral, echo, fable, onyx, nova, sage, shimmer, verse, marin, cedar: mapped to built-in voices), a built-in voice id or a cloned voice id',
+    }),
     instructions: Type.Optional(Type.String({ maxLength: 4096, description: 'Accepted and ignored' })),
     response_format: Type.Optional(OneOf(SPEECH_FORMATS, 'Default mp3; pcm is raw 24 kHz 16-bit little-endian mono')),
     speed: Type.Optional(

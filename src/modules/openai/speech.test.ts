@@ -18,9 +18,32 @@ const model = (voices: TtsVoice[]) => ({ id: 'm', name: 'm', voices, supportsSil
 
 describe('OpenAI voice names', () => {
   it('map to the preferred built-in voices of the default model', () => {
-    const m = model([voice('Adrian', 'male'), voice('Maya', 'female'), voice('Oliver', 'male'), voice('Noah', 'male'), voice('Rowan', 'neutral'), voice('Clara', 'female'), voice('Fiona', 'female'), voice('Grace', 'female')]);
+    const m = model([
+      voice('Adrian', 'male'),
+      voice('Maya', 'female'),
+      voice('Oliver', 'male'),
+      voice('Noah', 'male'),
+      voice('Rowan', 'neutral'),
+      voice('Clara', 'female'),
+      voice('Fiona', 'female'),
+      voice('Grace', 'female'),
+    ]);
     const got = Object.fromEntries(Object.keys(OPENAI_VOICES).map((n) => [n, voiceForOpenAiName(m, n)?.id]));
-    expect(got).toEqual({ alloy: 'Rowan', ash: 'Noah', ballad: 'Oliver', coral: 'Maya', echo: 'Adrian', fable: 'Oliver', onyx: 'Adrian', nova: 'Maya', sage: 'Clara', shimmer: 'Fiona', verse: 'Noah', marin: 'Grace', cedar: 'Adrian' });
+    expect(got).toEqual({
+      alloy: 'Rowan',
+      ash: 'Noah',
+      ballad: 'Oliver',
+      coral: 'Maya',
+      echo: 'Adrian',
+      fable: 'Oliver',
+      onyx: 'Adrian',
+      nova: 'Maya',
+      sage: 'Clara',
+      shimmer: 'Fiona',
+      verse: 'Noah',
+      marin: 'Grace',
+      cedar: 'Adrian',
+    });
     expect(voiceForOpenAiName(m, 'NOVA')?.id).toBe('Maya');
     expect(voiceForOpenAiName(m, 'nobody')).toBeUndefined();
   });
@@ -36,7 +59,7 @@ describe('OpenAI voice names', () => {
     expect(voiceForOpenAiName(m, 'nova', { nova: 'alt' })?.id).toBe('Alt');
   });
 
-  it('speed is clamped into the engines\' 0.7–1.3', () => {
+  it("speed is clamped into the engines' 0.7–1.3", () => {
     expect([engineSpeed(undefined), engineSpeed(0.25), engineSpeed(1.1), engineSpeed(4)]).toEqual([1, 0.7, 1.1, 1.3]);
   });
 });

@@ -42,7 +42,7 @@ const KeyParams = Type.Object({ project_id: Type.String({ minLength: 1, maxLengt
 
 export const getOrganizationSchema = {
   tags: ['organization'],
-  summary: 'The API key\'s organization',
+  summary: "The API key's organization",
   response: { 200: Organization, ...errors },
 };
 

@@ -25,8 +25,7 @@ describe('parseRealtimeConfig', () => {
   });
 
   it('accepts auto and containers without sample_rate / num_channels', () => {
-    for (const audio_format of ['auto', 'wav', 'webm', 'ogg', 'mp3'])
-      expect(parseRealtimeConfig({ model: 'm', audio_format }).audioFormat).toBe(audio_format);
+    for (const audio_format of ['auto', 'wav', 'webm', 'ogg', 'mp3']) expect(parseRealtimeConfig({ model: 'm', audio_format }).audioFormat).toBe(audio_format);
   });
 
   it('names the field of every violation', () => {

@@ -8,12 +8,30 @@ import type { LanguageOptions } from '../translation/tokens.js';
 
 /** Raw PCM formats and the companded ones, all converted in-process (src/audio/sample-decoder.ts). */
 export const RAW_FORMATS = new Set([
-  'pcm_s8', 'pcm_s8le', 'pcm_s8be', 'pcm_u8', 'pcm_u8le', 'pcm_u8be',
-  'pcm_s16le', 'pcm_s16be', 'pcm_u16le', 'pcm_u16be',
-  'pcm_s24le', 'pcm_s24be', 'pcm_u24le', 'pcm_u24be',
-  'pcm_s32le', 'pcm_s32be', 'pcm_u32le', 'pcm_u32be',
-  'pcm_f32le', 'pcm_f32be', 'pcm_f64le', 'pcm_f64be',
-  'mulaw', 'alaw',
+  'pcm_s8',
+  'pcm_s8le',
+  'pcm_s8be',
+  'pcm_u8',
+  'pcm_u8le',
+  'pcm_u8be',
+  'pcm_s16le',
+  'pcm_s16be',
+  'pcm_u16le',
+  'pcm_u16be',
+  'pcm_s24le',
+  'pcm_s24be',
+  'pcm_u24le',
+  'pcm_u24be',
+  'pcm_s32le',
+  'pcm_s32be',
+  'pcm_u32le',
+  'pcm_u32be',
+  'pcm_f32le',
+  'pcm_f32be',
+  'pcm_f64le',
+  'pcm_f64be',
+  'mulaw',
+  'alaw',
 ]);
 
 /** Container / compressed formats: WAV read in-process, the others decoded through ffmpeg (src/audio/live-pcm.ts). */
@@ -163,11 +181,15 @@ export function parseRealtimeConfig(c: unknown): RealtimeConfig {
   if (typeof model !== 'string') throw bad('model', 'must be a string.');
 
   const audioFormat = c.audio_format;
-  if (audioFormat === undefined || audioFormat === null || audioFormat === '') throw bad('audio_format', 'is required ("auto" or a raw format such as "pcm_s16le").');
+  if (audioFormat === undefined || audioFormat === null || audioFormat === '')
+    throw bad('audio_format', 'is required ("auto" or a raw format such as "pcm_s16le").');
   if (typeof audioFormat !== 'string') throw bad('audio_format', 'must be a string.');
   const raw = RAW_FORMATS.has(audioFormat);
   if (audioFormat !== 'auto' && !raw && !CONTAINER_FORMATS.has(audioFormat))
-    throw bad('audio_format', `unknown format "${audioFormat}"; use "auto", a raw format (pcm_s16le, pcm_f32le, mulaw, ...) or a container (${[...CONTAINER_FORMATS].join(', ')}).`);
+    throw bad(
+      'audio_format',
+      `unknown format "${audioFormat}"; use "auto", a raw format (pcm_s16le, pcm_f32le, mulaw, ...) or a container (${[...CONTAINER_FORMATS].join(', ')}).`,
+    );
   const numChannels = optNumber(c, 'num_channels', 1, 8, { integer: true });
   const sampleRate = optNumber(c, 'sample_rate', 1000, 384_000, { integer: true });
   if (raw && numChannels === undefined) throw bad('num_channels', `is required for raw audio format ${audioFormat}.`);
@@ -206,7 +228,8 @@ export function parseRealtimeConfig(c: unknown): RealtimeConfig {
   const enableSpeakerDiarization = optBool(c, 'enable_speaker_diarization', false);
   const speakers = optSpeakers(c, enableSpeakerDiarization);
   const enableLanguageIdentification = optBool(c, 'enable_language_identification', false);
-  const enableTextFormatting = c.enable_text_formatting === undefined || c.enable_text_formatting === null ? undefined : optBool(c, 'enable_text_formatting', true);
+  const enableTextFormatting =
+    c.enable_text_formatting === undefined || c.enable_text_formatting === null ? undefined : optBool(c, 'enable_text_formatting', true);
   const clientReferenceId = optString(c, 'client_reference_id', MAX_CLIENT_REFERENCE_ID);
   const translation = validateTranslation(c.translation);
 
@@ -244,7 +267,10 @@ export function languageOptions(
   // Hints are hints: a language the model lacks is ignored, unless the client asked for strict hints.
   const bad = config.languageHintsStrict ? unsupportedHints(config.languageHints, languages, config.translation)[0] : undefined;
   if (bad)
-    throw new ApiError('invalid_request', `Invalid request: language_hints.${bad.index}: language "${bad.language}" is not supported by model ${modelId} (supported: ${languages.join(', ')}).`);
+    throw new ApiError(
+      'invalid_request',
+      `Invalid request: language_hints.${bad.index}: language "${bad.language}" is not supported by model ${modelId} (supported: ${languages.join(', ')}).`,
+    );
   let plan: LanguageOptions['plan'];
   if (config.translation) {
     const r = catalog.planTranslation(config.translation, modelId, languages);

@@ -14,7 +14,15 @@ import type { DiarizationEngine, DiarizationStream } from '../../engines/diariza
 import type { MatchThresholds } from '../../engines/diarization/voice-print.js';
 import type { EnrolledSpeaker } from '../speakers/service.js';
 import { liveSpeakerLabels } from './speaker-names.js';
-import { EngineBusyError, type FinalInfo, type Recognizer, type SecondPassReport, STT_SAMPLE_RATE, type StreamingSession, type Token } from '../../engines/stt/interface.js';
+import {
+  EngineBusyError,
+  type FinalInfo,
+  type Recognizer,
+  type SecondPassReport,
+  STT_SAMPLE_RATE,
+  type StreamingSession,
+  type Token,
+} from '../../engines/stt/interface.js';
 import { LiveSet, type LiveSurface } from '../../lib/live-set.js';
 import { ApiError, shuttingDownError } from '../../wire/api-error.js';
 import { sttErrorFrame } from '../../wire/stt-frames.js';
@@ -261,9 +269,7 @@ export class RealtimeSession {
       this.speakerOf = this.startDiarization(config, enrolled);
       if (config.enableTextFormatting ?? opts.formatText ?? false) this.formatter = new TranscriptFormatter({ language: resolved.engine.model.languages[0] });
       this.tracker = new TokenTracker(config.enableNonFinalTokens, this.translation.labels, this.speakerOf, config.maxNonFinalTokensDurationMs);
-      const raw = isRawFormat(config.audioFormat)
-        ? { format: config.audioFormat, sampleRate: config.sampleRate!, channels: config.numChannels! }
-        : undefined;
+      const raw = isRawFormat(config.audioFormat) ? { format: config.audioFormat, sampleRate: config.sampleRate!, channels: config.numChannels! } : undefined;
       this.source = createPcmSource(config.audioFormat, raw, { ffmpegPath: opts.ffmpegPath });
       // No abort signal here: the load is shared with every other session of the model.
       const recognizer: Recognizer = await resolved.engine.engine.load(resolved.engine.model.engineModel);
@@ -339,12 +345,15 @@ export class RealtimeSession {
           return this.fail(new ApiError('invalid_request', 'Invalid request: trailing_silence_ms must be a non-negative number.'));
         return this.clientFinalize();
       }
-      return this.fail(new ApiError('invalid_request', `Invalid request: unknown control message type ${JSON.stringify(type ?? null)}; expected "finalize" or "keepalive".`));
+      return this.fail(
+        new ApiError('invalid_request', `Invalid request: unknown control message type ${JSON.stringify(type ?? null)}; expected "finalize" or "keepalive".`),
+      );
     }
     this.touch();
     if (text.length === 0) return this.finish();
     const b64 = text.replace(/\s+/g, '');
-    if (b64.length % 4 === 1 || !BASE64.test(b64)) return this.fail(new ApiError('invalid_request', 'Invalid request: text audio message is not valid base64.'));
+    if (b64.length % 4 === 1 || !BASE64.test(b64))
+      return this.fail(new ApiError('invalid_request', 'Invalid request: text audio message is not valid base64.'));
     const bytes = Buffer.from(b64, 'base64');
     if (bytes.length) {
       this.heardAudio = true;
@@ -365,8 +374,7 @@ export class RealtimeSession {
           // The request_timeout clock runs from the audio the engine took in, not from its arrival: a busy server
           // that is still working through a client's audio must not call that client idle.
           this.touch();
-        }
-        else item.mark();
+        } else item.mark();
       }
     } catch (err) {
       if (this.closed) return;
@@ -374,8 +382,7 @@ export class RealtimeSession {
         // The client hears what failed in words; the decoder's own message (addresses, paths) is for the log.
         this.service.deps.log.info({ request_id: this.requestId, detail: err.detail }, 'real-time audio could not be decoded');
         this.fail(new ApiError('invalid_request', `Invalid request: ${err.message}`));
-      }
-      else this.fail(new ApiError('internal_error', 'Audio processing failed.', { cause: err }));
+      } else this.fail(new ApiError('internal_error', 'Audio processing failed.', { cause: err }));
     }
   }
 
@@ -383,9 +390,14 @@ export class RealtimeSession {
   private startDiarization(config: RealtimeConfig, enrolled: EnrolledSpeaker[]): ((startMs: number, endMs: number) => string) | undefined {
     const { diarizer, speakerMatch } = this.service.opts;
     if (!config.enableSpeakerDiarization || !diarizer) return undefined;
-    const stream = diarizer.createStream(enrolled.length && speakerMatch ? { enrolled: { prints: enrolled.map((e) => e.print), thresholds: speakerMatch } } : {});
+    const stream = diarizer.createStream(
+      enrolled.length && speakerMatch ? { enrolled: { prints: enrolled.map((e) => e.print), thresholds: speakerMatch } } : {},
+    );
     this.diarization = stream;
-    return liveSpeakerLabels(stream, enrolled.map((e) => e.name));
+    return liveSpeakerLabels(
+      stream,
+      enrolled.map((e) => e.name),
+    );
   }
 
   private onPartial(tokens: Token[]): void {
@@ -537,8 +549,7 @@ export class RealtimeSession {
   /** One error frame, then close; everything is released. */
   fail(err: unknown): void {
     if (this.closed) return;
-    const apiErr =
-      err instanceof ApiError ? err : new ApiError('internal_error', 'Internal server error.', { cause: err });
+    const apiErr = err instanceof ApiError ? err : new ApiError('internal_error', 'Internal server error.', { cause: err });
     if (apiErr.type === 'internal_error') this.service.deps.log.error({ err: apiErr.cause ?? err, request_id: this.requestId }, 'real-time session failed');
     this.io.send(sttErrorFrame(apiErr, this.requestId, this.service.deps.errorReferenceUrl()));
     this.teardown();
@@ -636,7 +647,10 @@ export class RealtimeSession {
       this.capTimer = setTimeout(
         () =>
           this.fail(
-            new ApiError('temp_api_key_session_expired', `Session exceeded the temporary API key's max_session_duration_seconds (${ctx.temporary!.maxSessionDurationSeconds}).`),
+            new ApiError(
+              'temp_api_key_session_expired',
+              `Session exceeded the temporary API key's max_session_duration_seconds (${ctx.temporary!.maxSessionDurationSeconds}).`,
+            ),
           ),
         Math.max(0, tempMs),
       );

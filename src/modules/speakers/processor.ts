@@ -78,9 +78,25 @@ export class SpeakerProcessor {
       const profile = mergePrints(prints);
       const minMs = this.opts.minSpeechMs;
       if (profile.speechMs < minMs)
-        return this.fail(id, revision, 'speaker_audio_too_short', `The samples hold ${(profile.speechMs / 1000).toFixed(1)} s of speech; at least ${(minMs / 1000).toFixed(1)} s are needed. Add more audio of this speaker.`);
-      const done = await this.repo.finish(id, revision, { status: 'ready', error_type: null, error_message: null, profile: JSON.stringify(profile), speech_ms: Math.round(profile.speechMs) }, this.now());
-      if (done) this.opts.log?.('info', 'speaker profile ready', { speaker_id: id, revision, speech_ms: profile.speechMs, embedding: profile.embedding?.model ?? null });
+        return this.fail(
+          id,
+          revision,
+          'speaker_audio_too_short',
+          `The samples hold ${(profile.speechMs / 1000).toFixed(1)} s of speech; at least ${(minMs / 1000).toFixed(1)} s are needed. Add more audio of this speaker.`,
+        );
+      const done = await this.repo.finish(
+        id,
+        revision,
+        { status: 'ready', error_type: null, error_message: null, profile: JSON.stringify(profile), speech_ms: Math.round(profile.speechMs) },
+        this.now(),
+      );
+      if (done)
+        this.opts.log?.('info', 'speaker profile ready', {
+          speaker_id: id,
+          revision,
+          speech_ms: profile.speechMs,
+          embedding: profile.embedding?.model ?? null,
+        });
     } catch (err) {
       if (err instanceof SampleRejected) return this.fail(id, revision, err.type, err.message);
       if (job.signal.aborted) throw err; // stopping: the job is given back and resumes after restart
@@ -150,7 +166,11 @@ export class SpeakerProcessor {
     if (bytes === 0) throw reject('is empty');
     const audioMs = Math.round((bytes / PCM_BYTES_PER_SECOND) * 1000);
     // No speech frame at all: an empty print, which adds nothing (the total decides too_short).
-    const print = prints.get(0) ?? { speechMs: 0, spectral: { n: 0, sum: new Array<number>(12).fill(0), outer: new Array<number>(78).fill(0) }, pitch: { n: 0, sum: [0], outer: [0] } };
+    const print = prints.get(0) ?? {
+      speechMs: 0,
+      spectral: { n: 0, sum: new Array<number>(12).fill(0), outer: new Array<number>(78).fill(0) },
+      pitch: { n: 0, sum: [0], outer: [0] },
+    };
     return { print, audioMs };
   }
 }

@@ -36,12 +36,20 @@ export class SpeakersRepository {
   }
 
   async countSpeakers(projectId: string, db: Tx = this.db): Promise<number> {
-    const r = await db.selectFrom('speakers').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
+    const r = await db
+      .selectFrom('speakers')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('project_id', '=', projectId)
+      .executeTakeFirstOrThrow();
     return Number(r.n);
   }
 
   async countSamples(projectId: string, db: Tx = this.db): Promise<number> {
-    const r = await db.selectFrom('speaker_samples').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
+    const r = await db
+      .selectFrom('speaker_samples')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('project_id', '=', projectId)
+      .executeTakeFirstOrThrow();
     return Number(r.n);
   }
 
@@ -112,11 +120,23 @@ export class SpeakersRepository {
 
   /** The sample set changed: a new revision, processing (or no_samples when none is left). Returns the revision. */
   async bumpRevision(speakerId: string, now: string, tx: Tx): Promise<{ revision: number; status: SpeakerRow['status'] }> {
-    const left = await tx.selectFrom('speaker_samples').select((eb) => eb.fn.countAll<number>().as('n')).where('speaker_id', '=', speakerId).executeTakeFirstOrThrow();
+    const left = await tx
+      .selectFrom('speaker_samples')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('speaker_id', '=', speakerId)
+      .executeTakeFirstOrThrow();
     const status = Number(left.n) > 0 ? 'processing' : 'no_samples';
     const row = await tx
       .updateTable('speakers')
-      .set((eb) => ({ revision: eb(eb.ref('revision'), '+', 1), status, error_type: null, error_message: null, profile: null, speech_ms: null, updated_at: now }))
+      .set((eb) => ({
+        revision: eb(eb.ref('revision'), '+', 1),
+        status,
+        error_type: null,
+        error_message: null,
+        profile: null,
+        speech_ms: null,
+        updated_at: now,
+      }))
       .where('id', '=', speakerId)
       .returning(['revision'])
       .executeTakeFirstOrThrow();
@@ -128,7 +148,12 @@ export class SpeakersRepository {
   }
 
   /** processing → ready | failed for `revision`; false when the sample set changed since (or the speaker is gone). */
-  async finish(speakerId: string, revision: number, outcome: Pick<SpeakerRow, 'status' | 'error_type' | 'error_message' | 'profile' | 'speech_ms'>, now: string): Promise<boolean> {
+  async finish(
+    speakerId: string,
+    revision: number,
+    outcome: Pick<SpeakerRow, 'status' | 'error_type' | 'error_message' | 'profile' | 'speech_ms'>,
+    now: string,
+  ): Promise<boolean> {
     const r = await this.db
       .updateTable('speakers')
       .set({ ...outcome, updated_at: now })

@@ -20,7 +20,9 @@ const write = { permission: { scope: 'speakers', level: 'write' }, rate: 'speake
 export const speakersRoutes: RouteModule = async (app, { ctx }) => {
   const speakers = ctx.speakers;
 
-  app.post('/v1/speakers', { schema: createSpeakerSchema, config: { guard: write } }, async (req, reply) => reply.code(201).send(await speakers.create(req.auth, req.body)));
+  app.post('/v1/speakers', { schema: createSpeakerSchema, config: { guard: write } }, async (req, reply) =>
+    reply.code(201).send(await speakers.create(req.auth, req.body)),
+  );
 
   app.get('/v1/speakers', { schema: listSpeakersSchema, config: { guard: read } }, async (req) => {
     const page = await speakers.list(req.auth, req.query.limit, req.query.cursor);

@@ -9,9 +9,12 @@ export const SpeakerRecord = Type.Object(
     id: Type.String({ format: 'uuid' }),
     name: Type.String({ description: 'Unique in the project; the label recognised tokens carry' }),
     metadata: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
-    status: Type.Union(SPEAKER_STATUSES.map((s) => Type.Literal(s)), {
-      description: 'no_samples until audio is added; processing while the profile is computed; ready to recognise; failed (see error_type)',
-    }),
+    status: Type.Union(
+      SPEAKER_STATUSES.map((s) => Type.Literal(s)),
+      {
+        description: 'no_samples until audio is added; processing while the profile is computed; ready to recognise; failed (see error_type)',
+      },
+    ),
     error_type: Type.Union([Type.String(), Type.Null()]),
     error_message: Type.Union([Type.String(), Type.Null()]),
     num_samples: Type.Integer(),
@@ -67,7 +70,7 @@ export const getSpeakerSchema = { tags: ['speakers'], summary: 'Get one enrolled
 
 export const deleteSpeakerSchema = {
   tags: ['speakers'],
-  summary: 'Delete an enrolled speaker, its samples\' audio and its profile',
+  summary: "Delete an enrolled speaker, its samples' audio and its profile",
   params: SpeakerIdParams,
   response: { 204: Type.Null(), ...r4xx },
 };
@@ -81,7 +84,7 @@ export const addSampleSchema = {
   // Documentation only (for /openapi.json): the route reads either body itself.
   body: Type.Object({
     file: Type.Optional(Type.String({ format: 'binary', description: 'Audio of this speaker alone (one part; the request needs a Content-Length)' })),
-    filename: Type.Optional(Type.String({ description: 'Overrides the file part\'s own file name' })),
+    filename: Type.Optional(Type.String({ description: "Overrides the file part's own file name" })),
     file_id: Type.Optional(Type.String({ description: 'An uploaded file (POST /v1/files), instead of a file part; its audio is copied' })),
   }),
   response: { 201: SpeakerSampleRecord, ...r4xx },
@@ -89,13 +92,18 @@ export const addSampleSchema = {
 
 export const listSamplesSchema = {
   tags: ['speakers'],
-  summary: 'List a speaker\'s enrolment samples, newest first',
+  summary: "List a speaker's enrolment samples, newest first",
   params: SpeakerIdParams,
   querystring: ListQuery,
   response: { 200: Type.Object({ samples: Type.Array(SpeakerSampleRecord), next_page_cursor: Type.Union([Type.String(), Type.Null()]) }), ...r4xx },
 };
 
-export const getSampleSchema = { tags: ['speakers'], summary: 'Get one enrolment sample', params: SampleIdParams, response: { 200: SpeakerSampleRecord, ...r4xx } };
+export const getSampleSchema = {
+  tags: ['speakers'],
+  summary: 'Get one enrolment sample',
+  params: SampleIdParams,
+  response: { 200: SpeakerSampleRecord, ...r4xx },
+};
 
 export const deleteSampleSchema = {
   tags: ['speakers'],

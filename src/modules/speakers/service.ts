@@ -102,7 +102,8 @@ export class SpeakersService {
     // Unknown voices are labelled "1", "2", ...: a name of digits only could not be told from one.
     if (/^\d+$/.test(name)) throw invalidField('name', 'must not be digits only (those are the labels of speakers not recognised)', 'invalid_value');
     const metadata = body.metadata === undefined || body.metadata === null ? null : JSON.stringify(body.metadata);
-    if (metadata !== null && Buffer.byteLength(metadata) > MAX_METADATA_BYTES) throw invalidField('metadata', `must be at most ${MAX_METADATA_BYTES} bytes as JSON`, 'invalid_length');
+    if (metadata !== null && Buffer.byteLength(metadata) > MAX_METADATA_BYTES)
+      throw invalidField('metadata', `must be at most ${MAX_METADATA_BYTES} bytes as JSON`, 'invalid_length');
     const now = this.now();
     const row: SpeakerRow = {
       id: newId(),
@@ -188,16 +189,26 @@ export class SpeakersService {
 
   /** A sample copied from an uploaded file of the project (the file may be deleted afterwards). */
   async addFromFile(ctx: AuthContext, requestId: string, speakerId: string, fileId: unknown): Promise<SpeakerSampleRecord> {
-    if (typeof fileId !== 'string' || fileId.length === 0) throw invalidField('file_id', 'is required (or send the audio as a multipart "file" part)', 'missing');
+    if (typeof fileId !== 'string' || fileId.length === 0)
+      throw invalidField('file_id', 'is required (or send the audio as a multipart "file" part)', 'missing');
     const speaker = await this.row(ctx, speakerId);
     const file = await this.files.getRow(ctx, fileId);
     if (!file) throw new ApiError('file_not_found', `File ${fileId} not found.`);
-    if (Number(file.size) > this.opts.maxFileSizeBytes) throw invalidField('file_id', `the file is larger than the enrolment sample limit of ${this.opts.maxFileSizeBytes} bytes`, 'file_too_large');
+    if (Number(file.size) > this.opts.maxFileSizeBytes)
+      throw invalidField('file_id', `the file is larger than the enrolment sample limit of ${this.opts.maxFileSizeBytes} bytes`, 'file_too_large');
     return this.addSample(ctx, requestId, speaker, file.filename, Number(file.size), (key) => this.blobs.linkOrCopy(file.blob_key, key));
   }
 
-  private async addSample(ctx: AuthContext, requestId: string, speaker: SpeakerRow, filename: string, size: number, store: (key: string) => Promise<void>): Promise<SpeakerSampleRecord> {
-    if (filename.length > MAX_SAMPLE_FILENAME_LENGTH) throw invalidField('filename', `must be at most ${MAX_SAMPLE_FILENAME_LENGTH} characters`, 'invalid_length');
+  private async addSample(
+    ctx: AuthContext,
+    requestId: string,
+    speaker: SpeakerRow,
+    filename: string,
+    size: number,
+    store: (key: string) => Promise<void>,
+  ): Promise<SpeakerSampleRecord> {
+    if (filename.length > MAX_SAMPLE_FILENAME_LENGTH)
+      throw invalidField('filename', `must be at most ${MAX_SAMPLE_FILENAME_LENGTH} characters`, 'invalid_length');
     const id = newId();
     const row: SpeakerSampleRow = {
       id,
@@ -236,7 +247,8 @@ export class SpeakersService {
   /** New revision of the speaker's samples, and its profile job in the same transaction. */
   private async changed(speakerId: string, tx: Tx): Promise<void> {
     const { revision, status } = await this.repo.bumpRevision(speakerId, this.now(), tx);
-    if (status === 'processing') await this.queue.enqueue<ProfileJobPayload>(PROFILE_JOB, { speaker_id: speakerId, revision }, { tx, singletonKey: `${speakerId}:${revision}` });
+    if (status === 'processing')
+      await this.queue.enqueue<ProfileJobPayload>(PROFILE_JOB, { speaker_id: speakerId, revision }, { tx, singletonKey: `${speakerId}:${revision}` });
   }
 
   async listSamples(ctx: AuthContext, speakerId: string, limit: number, cursor?: string): Promise<Page<SpeakerSampleRecord>> {
@@ -262,7 +274,8 @@ export class SpeakersService {
   async deleteSample(ctx: AuthContext, speakerId: string, sampleId: string): Promise<void> {
     const sample = await this.sampleRow(ctx, speakerId, sampleId);
     await this.repo.locked(ctx.projectId, async (tx) => {
-      if (!(await this.repo.sample(sample.speaker_id, sample.id, tx))) throw new ApiError('speaker_sample_not_found', `Enrolment sample ${sampleId} of speaker ${speakerId} not found.`);
+      if (!(await this.repo.sample(sample.speaker_id, sample.id, tx)))
+        throw new ApiError('speaker_sample_not_found', `Enrolment sample ${sampleId} of speaker ${speakerId} not found.`);
       await this.repo.deleteSample(sample.id, tx);
       await this.changed(sample.speaker_id, tx);
     });
@@ -274,16 +287,23 @@ export class SpeakersService {
    * 404 speaker_not_found, 409 speaker_not_ready; duplicates and too many are invalid_request.
    */
   async forRecognition(projectId: string, ids: readonly string[], field = 'speakers'): Promise<EnrolledSpeaker[]> {
-    if (ids.length > MAX_SPEAKERS_PER_REQUEST) throw invalidField(field, `at most ${MAX_SPEAKERS_PER_REQUEST} speakers may be recognised at once`, 'invalid_length');
+    if (ids.length > MAX_SPEAKERS_PER_REQUEST)
+      throw invalidField(field, `at most ${MAX_SPEAKERS_PER_REQUEST} speakers may be recognised at once`, 'invalid_length');
     const normalised = ids.map((id) => id.toLowerCase());
     if (new Set(normalised).size !== normalised.length) throw invalidField(field, 'must not repeat a speaker', 'invalid_value');
-    const rows = await this.repo.getMany(projectId, normalised.filter((id) => UUID_RE.test(id)));
+    const rows = await this.repo.getMany(
+      projectId,
+      normalised.filter((id) => UUID_RE.test(id)),
+    );
     const byId = new Map(rows.map((r) => [r.id, r]));
     return normalised.map((id, i) => {
       const row = byId.get(id);
       if (!row) throw new ApiError('speaker_not_found', `Speaker ${ids[i]} not found.`);
       if (row.status !== 'ready' || !row.profile)
-        throw new ApiError('speaker_not_ready', `Speaker ${ids[i]} ("${row.name}") cannot be recognised: its profile is ${row.status === 'failed' ? `failed (${row.error_type})` : row.status}.`);
+        throw new ApiError(
+          'speaker_not_ready',
+          `Speaker ${ids[i]} ("${row.name}") cannot be recognised: its profile is ${row.status === 'failed' ? `failed (${row.error_type})` : row.status}.`,
+        );
       return { id: row.id, name: row.name, print: JSON.parse(row.profile) as VoicePrint };
     });
   }

@@ -240,7 +240,8 @@ export class TranscriptionProcessor {
       const pcm = async function* (): AsyncGenerator<Buffer> {
         for await (const chunk of decodeToPcm(path, { signal: controller.signal, nice: BATCH_NICE })) {
           decodedBytes += chunk.length;
-          if (decodedBytes > maxBytes) throw new JobFailure('invalid_audio_file', `Decoded audio is longer than the model's maximum of ${maxBytes / PCM_BYTES_PER_SECOND} s.`);
+          if (decodedBytes > maxBytes)
+            throw new JobFailure('invalid_audio_file', `Decoded audio is longer than the model's maximum of ${maxBytes / PCM_BYTES_PER_SECOND} s.`);
           yield chunk;
         }
       };
@@ -265,14 +266,20 @@ export class TranscriptionProcessor {
       // Written form (capitals, punctuation, digits) before anything else reads the words; timestamps stay exact.
       if (row.enable_text_formatting === 1) words = formatTranscript(words, { language: engine.model.languages[0] });
       if (words.length > this.opts.maxTokens)
-        throw new JobFailure('transcription_output_too_long', `The transcript has ${words.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`);
+        throw new JobFailure(
+          'transcription_output_too_long',
+          `The transcript has ${words.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`,
+        );
       // Speakers first: translation segments split at speaker changes and translated tokens keep the speaker.
       const labelled = row.enable_speaker_diarization ? await addSpeakerLabels(this.opts.diarizer, path, words, signal, await this.recognition(row)) : words;
       return { labelled, decodedBytes };
     });
     const tokens = await this.languageStep(row, engine.model.languages, labelled, signal);
     if (tokens.length > this.opts.maxTokens)
-      throw new JobFailure('transcription_output_too_long', `The transcript with its translation has ${tokens.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`);
+      throw new JobFailure(
+        'transcription_output_too_long',
+        `The transcript with its translation has ${tokens.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`,
+      );
     const text = tokens.map((t) => t.text).join('');
     const durationMs = Math.round((decodedBytes / PCM_BYTES_PER_SECOND) * 1000);
     // Metered before completion under the transcription's id: a re-run after a crash stores it once.
@@ -289,7 +296,14 @@ export class TranscriptionProcessor {
     });
     const done = await this.repo.db.transaction().execute(async (tx) => {
       await this.repo.saveTranscript(row.id, text, JSON.stringify(tokens), tx);
-      const moved = await this.repo.transition(row.id, ['transcribing'], 'completed', { completed_at: this.now(), audio_duration_ms: durationMs || row.audio_duration_ms }, this.now(), tx);
+      const moved = await this.repo.transition(
+        row.id,
+        ['transcribing'],
+        'completed',
+        { completed_at: this.now(), audio_duration_ms: durationMs || row.audio_duration_ms },
+        this.now(),
+        tx,
+      );
       if (moved && row.webhook_url) await this.service.enqueueWebhook(tx, row.id, 'completed');
       return moved;
     });
@@ -318,7 +332,12 @@ export class TranscriptionProcessor {
       plan = r.plan;
     }
     try {
-      return await transcriptTokens(words, { language: languages[0] ?? 'en', plan, identifyLanguage: row.enable_language_identification === 1 }, registry, signal);
+      return await transcriptTokens(
+        words,
+        { language: languages[0] ?? 'en', plan, identifyLanguage: row.enable_language_identification === 1 },
+        registry,
+        signal,
+      );
     } catch (err) {
       if (err instanceof TranslationError && !signal.aborted) {
         this.log('error', 'translation failed', { id: row.id, err: err.message });

@@ -11,7 +11,9 @@ export const ContextSchema = Type.Union([
       general: Type.Optional(Type.Array(Type.Object({ key: Type.String({ maxLength: 256 }), value: Type.String({ maxLength: 10_000 }) }), { maxItems: 100 })),
       text: Type.Optional(Type.String({ maxLength: 10_000 })),
       terms: Type.Optional(Type.Array(Type.String({ maxLength: 256 }), { maxItems: 10_000 })),
-      translation_terms: Type.Optional(Type.Array(Type.Object({ source: Type.String({ maxLength: 256 }), target: Type.String({ maxLength: 256 }) }), { maxItems: 10_000 })),
+      translation_terms: Type.Optional(
+        Type.Array(Type.Object({ source: Type.String({ maxLength: 256 }), target: Type.String({ maxLength: 256 }) }), { maxItems: 10_000 }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -37,7 +39,8 @@ export const CreateTranscriptionBody = Type.Object(
     speakers: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
         maxItems: 32,
-        description: 'Enrolled speakers (ids from /v1/speakers, each ready) to recognise: a diarized voice that matches one carries its name as `speaker`; others keep "1", "2", ... Needs enable_speaker_diarization.',
+        description:
+          'Enrolled speakers (ids from /v1/speakers, each ready) to recognise: a diarized voice that matches one carries its name as `speaker`; others keep "1", "2", ... Needs enable_speaker_diarization.',
       }),
     ),
     enable_language_identification: Type.Optional(Type.Boolean()),

@@ -135,8 +135,13 @@ export class TranscriptionsService {
     const privateTarget = webhookUrl && (await privateWebhookTarget(webhookUrl, this.opts.allowPrivateHosts));
     if (privateTarget) issue('webhook_url', privateTarget, 'invalid_value');
     if ((body.webhook_auth_header_name === undefined) !== (body.webhook_auth_header_value === undefined))
-      issue(body.webhook_auth_header_name === undefined ? 'webhook_auth_header_name' : 'webhook_auth_header_value', 'webhook_auth_header_name and webhook_auth_header_value go together', 'missing');
-    if (body.webhook_auth_header_name !== undefined && body.webhook_url === undefined) issue('webhook_url', 'is required with a webhook auth header', 'missing');
+      issue(
+        body.webhook_auth_header_name === undefined ? 'webhook_auth_header_name' : 'webhook_auth_header_value',
+        'webhook_auth_header_name and webhook_auth_header_value go together',
+        'missing',
+      );
+    if (body.webhook_auth_header_name !== undefined && body.webhook_url === undefined)
+      issue('webhook_url', 'is required with a webhook auth header', 'missing');
     if (body.webhook_auth_header_name !== undefined && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(body.webhook_auth_header_name))
       issue('webhook_auth_header_name', 'must be a valid HTTP header name', 'invalid_format');
     if (body.webhook_auth_header_value !== undefined && /[\r\n\0]/.test(body.webhook_auth_header_value))
@@ -147,7 +152,11 @@ export class TranscriptionsService {
     // Hints are hints: a language no model recognises is ignored, unless the client asked for strict hints.
     if (body.language_hints_strict)
       for (const { index, language } of unsupportedHints(body.language_hints ?? [], languages, body.translation))
-        issue(`language_hints.${index}`, `language "${language}" is not supported by model ${resolved.model.id} (supported: ${languages.join(', ')})`, 'unsupported');
+        issue(
+          `language_hints.${index}`,
+          `language "${language}" is not supported by model ${resolved.model.id} (supported: ${languages.join(', ')})`,
+          'unsupported',
+        );
     if (body.translation) {
       const plan = this.catalog.planTranslation(body.translation, resolved.model.id, languages);
       if (!plan.ok) issue('translation', plan.message, 'unsupported');
@@ -257,7 +266,9 @@ export class TranscriptionsService {
     if (status !== 'completed')
       throw new ApiError(
         'transcription_invalid_state',
-        status === 'failed' ? `Transcription ${id} failed; it has no transcript.` : `Transcription ${id} is ${wireTranscriptionStatus(status, this.opts.profile)}; the transcript is not ready.`,
+        status === 'failed'
+          ? `Transcription ${id} failed; it has no transcript.`
+          : `Transcription ${id} is ${wireTranscriptionStatus(status, this.opts.profile)}; the transcript is not ready.`,
       );
     if (row.transcript_purged_at) throw new ApiError('transcription_invalid_state', `The transcript of ${id} was purged after its retention window.`);
     const t = await this.repo.getTranscript(id);

@@ -28,7 +28,12 @@ export async function addSpeakerLabels<T extends { start_ms?: number; end_ms?: n
     // One print per turn (its index as the speaker): speakers' prints are their turns' merged.
     const perTurn = turns.map((t, i) => ({ ...t, speaker: i }));
     const heard = await diarizer.measure(decodeToPcm(audioPath, { signal, nice: BATCH_NICE }), { turns: perTurn, signal });
-    const found = identifyTurns(turns, heard, recognition.enrolled.map((e) => e.print), recognition.thresholds);
+    const found = identifyTurns(
+      turns,
+      heard,
+      recognition.enrolled.map((e) => e.print),
+      recognition.thresholds,
+    );
     turns = found.turns;
     for (const [speaker, index] of found.names) names.set(speaker, recognition.enrolled[index]!.name);
   }

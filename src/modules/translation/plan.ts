@@ -78,7 +78,11 @@ export function planTranslation(config: TranslationConfig, modelId: string, mode
  * a two-way translation are exempt: the SDK's `translate({between: [a, b]})` always sends them as strict hints,
  * and the plan already says which of them is recognised (speech in the other one never occurs).
  */
-export function unsupportedHints(hints: readonly string[], modelLanguages: readonly string[], translation?: TranslationConfig): { index: number; language: string }[] {
+export function unsupportedHints(
+  hints: readonly string[],
+  modelLanguages: readonly string[],
+  translation?: TranslationConfig,
+): { index: number; language: string }[] {
   const exempt = translation?.type === 'two_way' ? [translation.language_a, translation.language_b] : [];
   return hints.flatMap((language, index) => (modelLanguages.includes(language) || exempt.includes(language) ? [] : [{ index, language }]));
 }

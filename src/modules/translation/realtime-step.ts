@@ -2,7 +2,16 @@
 // translated off the event loop and its translation tokens follow its originals. Translations are chained, so
 // utterances come out in order; finalize and end of stream wait for `drained()` before `<fin>` / `finished`.
 import type { TranslationRegistry } from '../../engines/translate/registry.js';
-import { type LanguageOptions, meanConfidence, type OriginalLabels, originalLabels, targetOf, type TranslationToken, translationTokens, type Word } from './tokens.js';
+import {
+  type LanguageOptions,
+  meanConfidence,
+  type OriginalLabels,
+  originalLabels,
+  targetOf,
+  type TranslationToken,
+  translationTokens,
+  type Word,
+} from './tokens.js';
 
 export interface RealtimeTranslationIO {
   /** Translation tokens of one utterance, ready to send. */

@@ -68,7 +68,11 @@ export const SEGMENT_GAP_MS = 500;
 export const SEGMENT_MAX_WORDS = 40;
 
 /** Consecutive words split at pauses, speaker changes and SEGMENT_MAX_WORDS: the units translated in async transcripts. */
-export function splitSegments<T extends Pick<Word, 'start_ms' | 'end_ms' | 'speaker'>>(words: readonly T[], gapMs = SEGMENT_GAP_MS, maxWords = SEGMENT_MAX_WORDS): T[][] {
+export function splitSegments<T extends Pick<Word, 'start_ms' | 'end_ms' | 'speaker'>>(
+  words: readonly T[],
+  gapMs = SEGMENT_GAP_MS,
+  maxWords = SEGMENT_MAX_WORDS,
+): T[][] {
   const out: T[][] = [];
   let cur: T[] = [];
   for (const w of words) {
@@ -98,7 +102,12 @@ export interface TranscriptTokenOut {
  * Async transcript tokens from the engine's words: originals labelled, and — with a translation route — each
  * segment followed by its translation. One engine call translates the whole transcript.
  */
-export async function transcriptTokens(words: readonly Word[], opts: LanguageOptions, registry: TranslationRegistry, signal?: AbortSignal): Promise<TranscriptTokenOut[]> {
+export async function transcriptTokens(
+  words: readonly Word[],
+  opts: LanguageOptions,
+  registry: TranslationRegistry,
+  signal?: AbortSignal,
+): Promise<TranscriptTokenOut[]> {
   const labels = originalLabels(opts);
   const target = targetOf(opts);
   let n = 0;
@@ -118,5 +127,8 @@ export async function transcriptTokens(words: readonly Word[], opts: LanguageOpt
     segments.map((s) => s.map((w) => w.text).join(' ')),
     { signal },
   );
-  return segments.flatMap((seg, i) => [...seg.map(original), ...translationTokens(translated[i]!, opts.language, target, meanConfidence(seg), seg[0]!.speaker)]);
+  return segments.flatMap((seg, i) => [
+    ...seg.map(original),
+    ...translationTokens(translated[i]!, opts.language, target, meanConfidence(seg), seg[0]!.speaker),
+  ]);
 }

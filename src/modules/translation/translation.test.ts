@@ -73,7 +73,14 @@ describe('planTranslation', () => {
 const word = (text: string, start: number, end: number, confidence = 0.8): Token => ({ text, start_ms: start, end_ms: end, confidence });
 
 describe('transcript post-step', () => {
-  const words = [word('the', 0, 200), word('house', 200, 600, 0.6), word('is', 600, 800), word('red', 800, 1200, 1), word('good', 2500, 2800), word('morning', 2800, 3300)];
+  const words = [
+    word('the', 0, 200),
+    word('house', 200, 600, 0.6),
+    word('is', 600, 800),
+    word('red', 800, 1200, 1),
+    word('good', 2500, 2800),
+    word('morning', 2800, 3300),
+  ];
 
   it('splits segments at pauses and at the word cap', () => {
     expect(splitSegments(words).map((s) => s.length)).toEqual([4, 2]);
@@ -134,7 +141,7 @@ describe('transcript post-step', () => {
 });
 
 describe('real-time post-step', () => {
-  it('emits each utterance\'s translation in order, runs `then` after it, and drains before finalize/finish', async () => {
+  it("emits each utterance's translation in order, runs `then` after it, and drains before finalize/finish", async () => {
     const r = planTranslation({ type: 'two_way', language_a: 'en', language_b: 'es' }, 'm', EN, registry);
     if (!r.ok) throw new Error(r.message);
     const events: string[] = [];

@@ -110,7 +110,8 @@ export function resolveTtsConfig(registry: TtsRegistry, body: unknown, allowClon
     // What each encoder can produce at the sample rate (MPEG-2/2.5 layer III, AAC, mono Opus).
     const max = format === 'mp3' ? (sampleRate <= 8000 ? 64000 : sampleRate <= 24000 ? 160000 : 320000) : format === 'aac' ? 6 * sampleRate : 256000;
     if (bitrate > max) {
-      if (body.bitrate !== undefined && body.bitrate !== null) throw invalid(`bitrate ${bitrate} is not valid for ${format} at sample_rate ${sampleRate} (at most ${max}).`);
+      if (body.bitrate !== undefined && body.bitrate !== null)
+        throw invalid(`bitrate ${bitrate} is not valid for ${format} at sample_rate ${sampleRate} (at most ${max}).`);
       bitrate = BITRATES.filter((b) => b <= max).pop();
     }
   }
@@ -129,7 +130,18 @@ export function resolveTtsConfig(registry: TtsRegistry, body: unknown, allowClon
   const clientReferenceId = str('client_reference_id', false, 256) ?? null;
   const voiceName = str('voice', true)!;
   const voice = model.voices.find((v) => v.id === voiceName) ?? model.voices.find((v) => v.id.toLowerCase() === voiceName.toLowerCase());
-  const base = { model, requestedModel: modelId, language, format, contentType: contentTypeOf(format), sampleRate, bitrate, speed, reduceSilence, clientReferenceId };
+  const base = {
+    model,
+    requestedModel: modelId,
+    language,
+    format,
+    contentType: contentTypeOf(format),
+    sampleRate,
+    bitrate,
+    speed,
+    reduceSilence,
+    clientReferenceId,
+  };
   // A cloned voice is a uuid: resolveConfigFor looks it up (the voice here is a placeholder until then).
   if (!voice && allowCloned && UUID_RE.test(voiceName) && model.voices[0])
     return { ...base, voice: model.voices[0], cloned: { voiceId: voiceName.toLowerCase(), pitchSemitones: 0, pitchRange: 1, rate: 1 } };

@@ -18,17 +18,18 @@ export const ttsRoutes: RouteModule = async (app, { ctx }) => {
 
   app.get('/v1/tts-models', { schema: listTtsModelsSchema, config: { guard: listGuard } }, async () => tts.listModels());
 
-  app.get(
-    '/v1/tts-voices',
-    { schema: listTtsVoicesSchema, config: { guard: listGuard }, validatorCompiler: passThrough },
-    async (req) => tts.listVoices(req.query as VoiceQuery),
+  app.get('/v1/tts-voices', { schema: listTtsVoicesSchema, config: { guard: listGuard }, validatorCompiler: passThrough }, async (req) =>
+    tts.listVoices(req.query as VoiceQuery),
   );
 
   const renderError = (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const apiErr = toApiError(err);
     if (apiErr.status >= 500) req.log.error({ err }, 'tts request failed');
     if (reply.raw.headersSent) return void reply.raw.destroy();
-    void reply.code(apiErr.status).headers(apiErr.headers).send(ttsErrorBody(apiErr, req.id, ctx.errorReferenceUrl()));
+    void reply
+      .code(apiErr.status)
+      .headers(apiErr.headers)
+      .send(ttsErrorBody(apiErr, req.id, ctx.errorReferenceUrl()));
   };
 
   app.post(

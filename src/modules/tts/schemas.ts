@@ -6,7 +6,11 @@ import { TtsErrorBody } from '../../wire/tts-frames.js';
 import { AUDIO_FORMATS } from '../../audio/speech-encoder.js';
 import { BITRATES, SAMPLE_RATES } from './request-config.js';
 
-const Voice = Type.Object({ id: Type.String(), description: Type.String(), gender: Type.Union([Type.Literal('male'), Type.Literal('female'), Type.Literal('neutral')]) });
+const Voice = Type.Object({
+  id: Type.String(),
+  description: Type.String(),
+  gender: Type.Union([Type.Literal('male'), Type.Literal('female'), Type.Literal('neutral')]),
+});
 
 const TtsModel = Type.Object({
   id: Type.String(),
@@ -51,7 +55,11 @@ export const listTtsVoicesSchema = {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 100 })),
     cursor: Type.Optional(Type.String()),
   }),
-  response: { 200: Type.Object({ voices: Type.Array(SharedVoice), next_page_cursor: Type.Union([Type.String(), Type.Null()]) }), '4xx': ErrorBody, 500: ErrorBody },
+  response: {
+    200: Type.Object({ voices: Type.Array(SharedVoice), next_page_cursor: Type.Union([Type.String(), Type.Null()]) }),
+    '4xx': ErrorBody,
+    500: ErrorBody,
+  },
 };
 
 export const generateSpeechSchema = {

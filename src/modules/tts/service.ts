@@ -51,9 +51,13 @@ export class TtsService {
           maxActive: synthesis.maxActive,
           refusal: (active) => {
             const seconds = synthesis.gate.retryAfterSeconds();
-            return new ApiError('limit_exceeded', `This server is saturated with speech synthesis (${active} requests and streams in progress); retry in ${seconds} s.`, {
-              headers: { 'retry-after': String(seconds) },
-            });
+            return new ApiError(
+              'limit_exceeded',
+              `This server is saturated with speech synthesis (${active} requests and streams in progress); retry in ${seconds} s.`,
+              {
+                headers: { 'retry-after': String(seconds) },
+              },
+            );
           },
           onRefused: synthesis.onRefused,
         },

@@ -19,7 +19,15 @@ export interface SpeechResponse {
   label: string;
 }
 
-export async function streamSpeech(tts: TtsService, req: FastifyRequest, reply: FastifyReply, cfg: TtsConfig, text: string, startedAt: Date, opts: SpeechResponse): Promise<void> {
+export async function streamSpeech(
+  tts: TtsService,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  cfg: TtsConfig,
+  text: string,
+  startedAt: Date,
+  opts: SpeechResponse,
+): Promise<void> {
   const release = await tts.acquire(req.auth);
   const res = reply.raw;
   // The client may have gone while the slot was being taken: its 'close' has fired already.
@@ -54,11 +62,14 @@ export async function streamSpeech(tts: TtsService, req: FastifyRequest, reply: 
   };
   const deadline = req.auth.temporary ? sessionDeadline(req.auth, startedAt) : null;
   const timer = deadline
-    ? setTimeout(() => {
-        // temp_api_key_session_expired mid-stream: the connection is dropped.
-        ac.abort();
-        res.destroy();
-      }, Math.max(0, deadline.getTime() - Date.now()))
+    ? setTimeout(
+        () => {
+          // temp_api_key_session_expired mid-stream: the connection is dropped.
+          ac.abort();
+          res.destroy();
+        },
+        Math.max(0, deadline.getTime() - Date.now()),
+      )
     : undefined;
   try {
     if (!first.done) {

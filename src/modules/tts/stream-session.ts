@@ -278,11 +278,19 @@ export class TtsSession {
       s.release = release;
       const deadline = sessionDeadline(auth, startedAt);
       if (deadline)
-        s.capTimer = setTimeout(() => {
-          // The temporary key's session cap: report it on this stream, then drop the connection.
-          this.streamError(id, new ApiError('temp_api_key_session_expired', `Session exceeded the temporary API key's max_session_duration_seconds.`), requestId, true);
-          this.closeNow();
-        }, Math.max(0, deadline.getTime() - Date.now()));
+        s.capTimer = setTimeout(
+          () => {
+            // The temporary key's session cap: report it on this stream, then drop the connection.
+            this.streamError(
+              id,
+              new ApiError('temp_api_key_session_expired', `Session exceeded the temporary API key's max_session_duration_seconds.`),
+              requestId,
+              true,
+            );
+            this.closeNow();
+          },
+          Math.max(0, deadline.getTime() - Date.now()),
+        );
       if (s.status === 'starting') s.status = 'active';
       out = tts.synthesize(cfg, s.text, s.ac.signal);
     } catch (err) {
@@ -308,7 +316,10 @@ export class TtsSession {
       if (over(s) || this.closed) return;
       if (out.truncated())
         // Generation stopped at the cap: the last chunk went out without audio_end; error, then terminated.
-        return this.failStream(s, new ApiError('max_audio_duration_reached', 'Generated audio reached the 2-minute limit; the rest of the text was not spoken.'));
+        return this.failStream(
+          s,
+          new ApiError('max_audio_duration_reached', 'Generated audio reached the 2-minute limit; the rest of the text was not spoken.'),
+        );
       const final: TtsAudioEndFrame = { stream_id: id, audio_end: true };
       const rest = out.takeTimestamps();
       if (returnTimestamps && rest) final.timestamps = rest;
@@ -344,11 +355,13 @@ export class TtsSession {
     const s = this.streams.get(id);
     const requestId = s?.requestId ?? newRequestId();
     if (!s) return this.streamError(id, new ApiError('invalid_stream_state', `text for unknown stream ${id}.`), requestId, false);
-    if (s.status === 'finishing' || s.status === 'ended') return this.streamError(id, new ApiError('invalid_stream_state', `text after text_end on stream ${id}.`), requestId, false);
+    if (s.status === 'finishing' || s.status === 'ended')
+      return this.streamError(id, new ApiError('invalid_stream_state', `text after text_end on stream ${id}.`), requestId, false);
     if (s.status === 'cancelled' || s.status === 'failed') return; // the stream is over; late text is dropped
     if (m instanceof ApiError) return this.failStream(s, m);
     s.textChars += m.text.length;
-    if (s.textChars > this.opts.maxTextChars) return this.failStream(s, new ApiError('invalid_request', `Stream text is longer than ${this.opts.maxTextChars} characters.`));
+    if (s.textChars > this.opts.maxTextChars)
+      return this.failStream(s, new ApiError('invalid_request', `Stream text is longer than ${this.opts.maxTextChars} characters.`));
     s.text.push(m.text);
     if (m.text_end) {
       clearTimeout(s.timer);

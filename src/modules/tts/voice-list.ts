@@ -37,7 +37,10 @@ export function listVoices(registry: TtsRegistry, cursors: CursorCodec, q: Voice
   const many = (k: 'use_case' | 'style'): string[] => {
     const raw = q[k];
     if (raw === undefined) return [];
-    const list = (Array.isArray(raw) ? raw : [raw]).flatMap((v) => String(v).split(',')).map((s) => s.trim()).filter(Boolean);
+    const list = (Array.isArray(raw) ? raw : [raw])
+      .flatMap((v) => String(v).split(','))
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (list.length > 10) throw invalidField(k, 'at most 10 values', 'invalid_length');
     for (const v of list) if (v.length > 40) throw invalidField(k, 'each value must be at most 40 characters', 'invalid_length');
     return list;

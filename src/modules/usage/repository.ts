@@ -49,7 +49,11 @@ export class UsageRepository {
   async insertRecord(rec: NewUsageRecord, pay: (org: BalanceState) => Draw): Promise<UsageRecordRow> {
     return this.db.transaction().execute(async (tx) => {
       // A write first: SQLite takes its write lock here (no read-to-write upgrade that could fail), PostgreSQL its row lock.
-      await tx.updateTable('organizations').set({ id: sql`id` }).where('id', '=', rec.organization_id).execute();
+      await tx
+        .updateTable('organizations')
+        .set({ id: sql`id` })
+        .where('id', '=', rec.organization_id)
+        .execute();
       // Stored already (a re-run job metering again): nothing more is drawn.
       const existing = await tx.selectFrom('usage_records').selectAll().where('id', '=', rec.id).executeTakeFirst();
       if (existing) return numericRecord(existing);
@@ -89,7 +93,11 @@ export class UsageRepository {
   /** Add funds to the prepaid balance (granted ones also to its free part); returns the new balance fields. */
   async addFunds(organizationId: string, amountUsd: string, granted: boolean): Promise<BalanceState | undefined> {
     return this.db.transaction().execute(async (tx) => {
-      await tx.updateTable('organizations').set({ id: sql`id` }).where('id', '=', organizationId).execute();
+      await tx
+        .updateTable('organizations')
+        .set({ id: sql`id` })
+        .where('id', '=', organizationId)
+        .execute();
       const org = await tx
         .selectFrom('organizations')
         .select(['available_balance_usd', 'free_balance_usd', 'used_balance_usd', 'invoice_billing_enabled'])
@@ -117,10 +125,7 @@ export class UsageRepository {
   }
 
   /** Usage records of a project whose end time is in [start, end), in (end_time, id) order, after a position. */
-  async listRecords(
-    projectId: string,
-    q: { start: string; end: string; desc: boolean; after?: [string, string]; limit: number },
-  ): Promise<UsageRecordRow[]> {
+  async listRecords(projectId: string, q: { start: string; end: string; desc: boolean; after?: [string, string]; limit: number }): Promise<UsageRecordRow[]> {
     let query = this.db
       .selectFrom('usage_records')
       .selectAll()

@@ -18,5 +18,7 @@ export const usageRoutes: RouteModule = async (app, { ctx }) => {
 
   app.get('/v1/usage-logs', { schema: usageLogsSchema, config: { guard: usageRead } }, async (req) => usage.logs(req.auth.projectId, query(req.query)));
 
-  app.get('/v1/usage/summary', { schema: usageSummarySchema, config: { guard: usageRead } }, async (req) => usage.summary(req.auth.projectId, query(req.query)));
+  app.get('/v1/usage/summary', { schema: usageSummarySchema, config: { guard: usageRead } }, async (req) =>
+    usage.summary(req.auth.projectId, query(req.query)),
+  );
 };

@@ -123,7 +123,7 @@ export const balanceSchema = {
 
 export const usageLogsSchema = {
   tags: ['usage'],
-  summary: 'Usage records of the key\'s project, by request end time',
+  summary: "Usage records of the key's project, by request end time",
   querystring: Type.Object({
     ...Window,
     limit: Type.Optional(Type.String({ description: '1 to 1000, default 1000' })),

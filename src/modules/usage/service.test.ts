@@ -28,7 +28,11 @@ beforeAll(async () => {
   db = await openDatabase({ dataDir: dir });
   repo = new UsageRepository(db.kysely, db.dialect);
   tenancy = new TenancyRepository(db.kysely);
-  const prices = new PriceTable(['rt:input_audio_second=0.00005', 'tts:input_character=0.00001', 'tts:output_audio_second=0.00002', '*:input_audio_second=0.001'], repo, 0);
+  const prices = new PriceTable(
+    ['rt:input_audio_second=0.00005', 'tts:input_character=0.00001', 'tts:output_audio_second=0.00002', '*:input_audio_second=0.001'],
+    repo,
+    0,
+  );
   usage = new UsageService(repo, prices, tenancy, new CursorCodec(Buffer.alloc(32, 7)), { clock, event: (d) => events.push(d) });
   guard = new BudgetGuard(tenancy, repo, clock);
 });
@@ -41,13 +45,30 @@ beforeEach(() => {
   now = new Date('2026-01-15T12:00:00.000Z');
 });
 
-async function tenant(org: Partial<{ available_balance_usd: string; free_balance_usd: string; invoice_billing_enabled: 0 | 1; monthly_budget_usd: string; monthly_budget_notification_usd: string }> = {}) {
+async function tenant(
+  org: Partial<{
+    available_balance_usd: string;
+    free_balance_usd: string;
+    invoice_billing_enabled: 0 | 1;
+    monthly_budget_usd: string;
+    monthly_budget_notification_usd: string;
+  }> = {},
+) {
   const id = randomUUID();
   const project = randomUUID();
   const other = randomUUID();
-  await db.kysely.insertInto('organizations').values({ id, name: 'o', created_at: '2026-01-01T00:00:00.000Z', ...org }).execute();
-  await db.kysely.insertInto('projects').values({ id: project, organization_id: id, name: 'first', description: '', region: 'local', created_at: '2026-01-01T00:00:00.000Z' }).execute();
-  await db.kysely.insertInto('projects').values({ id: other, organization_id: id, name: 'second', description: '', region: 'local', created_at: '2026-01-02T00:00:00.000Z' }).execute();
+  await db.kysely
+    .insertInto('organizations')
+    .values({ id, name: 'o', created_at: '2026-01-01T00:00:00.000Z', ...org })
+    .execute();
+  await db.kysely
+    .insertInto('projects')
+    .values({ id: project, organization_id: id, name: 'first', description: '', region: 'local', created_at: '2026-01-01T00:00:00.000Z' })
+    .execute();
+  await db.kysely
+    .insertInto('projects')
+    .values({ id: other, organization_id: id, name: 'second', description: '', region: 'local', created_at: '2026-01-02T00:00:00.000Z' })
+    .execute();
   return { org: id, project, other };
 }
 
@@ -77,12 +98,27 @@ describe('metering', () => {
   it('prices each unit exactly and derives audio tokens from duration', async () => {
     const t = await tenant();
     const rt = await meter(t, { inputAudioMs: 1234 });
-    expect(rt).toMatchObject({ input_audio_cost_nusd: 61_700, cost_nusd: 61_700, input_audio_tokens: 25, input_audio_duration_ms: 1234, end_time: now.toISOString() });
+    expect(rt).toMatchObject({
+      input_audio_cost_nusd: 61_700,
+      cost_nusd: 61_700,
+      input_audio_tokens: 25,
+      input_audio_duration_ms: 1234,
+      end_time: now.toISOString(),
+    });
     const tts = await meter(t, { kind: 'tts', model: 'tts', inputAudioMs: 0, inputCharacters: 33, outputAudioMs: 2501 });
     // 33 × 0.00001 + 2.501 × 0.00002 = 0.00033 + 0.00005002
-    expect(tts).toMatchObject({ input_text_cost_nusd: 330_000, output_audio_cost_nusd: 50_020, cost_nusd: 380_020, input_text_tokens: 33, output_audio_tokens: 51 });
+    expect(tts).toMatchObject({
+      input_text_cost_nusd: 330_000,
+      output_audio_cost_nusd: 50_020,
+      cost_nusd: 380_020,
+      input_text_tokens: 33,
+      output_audio_tokens: 51,
+    });
     // A model without its own price uses the '*' entry; a unit without any price is free.
-    expect(await meter(t, { model: 'unknown', inputAudioMs: 500, outputAudioMs: 1000 })).toMatchObject({ input_audio_cost_nusd: 500_000, output_audio_cost_nusd: 0 });
+    expect(await meter(t, { model: 'unknown', inputAudioMs: 500, outputAudioMs: 1000 })).toMatchObject({
+      input_audio_cost_nusd: 500_000,
+      output_audio_cost_nusd: 0,
+    });
     expect(await usage.estimateNano('rt', { inputAudioMs: 60_000 })).toBe(3_000_000);
   });
 
@@ -131,14 +167,23 @@ describe('budgets and balance', () => {
     expect(feb).toMatchObject({ month: '2026-02', usage_usd: '0', monthly_budget_usd: '0.00005', remaining_budget_usd: '0.00005', budget_exhausted: false });
     // Past months carry no budget fields.
     const jan = await usage.monthlyUsage(t.org, '2026-01');
-    expect(jan).toMatchObject({ month: '2026-01', usage_usd: '0.00005', monthly_budget_usd: null, monthly_budget_notification_usd: null, remaining_budget_usd: null, budget_exhausted: null });
+    expect(jan).toMatchObject({
+      month: '2026-01',
+      usage_usd: '0.00005',
+      monthly_budget_usd: null,
+      monthly_budget_notification_usd: null,
+      remaining_budget_usd: null,
+      budget_exhausted: null,
+    });
   });
 
   it('logs one budget notification per organization / project and month', async () => {
     const t = await tenant({ monthly_budget_notification_usd: '0.0001', monthly_budget_usd: '1' });
     await tenancy.updateProject(t.project, { monthly_budget_notification_usd: '0.00005' });
     await meter(t);
-    expect(events).toEqual([expect.objectContaining({ event: 'budget_notification', scope: 'project', project_id: t.project, month: '2026-01', usage_usd: '0.00005' })]);
+    expect(events).toEqual([
+      expect.objectContaining({ event: 'budget_notification', scope: 'project', project_id: t.project, month: '2026-01', usage_usd: '0.00005' }),
+    ]);
     await meter(t);
     await meter(t);
     expect(events.map((e) => e.scope)).toEqual(['project', 'organization']);
@@ -154,7 +199,11 @@ describe('monthly usage', () => {
     const t = await tenant({ invoice_billing_enabled: 0, available_balance_usd: '0.001', free_balance_usd: '0.0002', monthly_budget_usd: '0.0003' });
     // 0.1 + 0.2 style amounts that binary floating point gets wrong.
     for (let i = 0; i < 7; i++) await meter(t, { inputAudioMs: 333 }); // 0.00001665 each
-    for (let i = 0; i < 3; i++) await meter({ org: t.org, project: t.other }, { inputAudioMs: 1001, actor: { organizationId: t.org, projectId: t.other, apiKeyId: null, source: 'playground' } });
+    for (let i = 0; i < 3; i++)
+      await meter(
+        { org: t.org, project: t.other },
+        { inputAudioMs: 1001, actor: { organizationId: t.org, projectId: t.other, apiKeyId: null, source: 'playground' } },
+      );
     await tenancy.updateProject(t.other, { deleted_at: now.toISOString() });
     const m = await usage.monthlyUsage(t.org, '2026-01');
     expect(m.usage_usd).toBe('0.0002667');
@@ -165,13 +214,22 @@ describe('monthly usage', () => {
     expect(m).toMatchObject({ api_usage_usd: '0.00011655', playground_usage_usd: '0.00015015', free_usage_usd: '0.0002', invoiced_usage_usd: '0' });
     expect(m).toMatchObject({ remaining_budget_usd: '0.0000333', budget_exhausted: false });
     const bal = await usage.balance(t.org);
-    expect(bal).toMatchObject({ available_balance_usd: '0.0007333', free_balance_usd: '0', used_balance_usd: '0.0002667', balance_exhausted: false, invoice_billing_enabled: false });
+    expect(bal).toMatchObject({
+      available_balance_usd: '0.0007333',
+      free_balance_usd: '0',
+      used_balance_usd: '0.0002667',
+      balance_exhausted: false,
+      invoice_billing_enabled: false,
+    });
   });
 
   it('rejects a malformed month', async () => {
     const t = await tenant();
     for (const month of ['2026-13', '2026-1', 'x', '2026-00'])
-      await expect(usage.monthlyUsage(t.org, month)).rejects.toMatchObject({ type: 'invalid_request', validationErrors: [expect.objectContaining({ location: 'month' })] });
+      await expect(usage.monthlyUsage(t.org, month)).rejects.toMatchObject({
+        type: 'invalid_request',
+        validationErrors: [expect.objectContaining({ location: 'month' })],
+      });
   });
 });
 
@@ -207,8 +265,16 @@ describe('usage logs and summary queries', () => {
     const second = await usage.logs(t.project, { ...window, limit: '2', sort: 'end_time_desc', cursor: first.next_page_cursor });
     expect(second.usage_logs.map((l) => l.request_id)).toEqual(['req_2', 'req_1']);
     await expect(usage.logs(t.project, { ...window, limit: '2', cursor: first.next_page_cursor })).rejects.toMatchObject({ type: 'invalid_cursor' });
-    await expect(usage.logs(t.other, { ...window, limit: '2', sort: 'end_time_desc', cursor: first.next_page_cursor })).rejects.toMatchObject({ type: 'invalid_cursor' });
-    expect(first.usage_logs[0]).toMatchObject({ cost_usd: '0.00005', input_cost_usd: '0.00005', input_audio_cost_usd: '0.00005', output_cost_usd: '0', request_scope: 'public_api' });
+    await expect(usage.logs(t.other, { ...window, limit: '2', sort: 'end_time_desc', cursor: first.next_page_cursor })).rejects.toMatchObject({
+      type: 'invalid_cursor',
+    });
+    expect(first.usage_logs[0]).toMatchObject({
+      cost_usd: '0.00005',
+      input_cost_usd: '0.00005',
+      input_audio_cost_usd: '0.00005',
+      output_cost_usd: '0',
+      request_scope: 'public_api',
+    });
   });
 
   it('summary: every UTC day of the window, at most 366', async () => {
@@ -223,6 +289,8 @@ describe('usage logs and summary queries', () => {
     const year = await usage.summary(t.project, { start_time: '2024-01-01T00:00:00Z', end_time: '2025-01-01T00:00:00Z' });
     expect(year.total.days).toHaveLength(366);
     expect(year.models).toEqual([]);
-    await expect(usage.summary(t.project, { start_time: '2024-01-01T00:00:00Z', end_time: '2025-01-01T00:00:00.001Z' })).rejects.toMatchObject({ type: 'invalid_request' });
+    await expect(usage.summary(t.project, { start_time: '2024-01-01T00:00:00Z', end_time: '2025-01-01T00:00:00.001Z' })).rejects.toMatchObject({
+      type: 'invalid_request',
+    });
   });
 });

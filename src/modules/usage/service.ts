@@ -302,7 +302,13 @@ export class UsageService {
     const models = [...new Set(rows.map((r) => r.model))].sort();
     return {
       total: summarize(null, days, rows),
-      models: models.map((m) => summarize(m, days, rows.filter((r) => r.model === m))),
+      models: models.map((m) =>
+        summarize(
+          m,
+          days,
+          rows.filter((r) => r.model === m),
+        ),
+      ),
     };
   }
 }

@@ -23,8 +23,17 @@ describe('voice cloning', () => {
     const reg = await registry;
     const model = reg.resolve('parlance-tts-espeak-v1')!;
     const cloner = new VoiceCloner(dir);
-    const plain = await cloner.render(model, model.voices.find((v) => v.id === 'Adrian')!, PROFILE_TEXT);
-    const up = await cloner.render(model, model.voices.find((v) => v.id === 'Adrian')!, PROFILE_TEXT, { pitchSemitones: 5 });
+    const plain = await cloner.render(
+      model,
+      model.voices.find((v) => v.id === 'Adrian')!,
+      PROFILE_TEXT,
+    );
+    const up = await cloner.render(
+      model,
+      model.voices.find((v) => v.id === 'Adrian')!,
+      PROFILE_TEXT,
+      { pitchSemitones: 5 },
+    );
     expect(Math.abs(up.length - plain.length)).toBeLessThan(0.01 * plain.length);
     const [p0, p1] = [voiceProfile(pcmToFloat(plain)), voiceProfile(pcmToFloat(up))];
     expect(semis(p1.pitchMedianHz, p0.pitchMedianHz)).toBeGreaterThan(4);
@@ -73,7 +82,12 @@ describe('voice cloning', () => {
     const flite = reg.resolve('parlance-tts-flite-v1')!;
     const cloner = new VoiceCloner(dir);
     // The reference: flite's female slt voice, slowed down; matched against espeak-ng's voices.
-    const refPcm = await cloner.render(flite, flite.voices.find((v) => v.engineVoice === 'slt')!, PROFILE_TEXT, { rate: 0.75 });
+    const refPcm = await cloner.render(
+      flite,
+      flite.voices.find((v) => v.engineVoice === 'slt')!,
+      PROFILE_TEXT,
+      { rate: 0.75 },
+    );
     const ref = voiceProfile(pcmToFloat(refPcm));
     const adaptation = await cloner.prepare(ref, espeak);
     const base = espeak.voices.find((v) => v.id === adaptation.base_voice)!;
@@ -81,7 +95,13 @@ describe('voice cloning', () => {
     expect(adaptation.rate).toBeLessThan(1);
     const baseProfile = (await cloner.builtinProfiles(espeak)).get(base.id)!;
     const out = voiceProfile(
-      pcmToFloat(await cloner.render(espeak, base, PROFILE_TEXT, { pitchSemitones: adaptation.pitch_semitones, pitchRange: adaptation.pitch_range, rate: adaptation.rate })),
+      pcmToFloat(
+        await cloner.render(espeak, base, PROFILE_TEXT, {
+          pitchSemitones: adaptation.pitch_semitones,
+          pitchRange: adaptation.pitch_range,
+          rate: adaptation.rate,
+        }),
+      ),
     );
     expect(pitchDistance(ref, out)).toBeLessThan(Math.max(1, pitchDistance(ref, baseProfile)));
     expect(Math.abs(out.syllablesPerSecond - ref.syllablesPerSecond)).toBeLessThan(Math.abs(baseProfile.syllablesPerSecond - ref.syllablesPerSecond) + 0.1);
@@ -97,7 +117,10 @@ describe('voice cloning with a speaker-embedding model', () => {
     const modelDir = path.join(dir, 'spectrum');
     mkdirSync(modelDir, { recursive: true });
     writeSpectrumEmbeddingModel(modelDir);
-    writeFileSync(path.join(modelDir, 'parlance-model.json'), JSON.stringify({ id: 'spectrum-v1', family: 'speaker-embedding', type: 'embedding', files: { model: 'model.onnx' }, languages: ['en'] }));
+    writeFileSync(
+      path.join(modelDir, 'parlance-model.json'),
+      JSON.stringify({ id: 'spectrum-v1', family: 'speaker-embedding', type: 'embedding', files: { model: 'model.onnx' }, languages: ['en'] }),
+    );
     const embedder = new SpeakerEmbeddingEngine(readManifest(modelDir));
     const cacheDir = path.join(dir, 'with-embeddings');
     const cloner = new VoiceCloner(cacheDir, embedder);
@@ -115,9 +138,23 @@ describe('voice cloning with a speaker-embedding model', () => {
       expect(adaptation.distance).toBeGreaterThanOrEqual(0);
     }
     // Without the reference's embedding the profile distance decides, as without a model.
-    const plain = await cloner.prepare(voiceProfile(pcmToFloat(await cloner.render(flite, flite.voices.find((v) => v.engineVoice === 'slt')!, other))), flite);
+    const plain = await cloner.prepare(
+      voiceProfile(
+        pcmToFloat(
+          await cloner.render(
+            flite,
+            flite.voices.find((v) => v.engineVoice === 'slt')!,
+            other,
+          ),
+        ),
+      ),
+      flite,
+    );
     expect(plain.similarity).toBeUndefined();
-    const cached = JSON.parse(readFileSync(path.join(cacheDir, 'parlance-tts-flite-v1.embeddings.json'), 'utf8')) as { embedder: string; embeddings: Record<string, number[]> };
+    const cached = JSON.parse(readFileSync(path.join(cacheDir, 'parlance-tts-flite-v1.embeddings.json'), 'utf8')) as {
+      embedder: string;
+      embeddings: Record<string, number[]>;
+    };
     expect(cached.embedder).toBe('spectrum-v1');
     expect(Object.keys(cached.embeddings)).toEqual(expect.arrayContaining(['slt', 'rms', 'kal']));
     await embedder.close();

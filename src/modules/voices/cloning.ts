@@ -140,15 +140,17 @@ export class VoiceCloner {
     const seen = new Set<string>();
     const language = profileLanguage(model);
     // As each voice speaks the profile's language (a routed model's English voices are another engine's).
-    return model.voices.map((v) => model.voiceIn?.(v, language) ?? v).filter((v) => {
-      if (v.variant) return false;
-      // The profile text is English: voices of other languages (festival's) are not bases for a cloned voice.
-      if (v.languages && !v.languages.includes(language)) return false;
-      // Limited-domain voices (flite awb_time speaks times of day) cannot say arbitrary text.
-      if (v.engineVoice.endsWith('_time') || seen.has(v.engineVoice)) return false;
-      seen.add(v.engineVoice);
-      return true;
-    });
+    return model.voices
+      .map((v) => model.voiceIn?.(v, language) ?? v)
+      .filter((v) => {
+        if (v.variant) return false;
+        // The profile text is English: voices of other languages (festival's) are not bases for a cloned voice.
+        if (v.languages && !v.languages.includes(language)) return false;
+        // Limited-domain voices (flite awb_time speaks times of day) cannot say arbitrary text.
+        if (v.engineVoice.endsWith('_time') || seen.has(v.engineVoice)) return false;
+        seen.add(v.engineVoice);
+        return true;
+      });
   }
 
   /** Profiles of the model's candidate voices by voice id, computed once (memory, then a JSON file per model). */
@@ -269,14 +271,24 @@ export class VoiceCloner {
       model.engine.supportsPitchRange && profile.pitchRangeSemitones > 0 && reference.pitchRangeSemitones > 0
         ? clamp(reference.pitchRangeSemitones / profile.pitchRangeSemitones, RANGE_MIN, RANGE_MAX)
         : 1;
-    let rate = profile.syllablesPerSecond > 0 && reference.syllablesPerSecond > 0 ? clamp(reference.syllablesPerSecond / profile.syllablesPerSecond, RATE_MIN, RATE_MAX) : 1;
+    let rate =
+      profile.syllablesPerSecond > 0 && reference.syllablesPerSecond > 0
+        ? clamp(reference.syllablesPerSecond / profile.syllablesPerSecond, RATE_MIN, RATE_MAX)
+        : 1;
     // Calibrate: a wider range also moves the median, and engine speed is not exactly syllables per second.
     const rendered = await voiceProfileOffThread(await this.render(model, voice, PROFILE_TEXT, { pitchRange, rate, signal }));
     const measuredMedian = rendered.pitchMedianHz > 0 ? rendered.pitchMedianHz : profile.pitchMedianHz;
     const shift = clamp(semitones(reference.pitchMedianHz) - semitones(measuredMedian), -SHIFT_MAX, SHIFT_MAX);
-    if (rendered.syllablesPerSecond > 0 && reference.syllablesPerSecond > 0) rate = clamp((rate * reference.syllablesPerSecond) / rendered.syllablesPerSecond, RATE_MIN, RATE_MAX);
+    if (rendered.syllablesPerSecond > 0 && reference.syllablesPerSecond > 0)
+      rate = clamp((rate * reference.syllablesPerSecond) / rendered.syllablesPerSecond, RATE_MIN, RATE_MAX);
     const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
-    const adaptation: VoiceAdaptation = { base_voice: voice.id, pitch_semitones: round(shift, 2), pitch_range: round(pitchRange), rate: round(rate), distance: round(distance) };
+    const adaptation: VoiceAdaptation = {
+      base_voice: voice.id,
+      pitch_semitones: round(shift, 2),
+      pitch_range: round(pitchRange),
+      rate: round(rate),
+      distance: round(distance),
+    };
     return similarity === undefined ? adaptation : { ...adaptation, similarity: round(similarity) };
   }
 }

@@ -79,11 +79,17 @@ export class VoiceProcessor {
       if (!reference || (embedder && reference.speaker_embedding?.model !== embedder.modelId)) {
         const pcm = await this.blobs.withLocalFile(voice.blob_key, (file) => this.decodeClip(file, job.signal));
         reference ??= await this.measure(pcm);
-        if (embedder) reference = { ...reference, speaker_embedding: { model: embedder.modelId, vector: Array.from(await embedder.embed(pcmSamples(pcm), job.signal)) } };
+        if (embedder)
+          reference = { ...reference, speaker_embedding: { model: embedder.modelId, vector: Array.from(await embedder.embed(pcmSamples(pcm), job.signal)) } };
         await this.repo.setReferenceProfile(voiceId, JSON.stringify(reference));
       }
       const adaptation = await this.cloner.prepare(reference, model, job.signal, embedder ? reference.speaker_embedding?.vector : undefined);
-      await this.repo.finish(voiceId, modelId, { status: 'ready', error_type: null, error_message: null, adaptation: JSON.stringify(adaptation) }, this.clock.now().toISOString());
+      await this.repo.finish(
+        voiceId,
+        modelId,
+        { status: 'ready', error_type: null, error_message: null, adaptation: JSON.stringify(adaptation) },
+        this.clock.now().toISOString(),
+      );
       this.opts.log?.('info', 'cloned voice ready', { voice_id: voiceId, model: modelId, ...adaptation });
     } catch (err) {
       if (err instanceof ClipRejected) return this.fail(voiceId, modelId, err.type, err.message);
@@ -106,17 +112,23 @@ export class VoiceProcessor {
       if (err instanceof AudioProbeError) throw new ClipRejected('voice_invalid_audio', `The reference clip is not usable audio: ${err.message}.`);
       throw err;
     }
-    if (durationMs !== null && durationMs > MAX_CLIP_MS) throw new ClipRejected('voice_audio_too_long', `The reference clip is ${(durationMs / 1000).toFixed(1)} s long; at most ${MAX_CLIP_MS / 1000} s are allowed.`);
+    if (durationMs !== null && durationMs > MAX_CLIP_MS)
+      throw new ClipRejected(
+        'voice_audio_too_long',
+        `The reference clip is ${(durationMs / 1000).toFixed(1)} s long; at most ${MAX_CLIP_MS / 1000} s are allowed.`,
+      );
     let pcm: Buffer;
     try {
       // One second past the limit is enough to tell a clip whose container did not state its duration.
       pcm = await decodeToBuffer(file, { maxSeconds: MAX_CLIP_MS / 1000 + 1, signal, nice: BATCH_NICE });
     } catch (err) {
       // A decoder killed from outside is not the clip's fault: the error goes to the queue, which runs the job again.
-      if (err instanceof AudioDecodeError && !err.interrupted) throw new ClipRejected('voice_invalid_audio', `The reference clip could not be decoded: ${err.message}.`);
+      if (err instanceof AudioDecodeError && !err.interrupted)
+        throw new ClipRejected('voice_invalid_audio', `The reference clip could not be decoded: ${err.message}.`);
       throw err;
     }
-    if (pcm.length > (MAX_CLIP_MS / 1000) * PCM_BYTES_PER_SECOND) throw new ClipRejected('voice_audio_too_long', `The reference clip is longer than ${MAX_CLIP_MS / 1000} s.`);
+    if (pcm.length > (MAX_CLIP_MS / 1000) * PCM_BYTES_PER_SECOND)
+      throw new ClipRejected('voice_audio_too_long', `The reference clip is longer than ${MAX_CLIP_MS / 1000} s.`);
     if (pcm.length === 0) throw new ClipRejected('voice_invalid_audio', 'The reference clip is empty.');
     return pcm;
   }

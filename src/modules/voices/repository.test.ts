@@ -19,9 +19,27 @@ describe.each(engines)('VoicesRepository (%s)', (_engine, open) => {
   function voice(project: string, name: string): VoiceRow {
     const id = randomUUID();
     clock += 1000;
-    return { id, organization_id: 'org', project_id: project, name, filename: 'a.wav', size: 10, blob_key: `voices/${project}/${id}`, reference_profile: null, created_at: new Date(clock).toISOString() };
+    return {
+      id,
+      organization_id: 'org',
+      project_id: project,
+      name,
+      filename: 'a.wav',
+      size: 10,
+      blob_key: `voices/${project}/${id}`,
+      reference_profile: null,
+      created_at: new Date(clock).toISOString(),
+    };
   }
-  const processing = (voiceId: string, model: string): VoiceModelRow => ({ voice_id: voiceId, model, status: 'processing', error_type: null, error_message: null, adaptation: null, updated_at: new Date().toISOString() });
+  const processing = (voiceId: string, model: string): VoiceModelRow => ({
+    voice_id: voiceId,
+    model,
+    status: 'processing',
+    error_type: null,
+    error_message: null,
+    adaptation: null,
+    updated_at: new Date().toISOString(),
+  });
 
   it('names are unique per project, not across projects; a refused insert leaves no model rows', async () => {
     const p1 = randomUUID();
@@ -46,7 +64,9 @@ describe.each(engines)('VoicesRepository (%s)', (_engine, open) => {
     expect(enqueued).toEqual([['m2']]);
     expect(await repo.startModels(v.id, ['m2'], new Date().toISOString(), async () => undefined)).toEqual([]);
 
-    expect(await repo.finish(v.id, 'm1', { status: 'failed', error_type: 'voice_invalid_audio', error_message: 'bad', adaptation: null }, new Date().toISOString())).toBe(true);
+    expect(
+      await repo.finish(v.id, 'm1', { status: 'failed', error_type: 'voice_invalid_audio', error_message: 'bad', adaptation: null }, new Date().toISOString()),
+    ).toBe(true);
     // failed is terminal: a late "ready" (a duplicate job run) does not overwrite it, and recompute does not restart it.
     expect(await repo.finish(v.id, 'm1', { status: 'ready', error_type: null, error_message: null, adaptation: '{}' }, new Date().toISOString())).toBe(false);
     expect(await repo.startModels(v.id, ['m1'], new Date().toISOString(), async () => undefined)).toEqual([]);

@@ -55,7 +55,11 @@ export class VoicesRepository {
   }
 
   async count(projectId: string): Promise<number> {
-    const r = await this.db.selectFrom('voices').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
+    const r = await this.db
+      .selectFrom('voices')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('project_id', '=', projectId)
+      .executeTakeFirstOrThrow();
     return Number(r.n);
   }
 
@@ -81,7 +85,12 @@ export class VoicesRepository {
   }
 
   /** processing → ready | failed; false when the row is not processing (finished already, or voice deleted). */
-  async finish(voiceId: string, model: string, outcome: Pick<VoiceModelRow, 'status' | 'error_type' | 'error_message' | 'adaptation'>, now: string): Promise<boolean> {
+  async finish(
+    voiceId: string,
+    model: string,
+    outcome: Pick<VoiceModelRow, 'status' | 'error_type' | 'error_message' | 'adaptation'>,
+    now: string,
+  ): Promise<boolean> {
     const r = await this.db
       .updateTable('voice_models')
       .set({ ...outcome, updated_at: now })

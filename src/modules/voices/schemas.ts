@@ -36,7 +36,7 @@ export const createVoiceSchema = {
   body: Type.Object({
     name: Type.String({ minLength: 1, maxLength: 128, description: 'Name of the cloned voice' }),
     file: Type.String({ format: 'binary', description: 'Reference clip of the speaker (one part; the request needs a Content-Length)' }),
-    filename: Type.Optional(Type.String({ description: 'Overrides the file part\'s own file name' })),
+    filename: Type.Optional(Type.String({ description: "Overrides the file part's own file name" })),
   }),
   response: { 201: VoiceRecord, '4xx': ErrorBody, 500: ErrorBody },
 };
@@ -45,7 +45,11 @@ export const listVoicesSchema = {
   tags: ['voices'],
   summary: 'List cloned voices, newest first',
   querystring: ListQuery,
-  response: { 200: Type.Object({ voices: Type.Array(VoiceRecord), next_page_cursor: Type.Union([Type.String(), Type.Null()]) }), '4xx': ErrorBody, 500: ErrorBody },
+  response: {
+    200: Type.Object({ voices: Type.Array(VoiceRecord), next_page_cursor: Type.Union([Type.String(), Type.Null()]) }),
+    '4xx': ErrorBody,
+    500: ErrorBody,
+  },
 };
 
 export const countVoicesSchema = {
@@ -54,14 +58,26 @@ export const countVoicesSchema = {
   response: { 200: Type.Object({ total: Type.Integer() }), '4xx': ErrorBody, 500: ErrorBody },
 };
 
-export const getVoiceSchema = { tags: ['voices'], summary: 'Get one cloned voice', params: VoiceIdParams, response: { 200: VoiceRecord, '4xx': ErrorBody, 500: ErrorBody } };
+export const getVoiceSchema = {
+  tags: ['voices'],
+  summary: 'Get one cloned voice',
+  params: VoiceIdParams,
+  response: { 200: VoiceRecord, '4xx': ErrorBody, 500: ErrorBody },
+};
 
-export const deleteVoiceSchema = { tags: ['voices'], summary: 'Delete a cloned voice', params: VoiceIdParams, response: { 204: Type.Null(), '4xx': ErrorBody, 500: ErrorBody } };
+export const deleteVoiceSchema = {
+  tags: ['voices'],
+  summary: 'Delete a cloned voice',
+  params: VoiceIdParams,
+  response: { 204: Type.Null(), '4xx': ErrorBody, 500: ErrorBody },
+};
 
 export const recomputeVoiceSchema = {
   tags: ['voices'],
   summary: 'Prepare a cloned voice for models it is not_computed for (all, or one given model)',
   params: VoiceIdParams,
-  body: Type.Optional(Type.Union([Type.Object({ model: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()])) }), Type.Null()])),
+  body: Type.Optional(
+    Type.Union([Type.Object({ model: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()])) }), Type.Null()]),
+  ),
   response: { 200: VoiceRecord, '4xx': ErrorBody, 500: ErrorBody },
 };

@@ -111,7 +111,8 @@ export class VoicesService {
       if (name.length === 0) throw invalidField('name', 'must not be empty', 'invalid_length');
       if (name.length > MAX_VOICE_NAME_LENGTH) throw invalidField('name', `must be at most ${MAX_VOICE_NAME_LENGTH} characters`, 'invalid_length');
       const filename = fields.filename || staged.partFilename || 'voice';
-      if (filename.length > MAX_VOICE_FILENAME_LENGTH) throw invalidField('filename', `must be at most ${MAX_VOICE_FILENAME_LENGTH} characters`, 'invalid_length');
+      if (filename.length > MAX_VOICE_FILENAME_LENGTH)
+        throw invalidField('filename', `must be at most ${MAX_VOICE_FILENAME_LENGTH} characters`, 'invalid_length');
       const id = newId();
       const now = this.now();
       const row: VoiceRow = {
@@ -126,7 +127,15 @@ export class VoicesService {
         created_at: now,
       };
       const models = this.registry.models().map((m) => m.id);
-      const modelRows: VoiceModelRow[] = models.map((model) => ({ voice_id: id, model, status: 'processing', error_type: null, error_message: null, adaptation: null, updated_at: now }));
+      const modelRows: VoiceModelRow[] = models.map((model) => ({
+        voice_id: id,
+        model,
+        status: 'processing',
+        error_type: null,
+        error_message: null,
+        adaptation: null,
+        updated_at: now,
+      }));
       // Bytes first, rows second: a row never points at missing bytes; refused rows take their bytes along.
       await this.blobs.commit(staged.tempPath, row.blob_key).catch((err: unknown) => {
         throw storageFailure(err);
@@ -161,7 +170,15 @@ export class VoicesService {
     const after = createdAfter(this.cursors, cursor, listName);
     const page = pageByCreated(await this.repo.list(ctx.projectId, limit + 1, after), limit, this.cursors, listName);
     const models = await this.repo.models(page.items.map((r) => r.id));
-    return { items: page.items.map((r) => this.toRecord(r, models.filter((m) => m.voice_id === r.id))), next_page_cursor: page.next_page_cursor };
+    return {
+      items: page.items.map((r) =>
+        this.toRecord(
+          r,
+          models.filter((m) => m.voice_id === r.id),
+        ),
+      ),
+      next_page_cursor: page.next_page_cursor,
+    };
   }
 
   async count(ctx: AuthContext): Promise<{ total: number }> {
@@ -204,12 +221,17 @@ export class VoicesService {
     if (!row) throw new ApiError('voice_not_found', `Voice "${voiceId}" not found.`);
     const m = await this.repo.model(row.id, model.id);
     if (!m) throw new ApiError('voice_not_prepared', `Voice "${voiceId}" is not prepared for model ${model.id}: POST /v1/voices/${voiceId}/recompute first.`);
-    if (m.status === 'processing') throw new ApiError('voice_not_ready', `Voice "${voiceId}" is still being prepared for model ${model.id}; retry shortly.`, { headers: { 'retry-after': '2' } });
-    if (m.status === 'failed') throw new ApiError('voice_failed', `Voice "${voiceId}" failed preparation for model ${model.id} (${m.error_type ?? 'error'}); create a new voice.`);
+    if (m.status === 'processing')
+      throw new ApiError('voice_not_ready', `Voice "${voiceId}" is still being prepared for model ${model.id}; retry shortly.`, {
+        headers: { 'retry-after': '2' },
+      });
+    if (m.status === 'failed')
+      throw new ApiError('voice_failed', `Voice "${voiceId}" failed preparation for model ${model.id} (${m.error_type ?? 'error'}); create a new voice.`);
     const a = JSON.parse(m.adaptation ?? '{}') as Partial<VoiceAdaptation>;
     const voice = model.voices.find((v) => v.id === a.base_voice);
     // The base voice vanished from the catalog (engine reinstalled without it): prepare again.
-    if (!voice) throw new ApiError('voice_not_prepared', `Voice "${voiceId}" must be prepared again for model ${model.id}: its base voice is no longer installed.`);
+    if (!voice)
+      throw new ApiError('voice_not_prepared', `Voice "${voiceId}" must be prepared again for model ${model.id}: its base voice is no longer installed.`);
     return { voice, style: { voiceId: row.id, pitchSemitones: a.pitch_semitones ?? 0, pitchRange: a.pitch_range ?? 1, rate: a.rate ?? 1 } };
   }
 }

@@ -33,7 +33,13 @@ async function receiver(answer: (r: Received, res: http.ServerResponse) => unkno
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.concat(chunks).toString('utf8') };
+      const r: Received = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       rec.received.push(r);
       void answer(r, res);
     });
@@ -119,7 +125,13 @@ describe('deliverWebhook', () => {
 
   it('refuses a private target without the allowlist: refused, not retryable, no status, nothing contacted', async () => {
     const r = await receiver((_r, res) => res.end());
-    for (const url of [r.url, r.url.replace('127.0.0.1', 'localhost'), 'http://169.254.169.254/latest/meta-data/', `http://[::ffff:127.0.0.1]:${r.port}/`, `http://2130706433:${r.port}/`]) {
+    for (const url of [
+      r.url,
+      r.url.replace('127.0.0.1', 'localhost'),
+      'http://169.254.169.254/latest/meta-data/',
+      `http://[::ffff:127.0.0.1]:${r.port}/`,
+      `http://2130706433:${r.port}/`,
+    ]) {
       const result = await deliverWebhook(opts(url, { allowPrivateHosts: [] }));
       expect(result, url).toEqual({ statusCode: null, refused: true, error: blockedMessage(new URL(url).hostname), retryable: false });
       expect(result.error).toMatch(/private or reserved network address; delivery is blocked \(PARLANCE_ALLOW_PRIVATE_HOSTS/);
@@ -198,10 +210,17 @@ describe('deliverWebhook', () => {
 
   it('refuses bad configuration without sending', async () => {
     const r = await receiver((_r, res) => res.end());
-    expect(await deliverWebhook(opts('ftp://127.0.0.1/x'))).toMatchObject({ statusCode: null, retryable: false, error: expect.stringMatching(/scheme "ftp:"/) });
+    expect(await deliverWebhook(opts('ftp://127.0.0.1/x'))).toMatchObject({
+      statusCode: null,
+      retryable: false,
+      error: expect.stringMatching(/scheme "ftp:"/),
+    });
     expect(await deliverWebhook(opts('not a url'))).toMatchObject({ statusCode: null, retryable: false });
     expect(await deliverWebhook(opts(r.url, { authHeaderName: 'Bad Name', authHeaderValue: 'x' }))).toMatchObject({ statusCode: null, retryable: false });
-    expect(await deliverWebhook(opts(r.url, { authHeaderName: 'X-Auth', authHeaderValue: 'a\r\nInjected: 1' }))).toMatchObject({ statusCode: null, retryable: false });
+    expect(await deliverWebhook(opts(r.url, { authHeaderName: 'X-Auth', authHeaderValue: 'a\r\nInjected: 1' }))).toMatchObject({
+      statusCode: null,
+      retryable: false,
+    });
     expect(await deliverWebhook(opts(r.url, { authHeaderName: 'Content-Length', authHeaderValue: '0' }))).toMatchObject({ statusCode: null, retryable: false });
     expect(await deliverWebhook(opts(r.url, { authHeaderName: 'X-Auth', authHeaderValue: 'tøken-Δ' }))).toMatchObject({ statusCode: null, retryable: false });
     expect(await deliverWebhook(opts(r.url, { signingSecret: 'whsec_nope' }))).toMatchObject({ statusCode: null, retryable: false });
@@ -241,7 +260,9 @@ describe('conformance with the official SDK webhook helper (@soniox/node)', () =
 
   it.each(['completed', 'error'] as const)('accepts {id, status: %s} with the auth header', async (status) => {
     const r = await sdkReceiver();
-    const result = await deliverWebhook(opts(r.url, { body: { id: ID, status }, authHeaderName: AUTH.name, authHeaderValue: AUTH.value, signingSecret: generateSigningSecret() }));
+    const result = await deliverWebhook(
+      opts(r.url, { body: { id: ID, status }, authHeaderName: AUTH.name, authHeaderValue: AUTH.value, signingSecret: generateSigningSecret() }),
+    );
     expect(result).toEqual({ statusCode: 200, retryable: false });
     expect(r.results[0]).toMatchObject({ ok: true, status: 200, event: { id: ID, status } });
   });

@@ -27,7 +27,16 @@ export const WEBHOOK_MAX_ATTEMPTS = 6;
 /** At most this much of a receiver's answer is read (then discarded). */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 /** Headers a configured auth header may not replace: they would corrupt the request or its signature. */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+]);
 
 export interface WebhookDeliveryOptions {
   url: string;

@@ -7,7 +7,10 @@ function lookupOf(answer: string[] | 'ENOTFOUND' | 'hang'): LookupFunction {
   return ((_host: string, _o: unknown, cb: (err: NodeJS.ErrnoException | null, a?: unknown) => void) => {
     if (answer === 'hang') return;
     if (answer === 'ENOTFOUND') return cb(Object.assign(new Error('not found'), { code: 'ENOTFOUND' }));
-    cb(null, answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+    cb(
+      null,
+      answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+    );
   }) as unknown as LookupFunction;
 }
 

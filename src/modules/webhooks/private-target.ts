@@ -31,7 +31,9 @@ export async function privateWebhookTarget(
   if (host.endsWith('.')) host = host.slice(0, -1);
   if (host === '' || allow.hosts.has(host)) return undefined;
   if (net.isIP(host) !== 0)
-    return isBlockedAddress(host, allow) ? `${host} is a private or reserved network address (${blockedReason(host) ?? 'reserved'}); ${HOW_TO_ALLOW}` : undefined;
+    return isBlockedAddress(host, allow)
+      ? `${host} is a private or reserved network address (${blockedReason(host) ?? 'reserved'}); ${HOW_TO_ALLOW}`
+      : undefined;
   const addresses = await resolve(host, opts.lookup ?? (dns.lookup as LookupFunction), opts.timeoutMs ?? LOOKUP_TIMEOUT_MS);
   if (!addresses.some((a) => isBlockedAddress(a, allow))) return undefined;
   return `host ${host} resolves to a private or reserved network address; ${HOW_TO_ALLOW}`;

@@ -82,7 +82,8 @@ export class EventParser {
             throw new FramingError('too_large', `Header line is longer than this server's limit of ${this.limits.maxHeaderBytes} bytes.`);
           return out;
         }
-        if (nl > this.limits.maxHeaderBytes) throw new FramingError('too_large', `Header line is longer than this server's limit of ${this.limits.maxHeaderBytes} bytes.`);
+        if (nl > this.limits.maxHeaderBytes)
+          throw new FramingError('too_large', `Header line is longer than this server's limit of ${this.limits.maxHeaderBytes} bytes.`);
         const line = this.buf.subarray(0, nl).toString('utf8').trim();
         this.buf = this.buf.subarray(nl + 1);
         if (!line) continue; // blank lines between events are harmless
@@ -94,7 +95,8 @@ export class EventParser {
         }
         if (!isObject(header)) throw new FramingError('invalid_header', 'Header line must be a JSON object.');
         if (typeof header.type !== 'string' || !header.type) throw new FramingError('invalid_header', 'Header line has no "type".');
-        if (header.data !== undefined && header.data !== null && !isObject(header.data)) throw new FramingError('invalid_header', '"data" must be a JSON object.');
+        if (header.data !== undefined && header.data !== null && !isObject(header.data))
+          throw new FramingError('invalid_header', '"data" must be a JSON object.');
         this.pending = {
           type: header.type,
           data: isObject(header.data) ? { ...header.data } : {},

@@ -47,7 +47,8 @@ export async function resolveWyomingTenant(repo: TenancyRepository, projectId: s
   }
   const org = await repo.firstOrganization();
   const project = org && (await repo.listProjects(org.id))[0];
-  if (!org || !project) throw new ConfigError('the Wyoming server needs a project to meter to: set PARLANCE_WYOMING_PROJECT (no organization with a project exists yet)');
+  if (!org || !project)
+    throw new ConfigError('the Wyoming server needs a project to meter to: set PARLANCE_WYOMING_PROJECT (no organization with a project exists yet)');
   return { organizationId: org.id, projectId: project.id };
 }
 
@@ -275,7 +276,10 @@ class Connection {
         return this.send('audio-stop');
       }
       default:
-        throw new WyomingRequestError('unknown_event', `Event type "${event.type}" is not served here (describe, ping, transcribe, audio-start, audio-chunk, audio-stop, synthesize).`);
+        throw new WyomingRequestError(
+          'unknown_event',
+          `Event type "${event.type}" is not served here (describe, ping, transcribe, audio-start, audio-chunk, audio-stop, synthesize).`,
+        );
     }
   }
 }

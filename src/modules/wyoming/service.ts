@@ -162,7 +162,13 @@ export class WyomingService {
 
   /** The `info` event's data (wyoming info.py: asr and tts programs with their models and voices). */
   info(): Record<string, unknown> {
-    const artifact = (name: string, description: string) => ({ name, description, attribution: { name: 'Parlance', url: this.deps.attributionUrl }, installed: true, version: this.deps.version });
+    const artifact = (name: string, description: string) => ({
+      name,
+      description,
+      attribution: { name: 'Parlance', url: this.deps.attributionUrl },
+      installed: true,
+      version: this.deps.version,
+    });
     return {
       asr: [
         {
@@ -198,7 +204,10 @@ export class WyomingService {
       try {
         resolved = this.deps.models.resolve(name, 'async');
       } catch {
-        throw new WyomingRequestError('model_not_available', `Speech-to-text model "${name}" is not available. Available: ${models.map((m) => m.id).join(', ')}.`);
+        throw new WyomingRequestError(
+          'model_not_available',
+          `Speech-to-text model "${name}" is not available. Available: ${models.map((m) => m.id).join(', ')}.`,
+        );
       }
       return { id: resolved.model.id, languages: [...resolved.engine.model.languages] };
     }

@@ -35,7 +35,11 @@ describe('context language model and term casing', () => {
   it('writes a bigram ARPA model whose unigrams sum to one', () => {
     const arpa = contextLanguageModel([['tensorflow'], ['new', 'york']], [['we', 'use', 'tensorflow']])!;
     expect(arpa).toMatch(/ngram 1=7\nngram 2=/);
-    const uni = arpa.split('\\1-grams:\n')[1]!.split('\n\n')[0]!.split('\n').map((l) => Number(l.split(' ')[0]));
+    const uni = arpa
+      .split('\\1-grams:\n')[1]!
+      .split('\n\n')[0]!
+      .split('\n')
+      .map((l) => Number(l.split(' ')[0]));
     expect(uni.filter((p) => p > -99).reduce((a, p) => a + 10 ** p, 0)).toBeCloseTo(1, 3);
     expect(arpa).toContain(' new york\n');
     expect(contextLanguageModel([], [])).toBeUndefined();
@@ -94,7 +98,11 @@ describe.skipIf(!HAVE_ASTERISK)('decoding with a context (real recordings)', () 
     const clips = ['conf-unmuted', 'conf-now-unmuted', 'vm-undelete'];
     const plain = async () => Promise.all(clips.map(async (c) => words(await recognizer.transcribe(file(c)))));
     const first = await plain();
-    for (const [c, terms] of [['conf-now-unmuted', ['unmuted', 'unmute']], ['vm-undelete', ['undelete', 'undeleted']], ['conf-unmuted', ['Soniox']]] as const)
+    for (const [c, terms] of [
+      ['conf-now-unmuted', ['unmuted', 'unmute']],
+      ['vm-undelete', ['undelete', 'undeleted']],
+      ['conf-unmuted', ['Soniox']],
+    ] as const)
       await recognizer.transcribe(file(c), { context: { terms: [...terms], text: 'You are now unmuted. Press 1 to undelete.' } });
     expect(await plain()).toEqual(first);
     // Two contexts taking turns on the decoder (each kept beside the other) give what each gives alone.

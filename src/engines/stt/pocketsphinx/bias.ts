@@ -67,8 +67,7 @@ export class BiasBuilder {
     const dictionary = await this.loadDictionary();
     // Original spellings of unknown words: espeak-ng reads "PBX" as letters and "pbx" as a word.
     const unknown = new Map<string, string>();
-    for (const t of terms)
-      for (let i = 0; i < t.lower.length; i++) if (!dictionary.has(t.lower[i]!)) unknown.set(t.lower[i]!, t.written[i]!);
+    for (const t of terms) for (let i = 0; i < t.lower.length; i++) if (!dictionary.has(t.lower[i]!)) unknown.set(t.lower[i]!, t.written[i]!);
     for (const s of sentences) for (const w of s) if (!dictionary.has(w) && !unknown.has(w)) unknown.set(w, w);
     const phones = unknown.size > 0 ? await this.pronounceAll([...unknown.values()]) : new Map<string, string>();
     const words: [string, string][] = [];
@@ -86,7 +85,10 @@ export class BiasBuilder {
       if (letters && letters !== p) words.push([`${lower}(2)`, letters]);
     }
     if (unpronounceable.size > 0 || skippedTerms.length > 0) {
-      this.log?.('info', 'context words without a pronunciation were left out', { words: [...unpronounceable, ...skippedTerms].slice(0, 20), count: unpronounceable.size + skippedTerms.length });
+      this.log?.('info', 'context words without a pronunciation were left out', {
+        words: [...unpronounceable, ...skippedTerms].slice(0, 20),
+        count: unpronounceable.size + skippedTerms.length,
+      });
     }
     const usableTerms = terms.filter((t) => t.lower.every((w) => !unpronounceable.has(w)));
     const arpa = contextLanguageModel(
@@ -94,7 +96,10 @@ export class BiasBuilder {
       sentences.map((s) => s.filter((w) => !unpronounceable.has(w))).filter((s) => s.length > 0),
     );
     if (arpa === undefined) return undefined;
-    const key = createHash('sha256').update(JSON.stringify([this.weight, words, arpa])).digest('hex').slice(0, 32);
+    const key = createHash('sha256')
+      .update(JSON.stringify([this.weight, words, arpa]))
+      .digest('hex')
+      .slice(0, 32);
     return {
       decoder: { key, words, arpa, weight: this.weight },
       casing: new TermCasing(usableTerms.map((t) => t.written)),
@@ -214,4 +219,3 @@ export class TermCasing {
     return out;
   }
 }
-

@@ -22,12 +22,7 @@ import type {
 } from '../interface.js';
 import { EngineUnavailableError } from '../interface.js';
 import { findAddon } from './addon.js';
-import {
-  checkModelFiles,
-  resolvePocketsphinxOptions,
-  type PocketsphinxOptions,
-  type ResolvedPocketsphinxOptions,
-} from './options.js';
+import { checkModelFiles, resolvePocketsphinxOptions, type PocketsphinxOptions, type ResolvedPocketsphinxOptions } from './options.js';
 import { VadSegmenter } from '../segmenter.js';
 import { StreamListeners } from '../stream-listeners.js';
 import { SpeechGate, type GateEvent } from '../speech-gate.js';
@@ -106,10 +101,7 @@ export class PocketsphinxEngine implements SttEngine {
     const signal = options.signal;
     if (!signal) return loading;
     signal.throwIfAborted();
-    return Promise.race([
-      loading,
-      new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true })),
-    ]);
+    return Promise.race([loading, new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }))]);
   }
 
   /** Pool state of each model loaded so far (metrics); asking loads nothing. */
@@ -121,7 +113,14 @@ export class PocketsphinxEngine implements SttEngine {
     const all = [...this.loaded.values()];
     this.loaded.clear();
     this.ready.clear();
-    await Promise.all(all.map((p) => p.then((r) => r.close(), () => {})));
+    await Promise.all(
+      all.map((p) =>
+        p.then(
+          (r) => r.close(),
+          () => {},
+        ),
+      ),
+    );
   }
 
   private async start(engineModel: string): Promise<PocketsphinxRecognizer> {
@@ -138,10 +137,13 @@ export class PocketsphinxEngine implements SttEngine {
     // Batch decoders (files, live second passes) yield the cores to live streaming decoders and the event loop when
     // the machine is saturated: a live stream keeps real time, and a second pass that falls behind is late instead.
     const narrowband = this.options.narrowband[engineModel];
-    const batch = new BatchPool({ ...init, nice: BATCH_NICE, ...(narrowband ? { narrowband } : {}) }, {
-      size: this.options.concurrency[engineModel]!,
-      perRequestLimit: this.options.maxSegmentsPerRequest,
-    });
+    const batch = new BatchPool(
+      { ...init, nice: BATCH_NICE, ...(narrowband ? { narrowband } : {}) },
+      {
+        size: this.options.concurrency[engineModel]!,
+        perRequestLimit: this.options.maxSegmentsPerRequest,
+      },
+    );
     // Voice activity detection of files and of live sessions on worker threads of their own.
     const vadLoading = Promise.all([
       loadVadOffThread({ ...this.options.vad, log: this.options.log, lane: 'batch' }),
@@ -152,7 +154,12 @@ export class PocketsphinxEngine implements SttEngine {
     } catch (err) {
       throw new EngineUnavailableError(`pocketsphinx could not load model '${engineModel}': ${(err as Error).message}`);
     }
-    const streams = new StreamPool({ ...init, decoderArgs: this.options.streamDecoderArgs }, this.options.maxStreams, this.options.streamIdleMs, this.options.warmStreams);
+    const streams = new StreamPool(
+      { ...init, decoderArgs: this.options.streamDecoderArgs },
+      this.options.maxStreams,
+      this.options.streamIdleMs,
+      this.options.warmStreams,
+    );
     const bias = new BiasBuilder(paths.dict, this.options.log ?? defaultLog, this.options.contextWeight);
     const [fileVad, liveVad] = await vadLoading;
     const external = await this.externalSecondPass();
@@ -165,7 +172,9 @@ export class PocketsphinxEngine implements SttEngine {
     try {
       return await this.options.externalSecondPass();
     } catch (err) {
-      (this.options.log ?? defaultLog)('error', 'the second-pass model could not be loaded: live finals come from pocketsphinx', { cause: (err as Error).message });
+      (this.options.log ?? defaultLog)('error', 'the second-pass model could not be loaded: live finals come from pocketsphinx', {
+        cause: (err as Error).message,
+      });
       return undefined;
     }
   }

@@ -78,7 +78,9 @@ const IPA_TO_ARPABET: ReadonlyArray<readonly [string, string]> = (
     ['ʒ', 'ZH'],
     ['ç', 'HH'],
   ] as const
-).slice().sort((a, b) => b[0].length - a[0].length);
+)
+  .slice()
+  .sort((a, b) => b[0].length - a[0].length);
 
 /** espeak-ng IPA of one word → ARPAbet phones ("K Y UW B ER N IY T S"), or undefined when a symbol has no mapping. */
 export function ipaToArpabet(ipa: string): string | undefined {
@@ -86,7 +88,7 @@ export function ipaToArpabet(ipa: string): string | undefined {
   // word spaces carry nothing the phone set can express.
   const s = ipa.replace(/[ˈˌ\s.-]|\u200d|\u0329|\u0361|\u031a|\u02de/gu, '');
   const phones: string[] = [];
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     const hit = IPA_TO_ARPABET.find(([sym]) => s.startsWith(sym, i));
     if (!hit) {
       if (s[i] === 'ː') {
@@ -103,9 +105,32 @@ export function ipaToArpabet(ipa: string): string | undefined {
 
 /** US English letter names in ARPAbet, for acronyms said letter by letter. */
 const LETTER_NAMES: Readonly<Record<string, string>> = {
-  A: 'EY', B: 'B IY', C: 'S IY', D: 'D IY', E: 'IY', F: 'EH F', G: 'JH IY', H: 'EY CH', I: 'AY', J: 'JH EY', K: 'K EY',
-  L: 'EH L', M: 'EH M', N: 'EH N', O: 'OW', P: 'P IY', Q: 'K Y UW', R: 'AA R', S: 'EH S', T: 'T IY', U: 'Y UW',
-  V: 'V IY', W: 'D AH B AH L Y UW', X: 'EH K S', Y: 'W AY', Z: 'Z IY',
+  A: 'EY',
+  B: 'B IY',
+  C: 'S IY',
+  D: 'D IY',
+  E: 'IY',
+  F: 'EH F',
+  G: 'JH IY',
+  H: 'EY CH',
+  I: 'AY',
+  J: 'JH EY',
+  K: 'K EY',
+  L: 'EH L',
+  M: 'EH M',
+  N: 'EH N',
+  O: 'OW',
+  P: 'P IY',
+  Q: 'K Y UW',
+  R: 'AA R',
+  S: 'EH S',
+  T: 'T IY',
+  U: 'Y UW',
+  V: 'V IY',
+  W: 'D AH B AH L Y UW',
+  X: 'EH K S',
+  Y: 'W AY',
+  Z: 'Z IY',
 };
 
 /** "IAX" → "AY EY EH K S"; undefined for anything but capital letters A–Z. */

@@ -15,7 +15,9 @@ const samplesOf = async (file: string): Promise<Int16Array> => {
   return new Int16Array(buf.buffer, buf.byteOffset, buf.length >> 1);
 };
 // Held-out prompts of a few words each, in a fixed order (every 16th, so the test stays short).
-const heldOut = asteriskEnClips().filter((c) => splitOf(c.file) === 'held-out').filter((_, i) => i % 16 === 0);
+const heldOut = asteriskEnClips()
+  .filter((c) => splitOf(c.file) === 'held-out')
+  .filter((_, i) => i % 16 === 0);
 const wideband = testdataClips();
 
 describe('narrowband detection', () => {
@@ -70,7 +72,12 @@ describe('decoding with the narrowband adaptation', () => {
 
   const transcribe = async (r: PocketsphinxRecognizer, c: RealClip): Promise<Token[]> => {
     const pcm = await decodeToBuffer(c.file);
-    return r.transcribe((async function* () { yield pcm; })(), { language: 'en' });
+    return r.transcribe(
+      (async function* () {
+        yield pcm;
+      })(),
+      { language: 'en' },
+    );
   };
   const words = (tokens: Token[]) => tokens.map((t) => t.text).join(' ');
 

@@ -170,9 +170,7 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
     endpointSilenceMs: options.endpointSilenceMs ?? 600,
     partialIntervalMs: options.partialIntervalMs ?? 200,
     secondPass:
-      options.secondPass === false
-        ? undefined
-        : { budgetMs: options.secondPass?.budgetMs ?? 15_000 * poolSize, waitMs: options.secondPass?.waitMs ?? 1500 },
+      options.secondPass === false ? undefined : { budgetMs: options.secondPass?.budgetMs ?? 15_000 * poolSize, waitMs: options.secondPass?.waitMs ?? 1500 },
     externalSecondPass: options.secondPass === false ? undefined : options.externalSecondPass,
     contextWeight: options.contextWeight ?? DEFAULT_BIAS_WEIGHT,
     narrowband: narrowbandPerModel(models, options.narrowbandTransform),

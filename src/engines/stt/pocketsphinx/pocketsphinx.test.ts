@@ -77,7 +77,9 @@ beforeAll(async () => {
   pcm.push(...(await Promise.all(CLIPS.map((c, i) => synthesize(c.voice, c.text, `clip${i}`)))));
   const gap = Buffer.alloc(800 * BYTES_PER_MS);
   long = Buffer.concat([pcm[0]!, gap, pcm[1]!, gap, pcm[2]!, gap]);
-  longText = CLIPS.slice(0, 3).map((c) => c.text).join(' ');
+  longText = CLIPS.slice(0, 3)
+    .map((c) => c.text)
+    .join(' ');
   engine = new PocketsphinxEngine({ poolSize: 2 });
   recognizer = await engine.load('en-us');
 }, 120_000);
@@ -137,7 +139,9 @@ describe('pocketsphinx batch transcription', () => {
     }
     const elapsed = performance.now() - started;
     const audioMs = long.length / BYTES_PER_MS;
-    console.info(`decoded ${(audioMs / 1000).toFixed(1)} s in ${(elapsed / 1000).toFixed(1)} s; timer gaps max ${Math.max(...gaps).toFixed(0)} ms over ${gaps.length} ticks`);
+    console.info(
+      `decoded ${(audioMs / 1000).toFixed(1)} s in ${(elapsed / 1000).toFixed(1)} s; timer gaps max ${Math.max(...gaps).toFixed(0)} ms over ${gaps.length} ticks`,
+    );
     expect(wordErrorRate(longText, text(tokens)).wer).toBeLessThanOrEqual(0.5);
     expectWellFormed(tokens, audioMs);
     // A decode on the main thread would stall the timer for the length of a native call: a whole utterance, about

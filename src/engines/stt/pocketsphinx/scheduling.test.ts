@@ -60,7 +60,7 @@ const aloneResults = (): Promise<Token[][]> => (aloneCache ??= Promise.all(clips
 
 /** Poll `ready` every 10 ms (an event of the pool, not a sleep); fails after 60 s. */
 async function until(ready: () => boolean): Promise<void> {
-  for (const deadline = Date.now() + 60_000; !ready(); ) {
+  for (const deadline = Date.now() + 60_000; !ready();) {
     if (Date.now() > deadline) throw new Error('condition not met within 60 s');
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -258,7 +258,12 @@ describe('fair scheduling of segments', () => {
     expect(report!.maxPendingBytes).toBeLessThanOrEqual(3 * 20_000 * BYTES_PER_MS);
     expect(peakArrayBuffers - before.arrayBuffers).toBeLessThan(10 * minute);
     // Exact times, minutes into the file.
-    const { deltas, words: total } = timingErrors(alone, [...Array(10).keys()], Array.from({ length: 10 }, (_, k) => k * 60_000 + 7300), tokens);
+    const { deltas, words: total } = timingErrors(
+      alone,
+      [...Array(10).keys()],
+      Array.from({ length: 10 }, (_, k) => k * 60_000 + 7300),
+      tokens,
+    );
     expect(deltas.length / total).toBeGreaterThan(0.9);
     expect(Math.max(...deltas.map(Math.abs))).toBeLessThanOrEqual(100);
     // The VAD runs on the main thread one 32 ms frame at a time: timers keep firing.

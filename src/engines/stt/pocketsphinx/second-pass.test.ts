@@ -69,7 +69,6 @@ async function stream(recognizer: Recognizer, pcm: Buffer): Promise<Streamed> {
 
 const words = (tokens: Token[]) => tokens.map((t) => t.text).join(' ');
 
-
 beforeAll(async () => {
   const list = testdataClips();
   if (list.length < 10) throw new Error('pocketsphinx-testdata is not installed (scripts/debian-packages.txt)');
@@ -109,7 +108,12 @@ describe('two-pass live finals', () => {
   it('sends each final token once, in time order, while partials show everything not final yet', async () => {
     const recognizer = await load({ secondPass: { waitMs: 120_000 } });
     // Five real utterances with pauses of 1 s: endpoints close them one by one.
-    const audio = Buffer.concat(clips.slice(0, 5).flatMap((c, i) => [noise(1000, i + 7), c.pcm]).concat([noise(1000, 3)]));
+    const audio = Buffer.concat(
+      clips
+        .slice(0, 5)
+        .flatMap((c, i) => [noise(1000, i + 7), c.pcm])
+        .concat([noise(1000, 3)]),
+    );
     const r = await stream(recognizer, audio);
     expect(r.finals.length).toBeGreaterThanOrEqual(3);
     let lastFinalEnd = 0;
@@ -125,7 +129,15 @@ describe('two-pass live finals', () => {
     expect(r.session.secondPass!.early).toBe(r.finals.length);
     const all = r.finals.flat();
     expect(all.at(-1)!.end_ms).toBeLessThanOrEqual(Math.ceil(audio.length / 32));
-    expect(wordErrorRate(clips.slice(0, 5).map((c) => c.reference).join(' '), words(all)).wer).toBeLessThan(0.5);
+    expect(
+      wordErrorRate(
+        clips
+          .slice(0, 5)
+          .map((c) => c.reference)
+          .join(' '),
+        words(all),
+      ).wer,
+    ).toBeLessThan(0.5);
   }, 120_000);
 
   it('a late or over-budget second pass leaves the streaming words final, and says so', async () => {

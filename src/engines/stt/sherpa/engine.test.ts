@@ -31,12 +31,23 @@ function modelFolder(name: string, write: (dir: string) => void, manifest: Recor
   write(dir);
   writeFileSync(
     path.join(dir, MANIFEST_FILE),
-    JSON.stringify({ id: `${name}-v1`, family: 'stt-offline', type: 'nemo-ctc', files: { model: 'model.onnx', tokens: 'tokens.txt' }, languages: ['en'], ...manifest }),
+    JSON.stringify({
+      id: `${name}-v1`,
+      family: 'stt-offline',
+      type: 'nemo-ctc',
+      files: { model: 'model.onnx', tokens: 'tokens.txt' },
+      languages: ['en'],
+      ...manifest,
+    }),
   );
   return dir;
 }
 
-const streamingManifest = { family: 'stt-streaming', type: 'transducer', files: { encoder: 'encoder.onnx', decoder: 'decoder.onnx', joiner: 'joiner.onnx', tokens: 'tokens.txt' } };
+const streamingManifest = {
+  family: 'stt-streaming',
+  type: 'transducer',
+  files: { encoder: 'encoder.onnx', decoder: 'decoder.onnx', joiner: 'joiner.onnx', tokens: 'tokens.txt' },
+};
 
 async function* pieces(pcm: Int16Array, bytes = 3201): AsyncIterable<Uint8Array> {
   const buf = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
@@ -123,7 +134,11 @@ describe.each([
       paused.forEach((e, i) => expect(Math.abs(e.ms[0]! - t.bursts[i]!.endMs)).toBeLessThanOrEqual(100));
       expect(events.some((e) => e.kind === 'p')).toBe(true);
       await session.finalize();
-      expect(events.filter((e) => e.kind === 'f').map((e) => [e.words, e.endpoint])).toEqual([[['yes'], true], [['yes'], true], [['yes'], false]]);
+      expect(events.filter((e) => e.kind === 'f').map((e) => [e.words, e.endpoint])).toEqual([
+        [['yes'], true],
+        [['yes'], true],
+        [['yes'], false],
+      ]);
       expect(session.audioMs).toBe(t.durationMs);
       // After a finalize the session goes on, on the same clock.
       const more = toneBursts(1, { leadMs: 300, tailMs: 300 });

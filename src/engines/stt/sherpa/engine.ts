@@ -14,7 +14,15 @@ import { runChild } from '../../../lib/spawner/spawn-child.js';
 import { WorkGate } from '../../../lib/work-gate.js';
 import { WorkerLane } from '../../../lib/worker-lane.js';
 import type { InstalledModel } from '../../model-dir/manifest.js';
-import { EngineUnavailableError, type RecognitionContext, type Recognizer, type SttEngine, type SttFeatures, type Token, type TranscribeOptions } from '../interface.js';
+import {
+  EngineUnavailableError,
+  type RecognitionContext,
+  type Recognizer,
+  type SttEngine,
+  type SttFeatures,
+  type Token,
+  type TranscribeOptions,
+} from '../interface.js';
 import { type SegmenterOptions, VadSegmenter } from '../segmenter.js';
 import { type OfflineRecognizer, pcmToFloat32, sherpa } from './load-sherpa.js';
 import { offlineRecognizerConfig } from './offline-config.js';
@@ -98,8 +106,12 @@ export class SherpaEngine implements SttEngine {
     if (!options) return Promise.reject(new Error('no second-pass model'));
     this.secondPasses ??= (async () => {
       const recognizer = await this.load(options.model);
-      if (!(recognizer instanceof SherpaOfflineRecognizer)) throw new EngineUnavailableError(`model ${options.model} is not an offline model: it cannot be the second pass`);
-      return new SecondPassPool(offlineSecondPass(recognizer), { budgetMs: options.budgetMs ?? SECOND_PASS_BUDGET_MS * recognizer.size, waitMs: options.waitMs ?? 1500 });
+      if (!(recognizer instanceof SherpaOfflineRecognizer))
+        throw new EngineUnavailableError(`model ${options.model} is not an offline model: it cannot be the second pass`);
+      return new SecondPassPool(offlineSecondPass(recognizer), {
+        budgetMs: options.budgetMs ?? SECOND_PASS_BUDGET_MS * recognizer.size,
+        waitMs: options.waitMs ?? 1500,
+      });
     })();
     this.secondPasses.catch(() => (this.secondPasses = undefined));
     return this.secondPasses;
@@ -122,7 +134,8 @@ export class SherpaEngine implements SttEngine {
     const lanes = Array.from({ length: concurrency }, () => new WorkerLane<Request, OfflineReply>(WORKER_FILE, { nice: BATCH_NICE }));
     await Promise.all(lanes.map((l) => l.call({ op: 'load', config })));
     const decoders = lanes.map((lane) => ({
-      decode: async (samples: Int16Array, hotwords?: string) => ((await lane.call({ op: 'decode', samples, hotwords })) as Extract<OfflineReply, { result: unknown }>).result,
+      decode: async (samples: Int16Array, hotwords?: string) =>
+        ((await lane.call({ op: 'decode', samples, hotwords })) as Extract<OfflineReply, { result: unknown }>).result,
       stop: () => lane.stop(),
     }));
     return new SherpaOfflineRecognizer(model, vad, decoders, this.options.segmentation);
@@ -152,7 +165,9 @@ export class SherpaEngine implements SttEngine {
     try {
       return await this.secondPassPool();
     } catch (err) {
-      this.options.log?.('error', `the second-pass model could not be loaded: live finals of ${model.id} come from its streaming decoder`, { cause: (err as Error).message });
+      this.options.log?.('error', `the second-pass model could not be loaded: live finals of ${model.id} come from its streaming decoder`, {
+        cause: (err as Error).message,
+      });
       return undefined;
     }
   }
@@ -176,7 +191,13 @@ export async function checkModel(model: InstalledModel, kind: 'offline' | 'onlin
   const r = await runChild(process.execPath, [CHECK_FILE, kind, JSON.stringify(config)], { timeoutMs: CHECK_TIMEOUT_MS, nice: BATCH_NICE });
   if (r.code === 0 && r.stdout.includes('ok')) return;
   // sherpa-onnx prints its reason on stderr; keep the last meaningful line (no stack, no addresses).
-  const reason = r.stderr.split('\n').map((l) => l.trim()).filter((l) => l && !/^\s*at /.test(l)).at(-1)?.replace(/0x[0-9a-f]+/gi, '') ?? '';
+  const reason =
+    r.stderr
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !/^\s*at /.test(l))
+      .at(-1)
+      ?.replace(/0x[0-9a-f]+/gi, '') ?? '';
   throw new EngineUnavailableError(
     `model ${model.id} (${model.dir}) could not be loaded by sherpa-onnx${r.signal ? ` (${r.signal})` : ` (exit ${r.code})`}${reason ? `: ${reason.slice(0, 300)}` : ''}`,
     `check that its files are a ${model.type} model as the manifest says`,
@@ -272,4 +293,3 @@ export class SherpaOfflineRecognizer implements Recognizer {
     await Promise.all(this.decoders.map((d) => d.stop?.()));
   }
 }
-

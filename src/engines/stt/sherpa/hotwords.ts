@@ -19,7 +19,11 @@ export function takesHotwords(model: InstalledModel): boolean {
 /** How the model writes Latin letters: its tokens are all upper case (older LibriSpeech models), all lower, or mixed. */
 export function tokenCase(tokensFile: string): 'upper' | 'lower' | 'mixed' {
   // Special symbols (<blk>, <unk>, <sos/eos>) say nothing of the model's letters.
-  const symbols = readFileSync(tokensFile, 'utf8').split('\n').map((l) => l.split(' ')[0] ?? '').filter((s) => !/^<.*>$/.test(s)).join('');
+  const symbols = readFileSync(tokensFile, 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[0] ?? '')
+    .filter((s) => !/^<.*>$/.test(s))
+    .join('');
   const upper = /[A-Z]/.test(symbols);
   const lower = /[a-z]/.test(symbols);
   return upper && !lower ? 'upper' : lower && !upper ? 'lower' : 'mixed';
@@ -34,7 +38,11 @@ export function hotwordsOf(context: RecognitionContext | undefined, letters: 'up
   if (!context) return undefined;
   const phrases = new Set<string>();
   for (const term of context.terms) {
-    let phrase = term.normalize('NFC').replace(/[^\p{L}\p{N}'\s-]/gu, ' ').replace(/\s+/g, ' ').trim();
+    let phrase = term
+      .normalize('NFC')
+      .replace(/[^\p{L}\p{N}'\s-]/gu, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
     if (letters === 'upper') phrase = phrase.toUpperCase();
     else if (letters === 'lower') phrase = phrase.toLowerCase();
     if (phrase) phrases.add(phrase);

@@ -12,7 +12,15 @@ export type OfflineRecognizerConfig = sherpa.OfflineRecognizerConfig;
 export function offlineRecognizerConfig(model: InstalledModel): OfflineRecognizerConfig {
   const f = model.paths;
   const byType: Record<string, sherpa.OfflineModelConfig> = {
-    whisper: { whisper: { encoder: f.encoder, decoder: f.decoder, language: model.languages.length === 1 ? model.languages[0] : '', task: 'transcribe', tailPaddings: -1 } },
+    whisper: {
+      whisper: {
+        encoder: f.encoder,
+        decoder: f.decoder,
+        language: model.languages.length === 1 ? model.languages[0] : '',
+        task: 'transcribe',
+        tailPaddings: -1,
+      },
+    },
     moonshine: { moonshine: { preprocessor: f.preprocessor, encoder: f.encoder, uncachedDecoder: f.uncached_decoder, cachedDecoder: f.cached_decoder } },
     'nemo-ctc': { nemoCtc: { model: f.model } },
     'nemo-transducer': { transducer: { encoder: f.encoder, decoder: f.decoder, joiner: f.joiner }, modelType: 'nemo_transducer' },

@@ -7,7 +7,16 @@
 import { StreamListeners } from '../stream-listeners.js';
 import { S16leReader } from '../../../audio/s16le.js';
 import type { InstalledModel } from '../../model-dir/manifest.js';
-import type { RecognitionContext, Recognizer, SecondPassReport, StreamEvents, StreamingSession, StreamOptions, Token, TranscribeOptions } from '../interface.js';
+import type {
+  RecognitionContext,
+  Recognizer,
+  SecondPassReport,
+  StreamEvents,
+  StreamingSession,
+  StreamOptions,
+  Token,
+  TranscribeOptions,
+} from '../interface.js';
 import { SecondPass, type SecondPassPool } from '../second-pass.js';
 import { TwoPassFinals } from '../two-pass-finals.js';
 import type { OnlineCall } from './online-sessions.js';

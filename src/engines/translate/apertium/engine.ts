@@ -19,10 +19,41 @@ const execFileAsync = promisify(execFile);
 
 /** ISO 639-3 (and other 3-letter) codes apertium mode names use → the ISO 639-1 codes the API speaks. */
 const ISO_639_1: Record<string, string> = {
-  afr: 'af', arg: 'an', bel: 'be', bre: 'br', bul: 'bg', cat: 'ca', dan: 'da', deu: 'de', eng: 'en', epo: 'eo',
-  eus: 'eu', fra: 'fr', glg: 'gl', hbs: 'sh', hin: 'hi', ind: 'id', isl: 'is', ita: 'it', mkd: 'mk', nld: 'nl',
-  nno: 'nn', nob: 'nb', nor: 'no', oci: 'oc', pol: 'pl', por: 'pt', ron: 'ro', rus: 'ru', slv: 'sl', spa: 'es',
-  srd: 'sc', swe: 'sv', ukr: 'uk', urd: 'ur', zlm: 'ms',
+  afr: 'af',
+  arg: 'an',
+  bel: 'be',
+  bre: 'br',
+  bul: 'bg',
+  cat: 'ca',
+  dan: 'da',
+  deu: 'de',
+  eng: 'en',
+  epo: 'eo',
+  eus: 'eu',
+  fra: 'fr',
+  glg: 'gl',
+  hbs: 'sh',
+  hin: 'hi',
+  ind: 'id',
+  isl: 'is',
+  ita: 'it',
+  mkd: 'mk',
+  nld: 'nl',
+  nno: 'nn',
+  nob: 'nb',
+  nor: 'no',
+  oci: 'oc',
+  pol: 'pl',
+  por: 'pt',
+  ron: 'ro',
+  rus: 'ru',
+  slv: 'sl',
+  spa: 'es',
+  srd: 'sc',
+  swe: 'sv',
+  ukr: 'uk',
+  urd: 'ur',
+  zlm: 'ms',
 };
 
 export const toIso6391 = (code: string): string => ISO_639_1[code] ?? code;
@@ -138,11 +169,18 @@ export class ApertiumEngine implements TranslationEngine {
     if (!mode) throw new TranslationError(`apertium has no ${source}-${target} mode installed`);
     if (segments.length === 0) return [];
     // One segment per line: line breaks inside a segment would shift every later line.
-    const input = segments.map((s) => s.replace(/[\r\n]+/g, ' ').replaceAll('\0', ' ').trim()).join('\n') + '\n';
+    const input =
+      segments
+        .map((s) =>
+          s
+            .replace(/[\r\n]+/g, ' ')
+            .replaceAll('\0', ' ')
+            .trim(),
+        )
+        .join('\n') + '\n';
     const output = await this.run(mode, input, options.signal);
     const lines = output.replace(/\n$/, '').split('\n');
-    if (lines.length !== segments.length)
-      throw new TranslationError(`apertium ${mode} returned ${lines.length} lines for ${segments.length} segments`);
+    if (lines.length !== segments.length) throw new TranslationError(`apertium ${mode} returned ${lines.length} lines for ${segments.length} segments`);
     return lines.map(cleanOutput);
   }
 

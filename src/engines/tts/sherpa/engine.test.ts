@@ -32,7 +32,14 @@ function modelFolder(name: string, manifest: Record<string, unknown>, write: (di
   write(dir);
   writeFileSync(
     path.join(dir, MANIFEST_FILE),
-    JSON.stringify({ id: `${name}-v1`, family: 'tts', type: 'vits', files: { model: 'model.onnx', tokens: 'tokens.txt', data_dir: 'espeak-ng-data' }, languages: ['en'], ...manifest }),
+    JSON.stringify({
+      id: `${name}-v1`,
+      family: 'tts',
+      type: 'vits',
+      files: { model: 'model.onnx', tokens: 'tokens.txt', data_dir: 'espeak-ng-data' },
+      languages: ['en'],
+      ...manifest,
+    }),
   );
   return dir;
 }
@@ -190,7 +197,9 @@ describe.skipIf(!findEspeakNgData())('a sherpa-onnx VITS model', () => {
   it('refuses a manifest voice whose speaker id the model does not have', async () => {
     const dir = modelFolder('tone-three', { voices: { A: 0, B: 1, C: 3 } }, (d) => writeToneVitsModel(d, { numSpeakers: 2 }));
     const engine = new compiled.SherpaTtsEngine(readManifest(dir));
-    await expect(engine.init()).rejects.toThrow(/tone-three-v1 .* names speaker 3 for voice "C", but the model has 2 speakers \(0 to 1\) \(correct "voices" in parlance-model\.json\)/);
+    await expect(engine.init()).rejects.toThrow(
+      /tone-three-v1 .* names speaker 3 for voice "C", but the model has 2 speakers \(0 to 1\) \(correct "voices" in parlance-model\.json\)/,
+    );
     expect(await engine.available()).toBe(false);
     await expect(collect(engine.synthesize('Hi.', '0', 'en'))).rejects.toThrow(/has not been checked/);
   }, 60_000);

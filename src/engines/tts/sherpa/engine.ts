@@ -236,13 +236,17 @@ export class SherpaTtsEngine implements TtsEngine {
   private async checkInChild(): Promise<SherpaTtsInfo> {
     const text = CHECK_TEXT[this.model.languages[0]!] ?? 'Hello.';
     const r = await runChild(process.execPath, [CHECK_FILE, JSON.stringify(this.config), text], { timeoutMs: CHECK_TIMEOUT_MS, nice: INTERACTIVE_NICE });
-    const line = r.stdout.split('\n').filter((l) => l.startsWith('{')).at(-1);
+    const line = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .at(-1);
     if (r.code === 0 && line) {
       const info = JSON.parse(line) as SherpaTtsInfo;
       if (info.sampleRate > 0) return { sampleRate: info.sampleRate, numSpeakers: info.numSpeakers };
     }
     const fix = `check that its files are a ${this.model.type} model as ${MANIFEST_FILE} says`;
-    if (r.signal === 'SIGKILL' && !r.stderr.trim()) throw new SherpaTtsModelError(this.model, `did not load and speak within ${CHECK_TIMEOUT_MS / 1000} s`, fix);
+    if (r.signal === 'SIGKILL' && !r.stderr.trim())
+      throw new SherpaTtsModelError(this.model, `did not load and speak within ${CHECK_TIMEOUT_MS / 1000} s`, fix);
     // sherpa-onnx prints its reason on stderr: keep the last meaningful line, without source positions or addresses.
     const reason =
       r.stderr
