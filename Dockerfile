@@ -33,7 +33,7 @@ COPY --from=build /app/bin bin/
 COPY --from=build /app/dist dist/
 COPY --from=build /app/node_modules node_modules/
 COPY --from=build /app/native/pocketsphinx/build/Release native/pocketsphinx/build/Release/
-# The narrowband (8 kHz) adaptation `make setup` estimated (scripts/adapt-narrowband.mts).
+# The narrowband (8 kHz) adaptation `make setup` estimated.
 COPY --from=build /app/build/adaptation build/adaptation/
 
 # A dedicated unprivileged user owns the data directory (SQLite database, blobs, models you bring).

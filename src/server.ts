@@ -76,6 +76,7 @@ import { OrganizationService } from './modules/organization/service.js';
 import { openTenancy } from './modules/tenancy/open.js';
 import { TenancyRepository } from './modules/tenancy/repository.js';
 import { openBlobStore } from './storage/open-blob-store.js';
+import { ensureDataDir } from './config/data-dir.js';
 import type { Db } from './storage/database.js';
 
 /** A secret shared by every node (it lives in the database), created on first use. */
@@ -144,6 +145,9 @@ function webhookSender(settings: Settings): WebhookSender {
 export async function createContext(settings: Settings): Promise<ContextHandle> {
   const { servesApi, runsJobs } = nodeRole(settings);
   // Blob store first: an unusable S3 bucket stops the start before a database is created.
+  // The data directory first (one clear line for a wrong --data-dir), then the blob store (an unusable bucket stops
+  // the start before any database is created).
+  ensureDataDir(settings.dataDir);
   const blobs = await openBlobStore(settings);
   const { db, tenancy } = await openTenancy(settings);
   // Logs go to stderr: stdout carries the first-start key and the listening address.

@@ -97,6 +97,8 @@ const TABLES = [
   'jobs',
   'organizations',
   'projects',
+  'speaker_samples',
+  'speakers',
   'temporary_api_keys',
   'transcriptions',
   'transcripts',

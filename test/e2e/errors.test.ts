@@ -89,7 +89,8 @@ describe('REST error body', () => {
   });
 
   it('404: an unknown route is invalid_request with status 404, with or without a key', async () => {
-    for (const p of ['/v1/nope', '/v2/files', '/', '/v1/files/a/b']) await expectError(await s.request(p), 404, 'invalid_request');
+    // (`/` is the web console.)
+    for (const p of ['/v1/nope', '/v2/files', '/nope', '/v1/files/a/b']) await expectError(await s.request(p), 404, 'invalid_request');
     await expectError(await s.request('/v1/nope', { key: null }), 404, 'invalid_request');
   });
 
