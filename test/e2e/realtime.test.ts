@@ -667,8 +667,9 @@ describe('real-time flow control', () => {
     // The server stopped reading: the rest waits in the client's send buffer instead of the server's memory.
     expect(c.ws.bufferedAmount).toBeGreaterThan(30_000_000);
     // What it did read went through the VAD quickly (garbage the heap grows for, about 30 MB, whatever was read) and
-    // waits for the decoder in bounded queues. Buffering what it read would add that much on top.
-    expect(grown).toBeLessThan(48);
+    // waits for the decoder in bounded queues; the batch workers' second passes add their own garbage (51 MB was seen
+    // under a heavily loaded CI run). Buffering what it read would add the 64 MB sent on top.
+    expect(grown).toBeLessThan(60);
     c.ws.terminate();
   });
 });

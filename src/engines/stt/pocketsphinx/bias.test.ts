@@ -92,7 +92,7 @@ describe.skipIf(!HAVE_ASTERISK)('decoding with a context (real recordings)', () 
     const pbx = words(await recognizer.transcribe(file('demo-congrats'), { context: { terms: ['PBX', 'Digium'], text: '' } }));
     expect(pbx).toMatch(/\bPBX\b/);
     expect(words(await recognizer.transcribe(file('demo-congrats')))).not.toMatch(/pbx/i);
-  }, 120_000);
+  }, 300_000);
 
   it('leaves requests without context as they were on a decoder that served biased ones', async () => {
     const clips = ['conf-unmuted', 'conf-now-unmuted', 'vm-undelete'];
@@ -132,5 +132,5 @@ describe.skipIf(!HAVE_ASTERISK)('decoding with a context (real recordings)', () 
     } finally {
       await two.close();
     }
-  }, 120_000);
+  }, 300_000);
 });
