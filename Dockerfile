@@ -31,6 +31,8 @@ RUN bash scripts/install-debian-packages.sh --without build,test && rm -rf /var/
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/bin bin/
 COPY --from=build /app/dist dist/
+# The web console the API nodes serve at /.
+COPY --from=build /app/dist-console dist-console/
 COPY --from=build /app/node_modules node_modules/
 COPY --from=build /app/native/pocketsphinx/build/Release native/pocketsphinx/build/Release/
 # The narrowband (8 kHz) adaptation `make setup` estimated.
