@@ -24,6 +24,7 @@ import { catalogOf, installedModels, secondPassModelOf } from './modules/models/
 import { AudioFetchError, type AudioFetcher, TranscriptionProcessor, type WebhookSender } from './modules/transcriptions/processor.js';
 import { TranscriptionsRepository } from './modules/transcriptions/repository.js';
 import { transcriptionsRoutes } from './modules/transcriptions/routes.js';
+import { modelsRoutes } from './modules/models/routes.js';
 import { openaiRoutes } from './modules/openai/routes.js';
 import { TranscriptionsService } from './modules/transcriptions/service.js';
 import { TtsRegistry } from './engines/tts/registry.js';
@@ -46,6 +47,7 @@ import { SpeakersRepository } from './modules/speakers/repository.js';
 import { speakersRoutes } from './modules/speakers/routes.js';
 import { SpeakersService } from './modules/speakers/service.js';
 import { realtimeWsHandler } from './modules/realtime/routes.js';
+import { realtimeSessionOptions } from './modules/realtime/options.js';
 import { RealtimeService } from './modules/realtime/service.js';
 import { startWyoming } from './modules/wyoming/server.js';
 import { deliverWebhook, webhookBackoffMs } from './modules/webhooks/delivery.js';
@@ -322,6 +324,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
           authRoutes,
           filesRoutes,
           transcriptionsRoutes,
+          modelsRoutes,
           ttsRoutes,
           voicesRoutes,
           speakersRoutes,
@@ -352,15 +355,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       },
       errorReferenceUrl: () => referenceUrl,
     },
-    {
-      audioTimeoutMs: settings.realtimeAudioTimeoutSeconds * 1000,
-      maxDurationMs: settings.realtimeMaxDurationSeconds * 1000,
-      partialIntervalMs: settings.realtimePartialIntervalMs,
-      usageCheckIntervalMs: settings.usageCheckIntervalSeconds * 1000,
-      diarizer,
-      speakerMatch,
-      formatText: settings.textFormatting,
-    },
+    realtimeSessionOptions(settings, { diarizer, speakerMatch }),
   );
   metrics.gauge('parlance_realtime_sessions', 'Real-time transcription sessions open on this node.', () => realtime.openSessions);
   const ttsSockets = ttsWebSocketSurface(ctx);

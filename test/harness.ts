@@ -8,6 +8,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import type { SttReceivedFrame } from '../src/wire/stt-frames.js';
 
 const execFileP = promisify(execFile);
 export const ROOT = path.resolve(import.meta.dirname, '..');
@@ -274,12 +275,8 @@ export async function gatedAudioServer(wav: Buffer, opts: { held?: boolean } = {
   };
 }
 
-export interface RealtimeFrame {
-  tokens: { text: string; start_ms: number; end_ms: number; is_final?: boolean; speaker?: string }[];
-  finished?: boolean;
-  error_type?: string;
-  error_message?: string;
-}
+/** A /transcribe-websocket server frame as the tests read it (src/wire/stt-frames.ts). */
+export type RealtimeFrame = SttReceivedFrame;
 
 /**
  * One real-time session over /transcribe-websocket: the configuration (raw 16 kHz mono PCM unless `config` says

@@ -1,6 +1,6 @@
 // One upgrade dispatcher for the WebSocket interfaces (/transcribe-websocket, /tts-websocket, /v1/realtime): modules
 // register a handler per path; anything else is refused before the handshake completes. Credentials travel in the
-// first JSON messages (sdk-wire-notes §1.4) or at the handshake (handshakeApiKey), and each module authenticates; a
+// first JSON messages (docs/wire-compat.md, "Authentication on the sockets") or at the handshake (handshakeApiKey), and each module authenticates; a
 // handler may also refuse the handshake itself (`admit`: OpenAI's clients expect a bad key as an HTTP error).
 import type { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';

@@ -6,8 +6,8 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import pg from 'pg';
 import type { Database } from '../storage/schema.js';
+import { NOTIFY_CHANNEL, NotifyListener } from './notify-listener.js';
 import {
   defaultBackoffMs,
   PermanentJobError,
@@ -20,9 +20,7 @@ import {
   type WorkOptions,
 } from './queue.js';
 
-/** PostgreSQL NOTIFY channel: the payload is the job's kind. Sent inside the enqueuing transaction, so it is
- * delivered exactly when (and only if) the job commits. */
-export const NOTIFY_CHANNEL = 'parlance_jobs';
+export { NOTIFY_CHANNEL } from './notify-listener.js';
 
 export interface RunnerOptions {
   /** Log sink (no logger dependency). */
@@ -114,7 +112,6 @@ export abstract class QueueRunner implements JobQueue {
   protected readonly stopTimeoutMs: number;
   protected readonly maxRecoveries: number;
   protected readonly now: () => Date;
-  private readonly listenUrl: string | undefined;
 
   private readonly workers = new Map<string, Worker>();
   private readonly runs = new Set<Run>();
@@ -125,8 +122,8 @@ export abstract class QueueRunner implements JobQueue {
   private rotation = 0;
   private pollTimer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
-  private listener: pg.Client | null = null;
-  private listenTimer: NodeJS.Timeout | null = null;
+  /** PostgreSQL LISTEN for other processes' jobs (with listenUrl). */
+  private readonly listener: NotifyListener | null;
 
   constructor(options: RunnerOptions) {
     this.log = options.log ?? (() => undefined);
@@ -136,7 +133,17 @@ export abstract class QueueRunner implements JobQueue {
     this.stopTimeoutMs = options.stopTimeoutMs ?? 30_000;
     this.maxRecoveries = options.maxRecoveries ?? 3;
     this.now = options.now ?? (() => new Date());
-    this.listenUrl = options.listenUrl;
+    this.listener = options.listenUrl
+      ? new NotifyListener(options.listenUrl, Math.max(this.pollMs, 1000), {
+          active: () => this.state === 'started',
+          // A kind this process has no handler for is another process's work.
+          notified: (kind) => {
+            if (!kind || this.workers.has(kind)) this.wake();
+          },
+          log: this.log,
+          errorText,
+        })
+      : null;
     if (this.heartbeatMs >= this.leaseMs) throw new TypeError('heartbeatMs must be shorter than leaseMs');
     if (!Number.isInteger(this.maxRecoveries) || this.maxRecoveries < 0) throw new TypeError('maxRecoveries must be an integer >= 0');
   }
@@ -196,7 +203,7 @@ export abstract class QueueRunner implements JobQueue {
     this.state = 'started';
     // Not unref'd: a started queue is a service, like a listening socket, until stop().
     this.pollTimer = setInterval(() => void this.onPoll(), this.pollMs);
-    if (this.listenUrl) await this.listen();
+    await this.listener?.listen();
     void this.onPoll();
   }
 
@@ -205,10 +212,7 @@ export abstract class QueueRunner implements JobQueue {
     this.state = 'stopping';
     await this.starting?.catch(() => undefined);
     if (this.pollTimer) clearInterval(this.pollTimer);
-    if (this.listenTimer) clearTimeout(this.listenTimer);
-    const listener = this.listener;
-    this.listener = null;
-    await listener?.end().catch(() => undefined);
+    await this.listener?.stop();
     for (const run of this.runs) run.controller.abort(new JobAbortError('the job queue is stopping'));
     await this.pumping;
     await this.ticking;
@@ -392,43 +396,6 @@ export abstract class QueueRunner implements JobQueue {
         kind: job.kind,
         err: errorText(err),
       });
-    }
-  }
-
-  private async listen(): Promise<void> {
-    if (this.state !== 'started' || !this.listenUrl) return;
-    const client = new pg.Client({ connectionString: this.listenUrl, application_name: 'parlance-jobs-listen' });
-    this.listener = client;
-    const reconnect = () => {
-      if (this.listener !== client) return;
-      this.listener = null;
-      client.end().catch(() => undefined);
-      if (this.state === 'started' && !this.listenTimer) {
-        this.listenTimer = setTimeout(
-          () => {
-            this.listenTimer = null;
-            void this.listen();
-          },
-          Math.max(this.pollMs, 1000),
-        );
-        this.listenTimer.unref();
-      }
-    };
-    client.on('error', (err) => {
-      this.log('warn', 'job queue LISTEN connection failed; polling until it is back', { err: errorText(err) });
-      reconnect();
-    });
-    client.on('end', reconnect);
-    client.on('notification', (msg) => {
-      if (!msg.payload || this.workers.has(msg.payload)) this.wake();
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
-      this.wake(); // anything committed while we were not listening
-    } catch (err) {
-      this.log('warn', 'job queue LISTEN connection failed; polling until it is back', { err: errorText(err) });
-      reconnect();
     }
   }
 }

@@ -9,6 +9,7 @@ import { WebSocket } from 'ws';
 import { buildConversation, type Conversation, wavBytes } from '../diarization-corpus.js';
 import { startParlance, tempDir, waitFor, type Parlance } from '../harness.js';
 import { twoSpeakerShare } from '../speaker-labels.js';
+import type { SttReceivedFrame } from '../../src/wire/stt-frames.js';
 
 const SENTENCES = [
   'The birch canoe slid on the smooth planks.',
@@ -107,7 +108,7 @@ async function streamRaw(extra: Record<string, unknown>): Promise<Tok[]> {
   let errorFrame: unknown;
   const finished = new Promise<void>((resolve) => {
     ws.on('message', (data) => {
-      const f = JSON.parse(String(data)) as { tokens: Tok[]; finished?: boolean; error_code?: number };
+      const f = JSON.parse(String(data)) as SttReceivedFrame;
       if (f.error_code !== undefined) errorFrame = f;
       tokens.push(...f.tokens);
       if (f.finished || f.error_code !== undefined) resolve();

@@ -1,5 +1,5 @@
 // The REST error surface, black-box: exact bodies, request ids, more_info anchors, routing errors, body
-// parsing (D23: bodyless requests with a JSON content type), list parameters, cursors, and no stack traces.
+// parsing (bodyless requests with a JSON content type: docs/wire-compat.md, "REST conventions"), list parameters, cursors, and no stack traces.
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { readFileSync, rmSync } from 'node:fs';
@@ -221,7 +221,7 @@ describe('request bodies', () => {
       await expectError(await s.request(TEMP, { method: 'POST', headers: json, body }), 400, 'invalid_request');
   });
 
-  it('DELETE with Content-Type: application/json and no body works as the SDK sends it (D23)', async () => {
+  it('DELETE with Content-Type: application/json and no body works as the SDK sends it (wire-compat: bodyless JSON requests)', async () => {
     const res = await s.request(`/v1/files/${randomUUID()}`, { method: 'DELETE', headers: json });
     await expectError(res, 404, 'file_not_found');
     const { id } = await upload(s.apiKey, 'to-delete.wav');
@@ -231,7 +231,7 @@ describe('request bodies', () => {
     expect((await s.request(`/v1/files/${id}`, { headers: json })).status).toBe(404);
   });
 
-  it('GET with Content-Type: application/json and no body works (D23)', async () => {
+  it('GET with Content-Type: application/json and no body works (wire-compat: bodyless JSON requests)', async () => {
     const list = await s.request('/v1/files', { headers: json });
     expect(list.status).toBe(200);
     expect(await list.json()).toHaveProperty('next_page_cursor');

@@ -133,7 +133,7 @@ describe('a streaming model in the models directory', () => {
     expect(finals.filter((tk) => !tk.text.startsWith('<')).map((tk) => tk.text.trim())).toEqual(['yes', 'yes', 'yes']);
     expect(finals.filter((tk) => tk.text === '<end>').length).toBeGreaterThanOrEqual(2);
     // Each word at the end of its burst, on the stream's clock.
-    finals.filter((tk) => !tk.text.startsWith('<')).forEach((tk, i) => expect(Math.abs(tk.start_ms - t.bursts[i]!.endMs)).toBeLessThanOrEqual(120));
+    finals.filter((tk) => !tk.text.startsWith('<')).forEach((tk, i) => expect(Math.abs(tk.start_ms! - t.bursts[i]!.endMs)).toBeLessThanOrEqual(120));
   }, 60_000);
 });
 

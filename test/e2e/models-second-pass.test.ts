@@ -61,7 +61,7 @@ describe('an offline model claiming the second pass', () => {
     const finals = finalWords(frames);
     expect(finals.map((tk) => tk.text.trim())).toEqual([PLAIN, PLAIN, PLAIN]);
     // The offline model times each at its burst's start (the streaming one at its end), on the stream's clock.
-    finals.forEach((tk, i) => expect(Math.abs(tk.start_ms - t.bursts[i]!.startMs)).toBeLessThanOrEqual(100));
+    finals.forEach((tk, i) => expect(Math.abs(tk.start_ms! - t.bursts[i]!.startMs)).toBeLessThanOrEqual(100));
     // Endpoints still come from the streaming model's pauses.
     expect(frames.flatMap((f) => f.tokens).filter((tk) => tk.is_final && tk.text === '<end>').length).toBeGreaterThanOrEqual(2);
     expect(new Set(partialWords(frames).map((tk) => tk.text.trim()))).toEqual(new Set(['yes']));

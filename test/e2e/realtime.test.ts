@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { wordErrorRate } from '../../src/engines/stt/wer.js';
+import type { SttReceivedFrame, SttToken } from '../../src/wire/stt-frames.js';
 import { makeSpeech, startParlance, tempDir, type Parlance } from '../harness.js';
 
 const execFileP = promisify(execFile);
@@ -21,14 +22,8 @@ const work = tempDir('parlance-rt-e2e-');
 let speech: Buffer;
 let speechWav: string;
 
-type Frame = Record<string, unknown> & { tokens: Tok[] };
-interface Tok {
-  text: string;
-  start_ms?: number;
-  end_ms?: number;
-  confidence: number;
-  is_final: boolean;
-}
+type Frame = SttReceivedFrame;
+type Tok = SttToken;
 
 interface Conn {
   ws: WebSocket;

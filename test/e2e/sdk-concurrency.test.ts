@@ -1,4 +1,4 @@
-// Conformance with the official Node SDK (@soniox/node) for concurrency: sdk-wire-notes §2.7 and §7 row 18 —
+// Conformance with the official Node SDK (@soniox/node) for concurrency (docs/wire-compat.md, "REST conventions") —
 // concurrencyLimits.get() during an open real-time session, getHistory() gap-free with the live stream in it.
 import { SonioxHttpError, SonioxNodeClient } from '@soniox/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +22,7 @@ beforeAll(async () => {
 afterAll(() => s?.stop());
 
 describe('@soniox/node concurrencyLimits against Parlance', () => {
-  it('row 18: get() during an open STT session shows live counts and limits (null = unlimited); getHistory() is gap-free and holds the stream', async () => {
+  it('get() during an open STT session shows live counts and limits (null = unlimited); getHistory() is gap-free and holds the stream', async () => {
     const idle = await client.concurrencyLimits.get();
     expect(idle).toEqual({
       project: { current: { transcribe_concurrent: 0, tts_concurrent: 0 }, limits: { transcribe_concurrent: 50, tts_concurrent: null } },

@@ -1,4 +1,4 @@
-// Conformance with the official Node SDK (@soniox/node) for files: sdk-wire-notes §7 rows 1–5.
+// Conformance with the official Node SDK (@soniox/node) for files (docs/wire-compat.md, "REST conventions").
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 describe('@soniox/node files API against Parlance', () => {
-  it('row 1: files.upload(buffer, {filename, client_reference_id}) echoes the File', async () => {
+  it('files.upload(buffer, {filename, client_reference_id}) echoes the File', async () => {
     const file = await client.files.upload(wav, { filename: 'meeting.wav', client_reference_id: 'order-1' });
     expect(file.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(file.filename).toBe('meeting.wav');
@@ -34,7 +34,7 @@ describe('@soniox/node files API against Parlance', () => {
     expect(existsSync(path.join(s.dataDir, 'blobs', 'files', s.projectId, file.id))).toBe(true);
   });
 
-  it('row 1: uploads a Blob and a Uint8Array too', async () => {
+  it('uploads a Blob and a Uint8Array too', async () => {
     const fromBlob = await client.files.upload(new Blob([new Uint8Array(wav)]), { filename: 'blob.wav' });
     expect(fromBlob.size).toBe(wav.length);
     const fromBytes = await client.files.upload(new Uint8Array(wav));
@@ -42,7 +42,7 @@ describe('@soniox/node files API against Parlance', () => {
     expect(fromBytes.filename).toBe('file'); // the SDK's default part filename
   });
 
-  it('row 2: files.get(id) returns the file; an unknown id gives null', async () => {
+  it('files.get(id) returns the file; an unknown id gives null', async () => {
     const up = await client.files.upload(wav, { filename: 'get.wav', client_reference_id: 'ref-get' });
     const got = await client.files.get(up.id);
     expect(got).not.toBeNull();
@@ -50,7 +50,7 @@ describe('@soniox/node files API against Parlance', () => {
     expect(await client.files.get(randomUUID())).toBeNull();
   });
 
-  it('row 3: list({limit: 1}) iterated with for-await yields every file once and terminates', async () => {
+  it('list({limit: 1}) iterated with for-await yields every file once and terminates', async () => {
     const p = await s.admin<{ id: string }>('create-project', '--name', 'sdk-list');
     const listClient = sdk((await s.admin<{ api_key: string }>('create-key', '--project', p.id)).api_key);
     const uploaded: string[] = [];
@@ -72,7 +72,7 @@ describe('@soniox/node files API against Parlance', () => {
     expect(all.files.map((f) => f.filename)).toEqual(['3.wav', '2.wav', '1.wav']);
   });
 
-  it('row 4: files.count() returns {playground, public_api, total}', async () => {
+  it('files.count() returns {playground, public_api, total}', async () => {
     const before = await client.files.count();
     expect(Object.keys(before).sort()).toEqual(['playground', 'public_api', 'total']);
     expect(before.total).toBe(before.playground + before.public_api);
@@ -81,7 +81,7 @@ describe('@soniox/node files API against Parlance', () => {
     expect(after).toEqual({ playground: before.playground, public_api: before.public_api + 1, total: before.total + 1 });
   });
 
-  it('row 5: files.delete(id) twice (404 swallowed), then files.get gives null', async () => {
+  it('files.delete(id) twice (404 swallowed), then files.get gives null', async () => {
     const up = await client.files.upload(wav, { filename: 'delete-me.wav' });
     await client.files.delete(up.id);
     expect(existsSync(path.join(s.dataDir, 'blobs', 'files', s.projectId, up.id))).toBe(false);

@@ -1,6 +1,7 @@
-// Conformance with the official Node SDK (@soniox/node) for real-time transcription: sdk-wire-notes §7 rows 21–27
-// (and the transcribe_websocket half of row 17). Node 20 has no global WebSocket: the `ws` class stands in, wrapped
-// to record every raw server frame (row 27 checks them).
+// Conformance with the official Node SDK (@soniox/node) for real-time transcription (docs/wire-compat.md, "Real-time
+// STT WebSocket" and "Authentication on the sockets"), and temporary keys of usage type transcribe_websocket. Node 20
+// has no global WebSocket: the `ws` class stands in, wrapped to record every raw server frame (the frame-shape test
+// checks them).
 import { rmSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -73,7 +74,7 @@ afterAll(async () => {
 });
 
 describe('@soniox/node real-time STT against Parlance', () => {
-  it('row 21: sendStream at real-time pace with finish → final tokens, monotonic final_audio_proc_ms, finished', async () => {
+  it('sendStream at real-time pace with finish → final tokens, monotonic final_audio_proc_ms, finished', async () => {
     const session = client.realtime.stt({ ...RAW });
     const got = collect(session);
     await session.connect();
@@ -85,7 +86,7 @@ describe('@soniox/node real-time STT against Parlance', () => {
     expect(got.finals).toEqual([...got.finals].sort((a, b) => a - b));
   }, 30_000);
 
-  it('row 22: audio_format auto with a WAV file', async () => {
+  it('audio_format auto with a WAV file', async () => {
     const session = client.realtime.stt({ model: 'stt-rt-v4', audio_format: 'auto' });
     const got = collect(session);
     await session.connect();
@@ -94,7 +95,7 @@ describe('@soniox/node real-time STT against Parlance', () => {
     expect(got.text()).toMatch(/fox/);
   });
 
-  it('row 23: finalize({trailing_silence_ms}) mid-stream gives the finalized event and final tokens', async () => {
+  it('finalize({trailing_silence_ms}) mid-stream gives the finalized event and final tokens', async () => {
     const session = client.realtime.stt({ ...RAW });
     const got = collect(session);
     await session.connect();
@@ -110,7 +111,7 @@ describe('@soniox/node real-time STT against Parlance', () => {
     expect(got.tokens.every((t) => !t.text.startsWith('<'))).toBe(true);
   });
 
-  it('row 24: enable_endpoint_detection with speech then silence fires the endpoint event', async () => {
+  it('enable_endpoint_detection with speech then silence fires the endpoint event', async () => {
     const session = client.realtime.stt({ ...RAW, enable_endpoint_detection: true });
     const got = collect(session);
     await session.connect();
@@ -122,7 +123,7 @@ describe('@soniox/node real-time STT against Parlance', () => {
     expect(got.events[0]).toBe('endpoint');
   });
 
-  it('row 25: pause() longer than the request-timeout window, then resume() — keepalives keep the session alive', async () => {
+  it('pause() longer than the request-timeout window, then resume() — keepalives keep the session alive', async () => {
     const session = client.realtime.stt({ ...RAW }, { keepalive_interval_ms: 1000 });
     const got = collect(session);
     await session.connect();
@@ -137,7 +138,7 @@ describe('@soniox/node real-time STT against Parlance', () => {
     expect(got.events).toContain('finalized');
   }, 20_000);
 
-  it('row 26: a bad key is an AuthError (401), an unknown model a BadRequestError (400), an object context is accepted', async () => {
+  it('a bad key is an AuthError (401), an unknown model a BadRequestError (400), an object context is accepted', async () => {
     const bad = sdk('prl_not_a_key').realtime.stt({ ...RAW });
     const badErr = new Promise<Error>((r) => bad.once('error', r));
     await bad.connect();
@@ -174,7 +175,7 @@ describe('@soniox/node real-time STT against Parlance', () => {
     expect(got.text()).toMatch(/fox/);
   });
 
-  it('row 17: a transcribe_websocket temporary key opens a session', async () => {
+  it('a transcribe_websocket temporary key opens a session', async () => {
     const { api_key } = await client.auth.createTemporaryKey({ usage_type: 'transcribe_websocket', expires_in_seconds: 60 });
     const session = sdk(api_key).realtime.stt({ ...RAW });
     const got = collect(session);
@@ -184,7 +185,7 @@ describe('@soniox/node real-time STT against Parlance', () => {
     expect(got.text()).toMatch(/fox/);
   });
 
-  it('row 27: no normal frame carries error_code or error_message; error frames do', () => {
+  it('no normal frame carries error_code or error_message; error frames do', () => {
     expect(rawFrames.length).toBeGreaterThan(20);
     let errorFrames = 0;
     for (const raw of rawFrames) {

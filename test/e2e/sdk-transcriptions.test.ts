@@ -1,5 +1,5 @@
 // Conformance with the official Node SDK (@soniox/node) for async transcription, in the soniox-sdk
-// profile: sdk-wire-notes §7 rows 6–12.
+// profile (docs/wire-compat.md, "Compatibility profiles" and "REST conventions").
 import { readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -55,7 +55,7 @@ afterAll(async () => {
 });
 
 describe('@soniox/node async transcription against Parlance (soniox-sdk profile)', () => {
-  it('row 6: stt.create + stt.wait reaches completed through the SDK status words', async () => {
+  it('stt.create + stt.wait reaches completed through the SDK status words', async () => {
     const file = await client.files.upload(wav, { filename: 'fox.wav' });
     const created = await client.stt.create({ model: MODEL, file_id: file.id });
     expect(created.status).toBe('queued');
@@ -64,7 +64,7 @@ describe('@soniox/node async transcription against Parlance (soniox-sdk profile)
     expect(done.audio_duration_ms).toBeGreaterThan(2000);
   });
 
-  it('row 7: stt.transcribe({file, wait}) chains upload, create, poll and transcript; segments have timings', async () => {
+  it('stt.transcribe({file, wait}) chains upload, create, poll and transcript; segments have timings', async () => {
     const t = await client.stt.transcribe({ model: MODEL, file: wav, filename: 'fox.wav', wait: true, wait_options: { interval_ms: 200 } });
     expect(t.status).toBe('completed');
     const transcript = t.transcript!;
@@ -75,7 +75,7 @@ describe('@soniox/node async transcription against Parlance (soniox-sdk profile)
     expect(segments.at(-1)!.end_ms).toBeLessThanOrEqual(t.audio_duration_ms!);
   });
 
-  it('row 8: audio_url with cleanup deletes the transcription afterwards', async () => {
+  it('audio_url with cleanup deletes the transcription afterwards', async () => {
     const t = await client.stt.transcribe({
       model: MODEL,
       audio_url: `${fixtures.url}/fox.wav`,
@@ -88,7 +88,7 @@ describe('@soniox/node async transcription against Parlance (soniox-sdk profile)
     expect(await client.stt.get(t.id)).toBeNull();
   });
 
-  it('row 9: webhooks reach the SDK handler with the exact auth header; the value is masked; the status code is recorded', async () => {
+  it('webhooks reach the SDK handler with the exact auth header; the value is masked; the status code is recorded', async () => {
     const created = await client.stt.create({
       model: MODEL,
       audio_url: `${fixtures.url}/fox.wav`,
@@ -108,7 +108,7 @@ describe('@soniox/node async transcription against Parlance (soniox-sdk profile)
     expect(again!.webhook_status_code).toBe(200);
   });
 
-  it('row 10: getTranscript right after create throws a 409 (not null)', async () => {
+  it('getTranscript right after create throws a 409 (not null)', async () => {
     const created = await client.stt.create({ model: MODEL, audio_url: `${fixtures.url}/fox.wav` });
     const err = await client.stt.getTranscript(created.id).then(
       () => null,
@@ -122,7 +122,7 @@ describe('@soniox/node async transcription against Parlance (soniox-sdk profile)
     await client.stt.wait(created.id, { interval_ms: 200 });
   });
 
-  it('row 11: undecodable audio ends in `error` with error_type and message, no transcript, webhook status error', async () => {
+  it('undecodable audio ends in `error` with error_type and message, no transcript, webhook status error', async () => {
     // Uploads are checked at the door (400 invalid_audio_file), so garbage arrives through audio_url.
     await expect(client.files.upload(Buffer.alloc(3000, 1), { filename: 'junk.bin' })).rejects.toMatchObject({ statusCode: 400 });
     const t = await client.stt.transcribe({
@@ -143,7 +143,7 @@ describe('@soniox/node async transcription against Parlance (soniox-sdk profile)
     expect(webhookResults.find((r) => r.event?.id === t.id)).toMatchObject({ ok: true, event: { status: 'error' } });
   });
 
-  it('row 12: list iteration, count, destroy (transcription and its file)', async () => {
+  it('list iteration, count, destroy (transcription and its file)', async () => {
     const t = await client.stt.transcribe({ model: MODEL, file: wav, filename: 'destroy-me.wav', wait: true, wait_options: { interval_ms: 200 } });
     const count = await client.stt.count();
     const seen: string[] = [];

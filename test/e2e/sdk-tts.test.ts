@@ -1,5 +1,5 @@
-// Conformance with the official Node SDK (@soniox/node) for text-to-speech: sdk-wire-notes §7 rows 15 and
-// 28–33, against a real server in the soniox-sdk profile and real engines.
+// Conformance with the official Node SDK (@soniox/node) for text-to-speech (docs/wire-compat.md, "TTS WebSocket" and
+// "TTS over HTTP"), against a real server in the soniox-sdk profile and real engines.
 import { SonioxHttpError, SonioxNodeClient } from '@soniox/node';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +35,7 @@ async function collect(it: AsyncIterable<Uint8Array>): Promise<Buffer> {
 }
 
 describe('@soniox/node TTS against Parlance', () => {
-  it('row 15: tts.listModels() includes the SDK default model and its voices', async () => {
+  it('tts.listModels() includes the SDK default model and its voices', async () => {
     const models = await client.tts.listModels();
     const m = models.find((x) => x.id === 'tts-rt-v2')!;
     expect(m).toBeDefined();
@@ -43,7 +43,7 @@ describe('@soniox/node TTS against Parlance', () => {
     expect(m.supports_speed_adjustment).toBe(true);
   });
 
-  it('row 28: generate() gives a WAV (RIFF header); generateStream() streams chunks; a bad speed throws 400 before audio', async () => {
+  it('generate() gives a WAV (RIFF header); generateStream() streams chunks; a bad speed throws 400 before audio', async () => {
     const wav = Buffer.from(await client.tts.generate({ text: 'Hello from the SDK.', voice: 'Adrian' }));
     expect(wav.toString('ascii', 0, 4)).toBe('RIFF');
     const a = await probeAudio(wav, 'wav', 0);
@@ -65,7 +65,7 @@ describe('@soniox/node TTS against Parlance', () => {
     expect((err as SonioxHttpError).statusCode).toBe(400);
   });
 
-  it('row 29: realtime.tts with return_timestamps: audio, timestamps, audioEnd, terminated', async () => {
+  it('realtime.tts with return_timestamps: audio, timestamps, audioEnd, terminated', async () => {
     const stream = await client.realtime.tts({ ...RT, voice: 'Adrian', audio_format: 'pcm_s16le', sample_rate: 16000, return_timestamps: true });
     const chars: string[] = [];
     let audioEnd = false;
@@ -86,7 +86,7 @@ describe('@soniox/node TTS against Parlance', () => {
     stream.close();
   });
 
-  it('row 30: multiStream with five concurrent streams and different voices', async () => {
+  it('multiStream with five concurrent streams and different voices', async () => {
     const conn = await client.realtime.tts.multiStream();
     const voices = ['Adrian', 'Maya', 'Oliver', 'Fiona', 'Noah'];
     const streams = await Promise.all(voices.map((voice) => conn.stream({ ...RT, voice, audio_format: 'pcm_s16le', sample_rate: 16000 })));
@@ -98,7 +98,7 @@ describe('@soniox/node TTS against Parlance', () => {
     conn.close();
   });
 
-  it('row 31: cancel() stops the stream and the server sends terminated', async () => {
+  it('cancel() stops the stream and the server sends terminated', async () => {
     const stream = await client.realtime.tts({ ...RT, voice: 'Adrian', audio_format: 'pcm_s16le' });
     const terminated = new Promise<void>((r) => stream.on('terminated', () => r()));
     stream.sendText('A long text that will be cancelled before it finishes. '.repeat(10));
@@ -107,7 +107,7 @@ describe('@soniox/node TTS against Parlance', () => {
     stream.close();
   });
 
-  it('row 32: an unknown voice next to a healthy stream: the error carries that stream id (404), the healthy one completes', async () => {
+  it('an unknown voice next to a healthy stream: the error carries that stream id (404), the healthy one completes', async () => {
     const conn = await client.realtime.tts.multiStream();
     let connectionError: unknown;
     conn.on('error', (e) => (connectionError = e));
@@ -124,7 +124,7 @@ describe('@soniox/node TTS against Parlance', () => {
     conn.close();
   });
 
-  it('row 33: an idle connection with 1 s keepalives is accepted silently', async () => {
+  it('an idle connection with 1 s keepalives is accepted silently', async () => {
     const conn = await client.realtime.tts.multiStream();
     const errors: unknown[] = [];
     conn.on('error', (e) => errors.push(e));
@@ -138,7 +138,7 @@ describe('@soniox/node TTS against Parlance', () => {
     conn.close();
   });
 
-  it('row 17: a tts_rt temporary key works for generate and realtime.tts', async () => {
+  it('a tts_rt temporary key works for generate and realtime.tts', async () => {
     const { api_key } = await client.auth.createTemporaryKey({ usage_type: 'tts_rt', expires_in_seconds: 60 });
     const temp = new SonioxNodeClient({
       api_key,

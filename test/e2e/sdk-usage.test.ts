@@ -1,4 +1,4 @@
-// Conformance with the official Node SDK (@soniox/node) for usage: sdk-wire-notes §2.8 and §7 row 19
+// Conformance with the official Node SDK (@soniox/node) for usage (docs/wire-compat.md, "REST conventions"):
 // (usageLogs.list with iteration, the filters re-sent on every page; usageLogs.getSummary day alignment).
 import { Decimal } from 'decimal.js';
 import { SonioxHttpError, SonioxNodeClient } from '@soniox/node';
@@ -29,7 +29,7 @@ async function waitForLogs(n: number) {
 }
 
 describe('@soniox/node usage against Parlance', () => {
-  it('row 19: usageLogs.list({limit: 1}) iterates every record across pages, in end_time order', async () => {
+  it('usageLogs.list({limit: 1}) iterates every record across pages, in end_time order', async () => {
     const firstPage = await waitForLogs(texts.length);
     const result = await client.usageLogs.list({ start_time: start, end_time: end(), limit: 1 });
     expect(result.usage_logs).toHaveLength(1);
@@ -50,7 +50,7 @@ describe('@soniox/node usage against Parlance', () => {
     expect(last.next_page_cursor).toBeNull();
   });
 
-  it('row 19: getSummary() gives every UTC day of the window, arrays aligned, totals adding up', async () => {
+  it('getSummary() gives every UTC day of the window, arrays aligned, totals adding up', async () => {
     const logs = await waitForLogs(texts.length);
     const from = new Date(Date.now() - 2 * 86_400_000);
     const summary = await client.usageLogs.getSummary({ start_time: from.toISOString(), end_time: end() });

@@ -1,4 +1,4 @@
-// Conformance with the official Node SDK (@soniox/node) for cloned voices: sdk-wire-notes §7 row 16
+// Conformance with the official Node SDK (@soniox/node) for cloned voices (docs/wire-compat.md, "REST conventions")
 // (create → poll get until isReady → list/count → recompute({model}) → delete; duplicate-name create), plus
 // using the voice in tts.generate and in a realtime TTS stream. A real server in the soniox-sdk profile.
 import { readFileSync, rmSync } from 'node:fs';
@@ -52,7 +52,7 @@ async function collect(it: AsyncIterable<Uint8Array>): Promise<Buffer> {
 }
 
 describe('@soniox/node cloned voices against Parlance', () => {
-  it('row 16: create → poll get until ready → list/count → recompute → generate and realtime → delete; duplicate name is 409', async () => {
+  it('create → poll get until ready → list/count → recompute → generate and realtime → delete; duplicate name is 409', async () => {
     const voice = await client.tts.voices.create({ name: 'SDK narrator', file: clip, filename: 'narrator.wav' });
     expect(voice.name).toBe('SDK narrator');
     expect(voice.filename).toBe('narrator.wav');

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { makeSpeech, startParlance, tempDir, type Parlance } from '../harness.js';
+import type { SttReceivedFrame } from '../../src/wire/stt-frames.js';
 import { openTts, startMsg, streamAudio } from './tts-helpers.js';
 
 const work = tempDir('parlance-shutdown-');
@@ -31,7 +32,7 @@ async function server(env: Record<string, string>): Promise<Parlance> {
   return s;
 }
 
-type Frame = { tokens: { text: string; is_final: boolean }[]; finished?: boolean; error_type?: string; error_code?: number };
+type Frame = SttReceivedFrame;
 
 /** A real-time session: its frames, and its close code once the server closed it. */
 async function session(s: Parlance, config = true): Promise<{ ws: WebSocket; frames: Frame[]; closed: Promise<number> }> {

@@ -1,11 +1,12 @@
 // Real-time transcription sessions for the tests that count them (concurrency caps, several nodes).
 import { expect } from 'vitest';
 import WebSocket from 'ws';
+import type { SttReceivedFrame } from '../../src/wire/stt-frames.js';
 
 export interface Session {
-  frames: Record<string, unknown>[];
+  frames: SttReceivedFrame[];
   /** The first frame (an error frame when the session was refused). */
-  first: Promise<Record<string, unknown>>;
+  first: Promise<SttReceivedFrame>;
   closed: Promise<number>;
   stop(): void;
 }
@@ -13,10 +14,10 @@ export interface Session {
 /** A real-time session that holds its slot: config, a little silence, then keepalives until stopped. */
 export async function holdStt(url: string, apiKey: string): Promise<Session> {
   const ws = new WebSocket(`${url.replace('http', 'ws')}/transcribe-websocket`);
-  const frames: Record<string, unknown>[] = [];
-  const first = new Promise<Record<string, unknown>>((resolve) =>
+  const frames: SttReceivedFrame[] = [];
+  const first = new Promise<SttReceivedFrame>((resolve) =>
     ws.on('message', (d) => {
-      const f = JSON.parse(String(d)) as Record<string, unknown>;
+      const f = JSON.parse(String(d)) as SttReceivedFrame;
       frames.push(f);
       resolve(f);
     }),

@@ -1,6 +1,6 @@
 // Language identification and translation, black-box: a real server with the installed apertium pairs, real
-// pocketsphinx on flite speech, over REST, the real-time WebSocket (`ws`) and the official SDK (@soniox/node,
-// sdk-wire-notes §7 row 13 and its real-time counterpart). The soniox-sdk profile lets the SDK's wait() poll.
+// pocketsphinx on flite speech, over REST, the real-time WebSocket (`ws`) and the official SDK (@soniox/node;
+// docs/wire-compat.md, "Transcript tokens"). The soniox-sdk profile lets the SDK's wait() poll.
 import { execFile } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -367,7 +367,7 @@ describe('real-time WebSocket', () => {
 });
 
 describe('@soniox/node translate scenarios', () => {
-  it('row 13: stt.translate({file, to: "es", wait}) reshapes original/translation segments', async () => {
+  it('stt.translate({file, to: "es", wait}) reshapes original/translation segments', async () => {
     const job = await client.stt.translate({
       model: 'stt-async-v4',
       file: readFileSync(twoSentencesWav),
@@ -391,7 +391,7 @@ describe('@soniox/node translate scenarios', () => {
     expect(tr.translation_text).toMatch(/zorro.*zorro/is);
   });
 
-  it('row 13: stt.translate({between: ["en", "es"]}) (strict hints from the pair) translates English speech', async () => {
+  it('stt.translate({between: ["en", "es"]}) (strict hints from the pair) translates English speech', async () => {
     const job = await client.stt.translate({
       model: 'stt-async-v4',
       file: readFileSync(twoSentencesWav),

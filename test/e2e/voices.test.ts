@@ -18,7 +18,7 @@ const execFileP = promisify(execFile);
 const ESPEAK = 'parlance-tts-espeak-v1';
 const FLITE = 'parlance-tts-flite-v1';
 const FESTIVAL = 'parlance-tts-festival-v1';
-/** The default clip limit (sdk-wire-notes D25: the SDK caps voice clips at 10 MiB). */
+/** The default clip limit (docs/wire-compat.md, "REST conventions": the SDK caps voice clips at 10 MiB). */
 const CLIP_LIMIT = 10 * 1024 * 1024;
 /** Built-in voice profiles are the same for every server: computed once, shared by the test servers. */
 const PROFILE_CACHE = path.join(tmpdir(), 'parlance-test-voice-profiles');

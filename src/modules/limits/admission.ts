@@ -1,7 +1,7 @@
 // Admission of a live surface's request, stream or session: who may start it (authentication, permission, rate
 // limit, billing) and the concurrency slot it holds while it runs (this node's slots, then the organization and
-// project caps). One class with the surface's rules, so TTS HTTP, the TTS socket and (later) real-time STT share
-// the same steps in the same order.
+// project caps). One class with the surface's rules, so TTS HTTP, the TTS socket and real-time STT share the same
+// steps in the same order (real time validates its configuration between the rate limit and billing).
 import type { RateCategory } from '../../config/settings.js';
 import { ApiError } from '../../wire/api-error.js';
 import { type PermissionScope, requirePermission } from '../auth/permissions.js';
@@ -52,17 +52,31 @@ export class Admission {
 
   /** A key as a client sent it (from a header or a message field), authenticated, then admitted. */
   async authorize(key: unknown): Promise<AuthContext> {
-    if (key !== undefined && typeof key !== 'string') throw new ApiError('unauthenticated', 'api_key must be a string.');
-    const auth = await this.deps.auth.authenticate(key, { temporaryUsage: this.rules.temporaryUsage, consume: true });
-    return this.admit(auth);
+    return this.admit(await this.authenticate(key));
   }
 
   /** The checks after authentication: permission, rate limit, billing. */
   async admit(auth: AuthContext): Promise<AuthContext> {
+    await this.permit(auth);
+    await this.assertCanStart(auth);
+    return auth;
+  }
+
+  /** Authentication alone (a temporary key of this surface's usage type is used up). */
+  async authenticate(key: unknown): Promise<AuthContext> {
+    if (key !== undefined && typeof key !== 'string') throw new ApiError('unauthenticated', 'api_key must be a string.');
+    return this.deps.auth.authenticate(key, { temporaryUsage: this.rules.temporaryUsage, consume: true });
+  }
+
+  /** Permission and rate limit: a surface that checks its request between these and billing calls them apart. */
+  async permit(auth: AuthContext): Promise<void> {
     requirePermission(auth.permissions, this.rules.permission, 'write');
     await this.deps.rateLimits.consume(this.rules.rate, auth.organizationId, auth.projectId);
-    await this.deps.billing.assertCanStart(auth.organizationId, auth.projectId);
-    return auth;
+  }
+
+  /** Balance and budgets (402). */
+  assertCanStart(auth: Pick<AuthContext, 'organizationId' | 'projectId'>): Promise<void> {
+    return this.deps.billing.assertCanStart(auth.organizationId, auth.projectId);
   }
 
   /**

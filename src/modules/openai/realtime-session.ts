@@ -12,10 +12,10 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../wire/api-error.js';
 import { isErrorType } from '../../wire/error-catalog.js';
-import type { SttErrorFrame } from '../../wire/stt-frames.js';
+import type { SttErrorFrame, SttResultFrame, SttToken } from '../../wire/stt-frames.js';
 import { approximateTokens, MAX_CONTEXT_TOKENS } from '../realtime/config.js';
 import type { RealtimeService, RealtimeSession } from '../realtime/service.js';
-import { END_TOKEN, FIN_TOKEN, type ResultFrame, type WireToken } from '../realtime/tokens.js';
+import { END_TOKEN, FIN_TOKEN } from '../realtime/tokens.js';
 import { openAiErrorBody } from './errors.js';
 import {
   applyBeta,
@@ -225,11 +225,7 @@ export class OpenAiRealtimeSession {
 
   private startNative(): void {
     clearTimeout(this.idleTimer);
-    this.native = this.service.open(
-      { send: (frame) => this.nativeFrame(frame as ResultFrame | SttErrorFrame), close: () => this.end() },
-      this.opts.requestId,
-      this.opts.handshakeKey,
-    );
+    this.native = this.service.open({ send: (frame) => this.nativeFrame(frame), close: () => this.end() }, this.opts.requestId, this.opts.handshakeKey);
     this.native.text(JSON.stringify(nativeConfig(this.settings, this.opts.defaultModel)));
   }
 
@@ -279,7 +275,7 @@ export class OpenAiRealtimeSession {
     });
   }
 
-  private nativeFrame(frame: ResultFrame | SttErrorFrame): void {
+  private nativeFrame(frame: SttResultFrame | SttErrorFrame): void {
     if (this.ended) return;
     if ('error_type' in frame) {
       const type = isErrorType(frame.error_type) ? frame.error_type : 'internal_error';
@@ -299,12 +295,12 @@ export class OpenAiRealtimeSession {
     return this.settings.turnDetection !== null;
   }
 
-  private onPartialWord(t: WireToken): void {
+  private onPartialWord(t: SttToken): void {
     const start = t.start_ms ?? 0;
     if (this.vad && start >= this.clearedUntilMs && start >= this.current.startMs) this.speechStarted(this.current, start);
   }
 
-  private onFinalWord(t: WireToken): void {
+  private onFinalWord(t: SttToken): void {
     const start = t.start_ms ?? 0;
     const committed = this.awaiting.find((c) => c.item.startMs <= start && start < c.endMs);
     if (committed) {
@@ -319,7 +315,7 @@ export class OpenAiRealtimeSession {
   }
 
   /** Add a final word to an item's transcript; what it adds (the item's first word without its leading space). */
-  private addWord(item: Item, t: WireToken): Piece | undefined {
+  private addWord(item: Item, t: SttToken): Piece | undefined {
     const text = item.text === '' ? t.text.trimStart() : t.text;
     if (t.end_ms !== undefined) item.lastEndMs = t.end_ms;
     if (!text) return undefined;

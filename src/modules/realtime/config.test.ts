@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../wire/api-error.js';
 import { rawEncoding } from '../../audio/sample-decoder.js';
-import { approximateTokens, parseRealtimeConfig, RAW_FORMATS } from './config.js';
+import { approximateTokens, parseRealtimeConfig, RAW_INPUT_FORMATS } from './config.js';
 
 const base = { model: 'stt-rt-v4', audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1 };
 const err = (c: unknown): ApiError => {
@@ -47,7 +47,7 @@ describe('parseRealtimeConfig', () => {
 
 describe('raw formats', () => {
   it('are all decoded in-process', () => {
-    for (const f of RAW_FORMATS) expect(rawEncoding(f), f).toBeDefined();
+    for (const f of RAW_INPUT_FORMATS) expect(rawEncoding(f), f).toBeDefined();
     expect(rawEncoding('pcm_s16le')).toEqual({ kind: 'int', bits: 16, bigEndian: false });
     expect(rawEncoding('pcm_u8')).toMatchObject({ kind: 'uint', bits: 8 });
     expect(rawEncoding('pcm_f64be')).toEqual({ kind: 'float', bits: 64, bigEndian: true });

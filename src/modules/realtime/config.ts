@@ -1,13 +1,14 @@
 // The real-time configuration message (the first text frame of /transcribe-websocket), validated field by field.
-// Spec table "Real-time transcription WebSocket" plus the keys the official SDKs send (sdk-wire-notes §3.1, D3, D4).
+// Spec table "Real-time transcription WebSocket" plus the keys the official SDKs send (docs/wire-compat.md, "Real-time
+// STT WebSocket"; the message's shape is SttConfigMessage in src/wire/stt-frames.ts).
 // Unknown keys are ignored (a server that rejects them would fail SDK sessions); known keys of the wrong type or out
 // of range give invalid_request naming the field.
 import { ApiError } from '../../wire/api-error.js';
 import { type PlanResult, unsupportedHints } from '../translation/plan.js';
 import type { LanguageOptions } from '../translation/tokens.js';
 
-/** Raw PCM formats and the companded ones, all converted in-process (src/audio/sample-decoder.ts). */
-export const RAW_FORMATS = new Set([
+/** Raw PCM input formats and the companded ones, all converted in-process (src/audio/sample-decoder.ts). */
+export const RAW_INPUT_FORMATS = new Set([
   'pcm_s8',
   'pcm_s8le',
   'pcm_s8be',
@@ -67,7 +68,7 @@ export interface RealtimeConfig {
   translation?: Translation;
 }
 
-export const isRawFormat = (format: string): boolean => RAW_FORMATS.has(format);
+export const isRawInputFormat = (format: string): boolean => RAW_INPUT_FORMATS.has(format);
 
 const bad = (field: string, message: string) => new ApiError('invalid_request', `Invalid request: ${field}: ${message}`);
 
@@ -184,7 +185,7 @@ export function parseRealtimeConfig(c: unknown): RealtimeConfig {
   if (audioFormat === undefined || audioFormat === null || audioFormat === '')
     throw bad('audio_format', 'is required ("auto" or a raw format such as "pcm_s16le").');
   if (typeof audioFormat !== 'string') throw bad('audio_format', 'must be a string.');
-  const raw = RAW_FORMATS.has(audioFormat);
+  const raw = RAW_INPUT_FORMATS.has(audioFormat);
   if (audioFormat !== 'auto' && !raw && !CONTAINER_FORMATS.has(audioFormat))
     throw bad(
       'audio_format',

@@ -1,5 +1,5 @@
 // /transcribe-websocket transport adapter: ws messages in, JSON text frames out (never binary: the legacy web SDK
-// JSON-parses every frame, D22). Registered as ctx.wsRoutes['/transcribe-websocket']; pings and the message size
+// JSON-parses every frame; docs/wire-compat.md, "Real-time STT WebSocket"). Registered as ctx.wsRoutes['/transcribe-websocket']; pings and the message size
 // cap are the dispatcher's (src/http/websocket.ts).
 //
 // Authentication: the `api_key` field of the configuration message (spec); when it is absent, the key offered at

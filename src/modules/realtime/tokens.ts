@@ -3,33 +3,15 @@
 //   (replacing the previous frame's non-final tokens), until they turn final.
 // - Final tokens are sent exactly once, in time order.
 // - Spacing follows async transcripts: the session's first word bare, every later word " word".
-// - `<end>` (endpoint) and `<fin>` (finalize done) are final marker tokens the SDKs turn into events (D6).
+// - `<end>` (endpoint) and `<fin>` (finalize done) are final marker tokens the SDKs turn into events
+//   (docs/wire-compat.md, "Real-time STT WebSocket").
 // - final_audio_proc_ms and total_audio_proc_ms never decrease, and final <= total.
 import type { Token } from '../../engines/stt/interface.js';
+import type { SttResultFrame, SttToken } from '../../wire/stt-frames.js';
 import type { OriginalLabels, TranslationToken } from '../translation/tokens.js';
-
-export interface WireToken {
-  text: string;
-  start_ms?: number;
-  end_ms?: number;
-  confidence: number;
-  is_final: boolean;
-  language?: string;
-  translation_status?: 'original' | 'translation' | 'none';
-  source_language?: string;
-  /** With diarization: final tokens carry their speaker, non-final ones a provisional guess. */
-  speaker?: string;
-}
 
 /** Wire speaker label of the audio in [startMs, endMs), when diarization is on. */
 export type SpeakerOf = (startMs: number, endMs: number) => string | undefined;
-
-export interface ResultFrame {
-  tokens: WireToken[];
-  final_audio_proc_ms: number;
-  total_audio_proc_ms: number;
-  finished?: true;
-}
 
 export const END_TOKEN = '<end>';
 export const FIN_TOKEN = '<fin>';
@@ -38,7 +20,7 @@ const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
 export class TokenTracker {
   private finalWords = 0;
-  private pendingFinal: WireToken[] = [];
+  private pendingFinal: SttToken[] = [];
   private nonFinal: Token[] = [];
   private finalMs = 0;
   private totalMs = 0;
@@ -54,7 +36,7 @@ export class TokenTracker {
     private readonly maxNonFinalMs = Number.POSITIVE_INFINITY,
   ) {}
 
-  private withSpeaker(token: WireToken): WireToken {
+  private withSpeaker(token: SttToken): SttToken {
     const speaker = this.speakerOf?.(token.start_ms!, token.end_ms!);
     return speaker === undefined ? token : { ...token, speaker };
   }
@@ -118,7 +100,7 @@ export class TokenTracker {
   }
 
   /** Build the next frame; `audioMs` is the audio received by the engine so far. */
-  frame(audioMs: number): ResultFrame {
+  frame(audioMs: number): SttResultFrame {
     const tokens = this.pendingFinal;
     this.pendingFinal = [];
     this.totalMs = Math.max(this.totalMs, Math.round(audioMs), this.finalMs);

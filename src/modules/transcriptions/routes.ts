@@ -1,7 +1,7 @@
-// Transcriptions and the STT model list over HTTP: parse, delegate, shape. No rules live here.
+// Transcriptions over HTTP: parse, delegate, shape. No rules live here.
 import type { RouteModule } from '../../http/context.js';
 import { exportTranscript } from '../../text/subtitles.js';
-import { countSchema, createSchema, deleteSchema, getSchema, listSchema, modelsSchema, transcriptSchema } from './schemas.js';
+import { countSchema, createSchema, deleteSchema, getSchema, listSchema, transcriptSchema } from './schemas.js';
 
 const read = { permission: { scope: 'stt_async', level: 'read' }, rate: 'transcribe_async' } as const;
 const write = { permission: { scope: 'stt_async', level: 'write' }, rate: 'transcribe_async' } as const;
@@ -34,6 +34,4 @@ export const transcriptionsRoutes: RouteModule = async (app, { ctx }) => {
     await svc.delete(req.auth, req.params.id);
     return reply.code(204).send(null);
   });
-
-  app.get('/v1/models', { schema: modelsSchema, config: { guard: { permission: null, rate: 'models' } } }, async () => ({ models: ctx.models.list() }));
 };

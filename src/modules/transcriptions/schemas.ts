@@ -151,8 +151,3 @@ export const deleteSchema = {
   params: IdParams,
   response: { 204: Type.Null(), ...errors },
 };
-export const modelsSchema = {
-  tags: ['models'],
-  summary: 'List speech-to-text models (aliases included)',
-  response: { 200: Type.Object({ models: Type.Array(Type.Object({}, { additionalProperties: true })) }), ...errors },
-};

@@ -1,7 +1,7 @@
 // Which translation a request gets, decided once from its `translation` config, the STT model's languages and the
 // installed translation directions — and the validation errors that name an unsupported combination.
 //
-// Rules (spec: Real-time token; sdk-wire-notes §2.2 transcript tokens):
+// Rules (spec: Real-time token; docs/wire-compat.md, "Transcript tokens"):
 // - one_way {target_language}: speech in a language with a direction to the target is translated to it
 //   (originals `original`, then translated tokens `translation`); speech already in the target language is `none`.
 //   Accepted when the target is one of the model's languages (everything is `none`) or some recognisable language

@@ -274,7 +274,7 @@ describe('conformance with the official SDK webhook helper (@soniox/node)', () =
     expect(r.results[0]).toMatchObject({ ok: false, status: 401 });
   });
 
-  it("answers 400 to the spec profile's status 'failed' (sdk-wire-notes D2)", async () => {
+  it("answers 400 to the spec profile's status 'failed' (wire-compat: compatibility profiles)", async () => {
     const r = await sdkReceiver();
     const result = await deliverWebhook(opts(r.url, { body: { id: ID, status: 'failed' }, authHeaderName: AUTH.name, authHeaderValue: AUTH.value }));
     expect(result).toMatchObject({ statusCode: 400, retryable: false });

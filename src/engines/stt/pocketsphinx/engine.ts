@@ -7,13 +7,10 @@
 import { loadVadOffThread } from '../../../audio/audio-thread.js';
 import { defaultLog, type Vad } from '../../../audio/vad.js';
 import type {
-  FinalInfo,
   LoadOptions,
   RecognitionContext,
   Recognizer,
   SecondPassReport,
-  StreamEvents,
-  StreamingSession,
   StreamOptions,
   SttEngine,
   SttFeatures,
@@ -24,16 +21,17 @@ import { EngineUnavailableError } from '../interface.js';
 import { findAddon } from './addon.js';
 import { checkModelFiles, resolvePocketsphinxOptions, type PocketsphinxOptions, type ResolvedPocketsphinxOptions } from './options.js';
 import { VadSegmenter } from '../segmenter.js';
-import { StreamListeners } from '../stream-listeners.js';
-import { SpeechGate, type GateEvent } from '../speech-gate.js';
+import { SpeechGate } from '../speech-gate.js';
 import { BatchPool, type BatchPoolStats } from './batch-pool.js';
-import { StreamPool, type SessionChannel, type StreamPoolStats, type UtteranceSpan } from './stream-pool.js';
+import { StreamPool, type StreamPoolStats } from './stream-pool.js';
 import { SecondPass, SecondPassPool } from '../second-pass.js';
-import { TwoPassFinals } from '../two-pass-finals.js';
 import { batchSecondPass } from './second-pass.js';
-import { type Bias, BiasBuilder } from './bias.js';
+import { BiasBuilder } from './bias.js';
 import type { DecoderBias } from './messages.js';
 import { BATCH_NICE } from '../../../lib/priority.js';
+import { PocketsphinxStream } from './stream.js';
+
+export { PocketsphinxStream } from './stream.js';
 
 /** Incoming PCM is fed to the segmenter in pieces of at most this many bytes (0.5 s), which bounds its buffer. */
 const PIECE_BYTES = 16_000;
@@ -296,141 +294,5 @@ export class PocketsphinxRecognizer implements Recognizer {
 
   async close(): Promise<void> {
     await Promise.all([this.batch.close(), this.streams.close()]);
-  }
-}
-
-export class PocketsphinxStream implements StreamingSession {
-  private channel!: SessionChannel;
-  private readonly listeners = new StreamListeners();
-  private isClosed = false;
-  private failure: Error | undefined;
-  /** Writes, finalize and end run one after another: the gate's state is what each of them acts on. */
-  private queue: Promise<unknown> = Promise.resolve();
-  private readonly finals: TwoPassFinals;
-
-  constructor(
-    private readonly gate: SpeechGate,
-    private readonly second: SecondPass<never> | SecondPass<unknown> | undefined,
-    /** The session's context: recognised terms are written as given. */
-    private readonly bias?: Bias,
-  ) {
-    this.finals = new TwoPassFinals(second, {
-      partial: (t) => this.emit('partial', t),
-      final: (t, info) => this.emit('final', t, info),
-      failed: () => this.failure !== undefined,
-    });
-  }
-
-  /** How this session's utterances got their final tokens (undefined without a second pass). */
-  get secondPass(): SecondPassReport | undefined {
-    return this.second?.stats;
-  }
-
-  /** @internal the streaming decoder's hypothesis of the open utterance */
-  decoderPartial(tokens: Token[]): void {
-    this.finals.partial(tokens);
-  }
-
-  /** @internal the streaming decoder closed an utterance */
-  decoderFinal(tokens: Token[], info: FinalInfo & UtteranceSpan): void {
-    this.finals.final(tokens, { endpoint: info.endpoint }, this.second?.finalTokens(tokens, info));
-  }
-
-  /** @internal */
-  attach(channel: SessionChannel): void {
-    this.channel = channel;
-  }
-
-  /** Audio received, ms. */
-  get audioMs(): number {
-    return Math.round(this.gate.samples / 16);
-  }
-
-  /** Audio handed to the decoder (speech and the pause around it), ms. */
-  get decodedMs(): number {
-    return Math.round(this.gate.stats.decodedSamples / 16);
-  }
-
-  get closed(): boolean {
-    return this.isClosed;
-  }
-
-  on<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this {
-    this.listeners.on(event, listener);
-    return this;
-  }
-
-  off<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this {
-    this.listeners.off(event, listener);
-    return this;
-  }
-
-  /** @internal */
-  emit<E extends keyof StreamEvents>(event: E, ...args: Parameters<StreamEvents[E]>): void {
-    if (event === 'error') {
-      this.isClosed = true;
-      this.failure = args[0] as Error;
-    } else if (this.bias) args[0] = this.bias.casing.apply(args[0] as Token[]) as Parameters<StreamEvents[E]>[0];
-    this.listeners.emit(event, ...args);
-  }
-
-  write(pcm: Uint8Array): Promise<void> {
-    if (this.isClosed) return Promise.reject(this.failure ?? new Error('streaming session is closed'));
-    return this.serial(async () => this.apply(await this.gate.push(pcm)));
-  }
-
-  finalize(options: { waitMs?: number } = {}): Promise<void> {
-    if (this.isClosed) return Promise.reject(this.failure ?? new Error('streaming session is closed'));
-    return this.serial(async () => {
-      this.gate.finalize();
-      this.second?.close();
-      await this.channel.finalize();
-      this.second?.dropUnanswered();
-      // Second passes not done within waitMs give way to the streaming decoder's words.
-      await this.finals.settle(options.waitMs);
-    });
-  }
-
-  /** Resolves once the last final tokens were emitted; rejects if the session failed. Idempotent. */
-  async end(): Promise<void> {
-    if (this.failure) throw this.failure;
-    if (this.isClosed) return;
-    this.isClosed = true;
-    await this.serial(async () => {
-      await this.apply(await this.gate.flush());
-      this.second?.close();
-      await this.channel.end();
-      this.second?.dropUnanswered();
-      await this.finals.settle();
-    });
-  }
-
-  abort(): void {
-    if (this.isClosed) return;
-    this.isClosed = true;
-    this.second?.clear();
-    this.channel.cancel();
-  }
-
-  private async apply(events: GateEvent[]): Promise<void> {
-    for (const event of events) {
-      if (event.type === 'audio') {
-        this.second?.audio(event.startSample, event.samples);
-        await this.channel.write(event.startSample, event.samples);
-      } else if (event.type === 'hold') this.second?.hold(event.sample);
-      else {
-        this.second?.close();
-        this.channel.endUtterance(event.sample, event.reason === 'pause');
-      }
-    }
-  }
-
-  private serial(op: () => Promise<void>): Promise<void> {
-    const run = this.queue.then(() => {
-      if (this.failure) throw this.failure;
-      return op();
-    });
-    this.queue = run.catch(() => {});
-    return run;
   }
 }

@@ -1,0 +1,377 @@
+// One real-time transcription session: the state machine behind /transcribe-websocket, free of WebSocket types.
+//
+//   awaiting_config ──config──▶ starting ──(admission, engine)──▶ streaming ──end of stream──▶ finishing ──▶ closed
+//          │                       │                                   │                            │
+//          └──────────── any error: ONE error frame, then close ───────┴────────────────────────────┘
+//
+// The transport hands over every client message (`text`, `binary`) and the socket's close (`gone`); each message goes
+// through parseSttClientMessage (src/wire/stt-frames.ts). The session answers through `SessionIO.send` (JSON frames)
+// and `SessionIO.close` (close 1000, always after a finished or an error frame: docs/wire-compat.md, "Real-time STT
+// WebSocket"). Its parts: the timers (session-clock.ts), the audio intake (audio-intake.ts), usage
+// (session-usage.ts), the token frames (tokens.ts) and the translation step.
+import { createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
+import type { DiarizationStream } from '../../engines/diarization/interface.js';
+import { recognitionContext } from '../../engines/stt/context.js';
+import { EngineBusyError, type FinalInfo, type Recognizer, type StreamingSession, type Token } from '../../engines/stt/interface.js';
+import { TranslationError } from '../../engines/translate/interface.js';
+import { TranscriptFormatter } from '../../text/format.js';
+import { ApiError, shuttingDownError } from '../../wire/api-error.js';
+import { parseSttClientMessage, type SttResultFrame, type SttServerFrame, sttErrorFrame, type SttStreamMessage } from '../../wire/stt-frames.js';
+import type { EnrolledSpeaker } from '../speakers/service.js';
+import { RealtimeTranslationStep } from '../translation/realtime-step.js';
+import { AudioIntake } from './audio-intake.js';
+import { isRawInputFormat, languageOptions, parseRealtimeConfig, type RealtimeConfig } from './config.js';
+import type { RealtimeService, SessionIO } from './service.js';
+import { SessionClock } from './session-clock.js';
+import { SessionUsage } from './session-usage.js';
+import { liveSpeakerLabels } from './speaker-names.js';
+import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
+
+type State = 'awaiting_config' | 'starting' | 'streaming' | 'finishing' | 'closed';
+
+/** A message that came while the session was starting, handled (and parsed) once it streams. */
+type Incoming = { kind: 'text'; text: string } | { kind: 'binary'; data: Uint8Array };
+
+export class RealtimeSession {
+  private state: State = 'awaiting_config';
+  private pending: Incoming[] = [];
+  private config!: RealtimeConfig;
+  private source: PcmSource | undefined;
+  private engine: StreamingSession | undefined;
+  private intake: AudioIntake | undefined;
+  private tracker!: TokenTracker;
+  private translation!: RealtimeTranslationStep;
+  private diarization: DiarizationStream | undefined;
+  /** Written form of final tokens (capitals, punctuation, digits), carried across the session's utterances. */
+  private formatter: TranscriptFormatter | undefined;
+  /** The end of the stream is being processed: the finals that come now close the transcript. */
+  private endingStream = false;
+  /** Speaker of a span of audio, with diarization (for tokens and the translations that follow them). */
+  private speakerOf: ((startMs: number, endMs: number) => string) | undefined;
+  private release: (() => void) | undefined;
+  private readonly abort = new AbortController();
+  private control: Promise<void> = Promise.resolve();
+  /** The server began stopping while this session was starting: end it once started. */
+  private drainWhenStarted = false;
+  private readonly clock: SessionClock;
+  private startedAt = 0;
+  private usage: SessionUsage | undefined;
+
+  constructor(
+    private readonly service: RealtimeService,
+    private readonly io: SessionIO,
+    readonly requestId: string,
+    private readonly handshakeKey: string | undefined,
+  ) {
+    this.clock = new SessionClock(service.opts, {
+      running: () => (this.state === 'starting' || this.state === 'streaming' ? this.state : false),
+      queued: () => this.pending.length,
+      fail: (err) => this.fail(err),
+    });
+  }
+
+  get backlogBytes(): number {
+    return this.source?.backlogBytes ?? 0;
+  }
+
+  get closed(): boolean {
+    return this.state === 'closed';
+  }
+
+  /** A text message from the client. */
+  text(text: string): void {
+    if (this.state === 'closed' || this.state === 'finishing') return;
+    if (this.state === 'awaiting_config') return void this.configure(text);
+    if (this.state === 'starting') return void this.pending.push({ kind: 'text', text });
+    this.handle(text);
+  }
+
+  /** A binary message from the client. */
+  binary(data: Uint8Array): void {
+    if (this.state === 'closed' || this.state === 'finishing') return;
+    if (this.state === 'awaiting_config') {
+      const parsed = parseSttClientMessage(data, 'config');
+      return this.fail(parsed.ok ? new ApiError('internal_error', 'Internal error: unexpected configuration.') : parsed.error);
+    }
+    if (this.state === 'starting') return void this.pending.push({ kind: 'binary', data });
+    this.handle(data);
+  }
+
+  /** The server is stopping: finish what the client sent (final tokens, then the completion frame). */
+  drain(): void {
+    if (this.state === 'awaiting_config') return this.fail(shuttingDownError('no new real-time sessions are accepted'));
+    if (this.state === 'starting') this.drainWhenStarted = true;
+    else if (this.state === 'streaming') this.finish();
+  }
+
+  /** The client went away: free everything at once, send nothing. */
+  gone(): void {
+    if (this.state === 'closed') return;
+    this.teardown();
+  }
+
+  private async configure(text: string): Promise<void> {
+    this.state = 'starting';
+    this.startedAt = Date.now();
+    this.clock.touch();
+    this.clock.armIdleTimer();
+    const { deps, opts, admission } = this.service;
+    try {
+      const parsed = parseSttClientMessage(text, 'config');
+      if (!parsed.ok) throw parsed.error;
+      const { api_key: key, body } = parsed.message;
+      // The handshake's key stands in only for an absent api_key (a null one is refused as not a string).
+      const ctx = await admission.authenticate(key === undefined ? this.handshakeKey : key);
+      if (this.closed) return;
+      await admission.permit(ctx);
+      const config = parseRealtimeConfig(body);
+      const resolved = deps.models.resolve(config.model, 'real_time');
+      const language = languageOptions(config, resolved.model.id, resolved.engine.model.languages, deps.models);
+      const enrolled = config.speakers && deps.speakers && opts.speakerMatch ? await deps.speakers.forRecognition(ctx.projectId, config.speakers) : [];
+      await admission.assertCanStart(ctx);
+      if (this.closed) return;
+      const release = await admission.acquire(ctx);
+      if (this.closed) return release(); // the client left while the slot was being taken
+      this.release = release;
+      this.config = config;
+      const clientReferenceId = config.clientReferenceId ?? ctx.temporary?.clientReferenceId ?? null;
+      this.usage = new SessionUsage(deps, { ctx, model: resolved.model.id, clientReferenceId }, this.requestId, this.startedAt, {
+        closed: () => this.closed,
+        audioMs: () => this.engine?.audioMs ?? 0,
+        fail: (err) => this.fail(err),
+      });
+      this.usage.arm(opts.usageCheckIntervalMs);
+      this.clock.armCapTimer(ctx, this.startedAt);
+      this.translation = new RealtimeTranslationStep(language, deps.models.translation, this.abort.signal, {
+        emit: (tokens) => {
+          this.tracker.translated(tokens);
+          this.flush();
+        },
+        fail: (err) =>
+          this.fail(err instanceof TranslationError ? new ApiError('internal_error', 'Internal error: the translation engine failed.', { cause: err }) : err),
+      });
+      this.speakerOf = this.startDiarization(config, enrolled);
+      if (config.enableTextFormatting ?? opts.formatText) this.formatter = new TranscriptFormatter({ language: resolved.engine.model.languages[0] });
+      this.tracker = new TokenTracker(config.enableNonFinalTokens, this.translation.labels, this.speakerOf, config.maxNonFinalTokensDurationMs);
+      const raw = isRawInputFormat(config.audioFormat)
+        ? { format: config.audioFormat, sampleRate: config.sampleRate!, channels: config.numChannels! }
+        : undefined;
+      this.source = createPcmSource(config.audioFormat, raw, { ffmpegPath: opts.ffmpegPath });
+      // No abort signal here: the load is shared with every other session of the model.
+      const recognizer: Recognizer = await resolved.engine.engine.load(resolved.engine.model.engineModel);
+      // All recognizers busy: wait at most the audio timeout for one, then refuse rather than queue audio forever.
+      // Loading one (a cold start) is the server's delay and does not count.
+      const engine = await recognizer
+        .stream({
+          language: 'en',
+          context: recognitionContext(config.context),
+          endpointSilenceMs: Math.min(opts.endpointSilenceMs, config.maxEndpointDelayMs),
+          partialIntervalMs: opts.partialIntervalMs,
+          signal: this.abort.signal,
+          busyWaitMs: opts.audioTimeoutMs,
+        })
+        .catch((err: unknown) => {
+          if (err instanceof EngineBusyError)
+            throw new ApiError('limit_exceeded', 'Concurrent real-time transcription streams limit reached for this server: every recognizer is busy.');
+          throw err;
+        });
+      if (this.closed) {
+        engine.abort();
+        return;
+      }
+      this.engine = engine;
+      engine.on('partial', (t) => this.onPartial(t));
+      engine.on('final', (t, info) => this.onFinal(t, info));
+      engine.on('error', (err) => this.fail(new ApiError('internal_error', 'Speech recognition failed.', { cause: err })));
+      this.state = 'streaming';
+      this.intake = new AudioIntake(
+        this.source,
+        engine,
+        this.diarization,
+        config.maxNonFinalTokensDurationMs,
+        {
+          closed: () => this.closed,
+          touch: () => this.clock.touch(),
+          fail: (err) => this.fail(err),
+          nonFinalStartMs: () => this.tracker.nonFinalStartMs,
+          whileFinalizing: (step) => this.clock.whileFinalizing(step),
+          finalizedUpTo: (audioMs) => {
+            this.tracker.finalizedUpTo(audioMs);
+            this.flush();
+          },
+        },
+        { logger: deps.log, requestId: this.requestId },
+      );
+      deps.log.debug({ request_id: this.requestId, model: resolved.model.id, audio_format: config.audioFormat }, 'real-time session started');
+      const queued = this.pending;
+      this.pending = [];
+      if (queued.length) this.clock.touch();
+      for (const m of queued) {
+        if (this.state !== 'streaming') break;
+        this.handle(m.kind === 'text' ? m.text : m.data);
+      }
+      if (this.drainWhenStarted) this.finish();
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  /** A client message while streaming. */
+  private handle(data: string | Uint8Array): void {
+    const parsed = parseSttClientMessage(data, 'stream');
+    if (!parsed.ok) return this.fail(parsed.error);
+    const msg: SttStreamMessage = parsed.message;
+    // A keepalive keeps a stream that paused open (the SDK's pause()); before any audio it does not: the first
+    // audio is due within the timeout of the configuration, or a socket sending only keepalives would hold its slot.
+    if (msg.type === 'keepalive') {
+      if (this.intake!.heardAudio) this.clock.touch();
+      return;
+    }
+    this.clock.touch();
+    if (msg.type === 'finalize') return this.clientFinalize();
+    if (msg.type === 'end') return this.finish();
+    this.intake!.write(msg.data);
+  }
+
+  /** Speaker labelling for the token tracker when the client asked for diarization. */
+  private startDiarization(config: RealtimeConfig, enrolled: EnrolledSpeaker[]): ((startMs: number, endMs: number) => string) | undefined {
+    const { diarizer, speakerMatch } = this.service.opts;
+    if (!config.enableSpeakerDiarization || !diarizer) return undefined;
+    const stream = diarizer.createStream(
+      enrolled.length && speakerMatch ? { enrolled: { prints: enrolled.map((e) => e.print), thresholds: speakerMatch } } : {},
+    );
+    this.diarization = stream;
+    return liveSpeakerLabels(
+      stream,
+      enrolled.map((e) => e.name),
+    );
+  }
+
+  private onPartial(tokens: Token[]): void {
+    if (this.closed) return;
+    this.tracker.partial(tokens);
+    this.flush();
+  }
+
+  private onFinal(words: Token[], info: FinalInfo): void {
+    if (this.closed) return;
+    this.clock.touch(); // the engine was still working on this client's audio
+    // Non-final tokens stay raw words; final ones are written out (a formatted token spans the words it replaced).
+    const tokens = this.formatter ? this.formatter.format(words, { endsUtterance: info.endpoint, endsStream: this.endingStream }) : words;
+    this.tracker.final(tokens);
+    // Final tokens the engine closed at a pause are an endpoint, sent once the utterance's translation (if any) is out.
+    // A pause just before the end of the stream is one too, even when its final tokens arrive after the end frame: the
+    // engine's own close at the end of audio (or at finalize) says endpoint: false.
+    const endpoint = this.config.enableEndpointDetection && info.endpoint;
+    const speakerOf = this.speakerOf;
+    this.translation.final(
+      speakerOf ? tokens.map((t) => ({ ...t, speaker: speakerOf(t.start_ms, t.end_ms) })) : tokens,
+      endpoint
+        ? () => {
+            this.tracker.marker(END_TOKEN);
+            this.flush();
+          }
+        : undefined,
+    );
+    this.flush();
+  }
+
+  /** A client finalization, in turn with the others and the end of stream (counted while it runs). */
+  private clientFinalize(): void {
+    this.enqueue(() =>
+      this.clock.whileFinalizing(async () => {
+        await this.source!.mark();
+        if (this.closed) return;
+        await this.engine!.finalize();
+        // <fin> promises everything before it is final, translations included.
+        await this.translation.drained();
+        if (this.closed) return;
+        this.tracker.finalizedUpTo(this.engine!.audioMs);
+        this.tracker.marker(FIN_TOKEN);
+        this.flush();
+      }),
+    );
+  }
+
+  private finish(): void {
+    if (this.state !== 'streaming') return;
+    this.state = 'finishing';
+    this.clock.clearIdleTimer();
+    this.enqueue(async () => {
+      this.source!.end();
+      await this.intake!.done;
+      if (this.closed) return;
+      await this.diarization?.flush();
+      this.endingStream = true;
+      await this.engine!.end();
+      await this.translation.drained();
+      if (this.closed) return;
+      const audioMs = this.engine!.audioMs;
+      this.tracker.finalizedUpTo(audioMs);
+      if (this.tracker.hasNews()) this.send(this.observed(this.tracker.frame(audioMs)));
+      this.send({ ...this.tracker.frame(audioMs), finished: true });
+      const secondPass = this.engine!.secondPass;
+      if (secondPass) this.service.deps.observe?.secondPass(secondPass);
+      this.service.deps.log.info(
+        { request_id: this.requestId, audio_ms: audioMs, ms: Date.now() - this.startedAt, ...(secondPass ? { second_pass: secondPass } : {}) },
+        'real-time session finished',
+      );
+      this.teardown();
+      this.io.close();
+    });
+  }
+
+  /** Serialise finalizations and the end of stream. */
+  private enqueue(step: () => Promise<void>): void {
+    this.control = this.control
+      .then(async () => {
+        if (!this.closed) await step();
+      })
+      .catch((err: unknown) => this.fail(err));
+  }
+
+  private flush(): void {
+    if (this.closed || !this.tracker.hasNews()) return;
+    this.send(this.observed(this.tracker.frame(this.engine?.audioMs ?? 0)));
+  }
+
+  /** Report the lag of the frame's final tokens behind their audio (for a client streaming in real time). */
+  private observed(frame: SttResultFrame): SttResultFrame {
+    const observe = this.service.deps.observe;
+    const firstAudioAt = this.intake?.firstAudioAt;
+    if (observe && firstAudioAt !== undefined) {
+      const now = Date.now();
+      for (const t of frame.tokens) if (t.is_final && t.end_ms !== undefined) observe.finalTokenLag(Math.max(0, now - firstAudioAt - t.end_ms) / 1000);
+    }
+    return frame;
+  }
+
+  private send(frame: SttServerFrame): void {
+    if (this.state !== 'closed') this.io.send(frame);
+  }
+
+  /** One error frame, then close; everything is released. */
+  fail(err: unknown): void {
+    if (this.closed) return;
+    const apiErr = err instanceof ApiError ? err : new ApiError('internal_error', 'Internal server error.', { cause: err });
+    if (apiErr.type === 'internal_error') this.service.deps.log.error({ err: apiErr.cause ?? err, request_id: this.requestId }, 'real-time session failed');
+    this.io.send(sttErrorFrame(apiErr, this.requestId, this.service.deps.errorReferenceUrl()));
+    this.teardown();
+    this.io.close();
+  }
+
+  private teardown(): void {
+    // One usage record per session, whatever ended it: the audio the engine received.
+    this.usage?.record(this.engine?.audioMs ?? 0, this.tracker?.finalCount ?? 0);
+    this.state = 'closed';
+    this.clock.stop();
+    this.abort.abort();
+    this.source?.abort();
+    this.engine?.abort();
+    this.diarization?.close();
+    this.release?.();
+    this.release = undefined;
+    this.pending = [];
+    this.service.forget(this);
+  }
+}
