@@ -7,12 +7,13 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { BATCH_NICE } from '../../lib/priority.js';
+import { RetryingLoad } from '../../lib/retrying-load.js';
 import { WorkGate } from '../../lib/work-gate.js';
 import { WorkerLane } from '../../lib/worker-lane.js';
 import type { InstalledModel } from '../model-dir/manifest.js';
 import { checkModel } from '../stt/sherpa/engine.js';
 import { sherpa } from '../stt/sherpa/load-sherpa.js';
-import { identifySamples, type LanguageIdConfig, languageIdConfig } from './identify.js';
+import { identifySamples, languageIdConfig } from './identify.js';
 import type { LanguageIdReply, LanguageIdRequest } from './worker-messages.js';
 
 const WORKER_FILE = fileURLToPath(new URL('./worker.js', import.meta.url));
@@ -44,26 +45,23 @@ interface Loaded {
 }
 
 export class WhisperLanguageIdentifier implements LanguageIdentifier {
-  private loaded: Promise<Loaded> | undefined;
-  private readonly config: LanguageIdConfig;
+  private readonly loaded = new RetryingLoad(() => this.open());
 
   constructor(
     readonly model: InstalledModel,
     private readonly options: LanguageIdOptions = {},
-  ) {
-    this.config = languageIdConfig(model);
-  }
+  ) {}
 
   get modelId(): string {
     return this.model.id;
   }
 
   async ready(): Promise<void> {
-    await this.load();
+    await this.loaded.get();
   }
 
   async identify(samples: Int16Array, options: { signal?: AbortSignal; live?: boolean } = {}): Promise<string | undefined> {
-    const { free, gate } = await this.load();
+    const { free, gate } = await this.loaded.get();
     const language = await gate.run(
       async () => {
         const lane = free.pop()!;
@@ -79,19 +77,8 @@ export class WhisperLanguageIdentifier implements LanguageIdentifier {
     return language || undefined;
   }
 
-  private load(): Promise<Loaded> {
-    if (!this.loaded) {
-      const p = this.open();
-      this.loaded = p;
-      p.catch(() => {
-        if (this.loaded === p) this.loaded = undefined;
-      });
-    }
-    return this.loaded;
-  }
-
   private async open(): Promise<Loaded> {
-    const config = this.config;
+    const config = languageIdConfig(this.model);
     await checkModel(this.model, 'language-id', config);
     if (!existsSync(WORKER_FILE)) {
       // Running from sources (tests importing modules): one identifier on this thread.
@@ -114,9 +101,7 @@ export class WhisperLanguageIdentifier implements LanguageIdentifier {
   }
 
   async close(): Promise<void> {
-    const p = this.loaded;
-    this.loaded = undefined;
-    await (await p?.catch(() => undefined))?.stop();
+    await (await this.loaded.take())?.stop();
   }
 }
 

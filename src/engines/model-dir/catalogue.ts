@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { FamilySchema } from './manifest.js';
 import { PullError } from './pull-error.js';
 
 export const RELEASES = 'https://github.com/k2-fsa/sherpa-onnx/releases/download';
@@ -19,13 +20,7 @@ const EntrySchema = Type.Object(
     name: Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9._-]*$' }),
     title: Type.String({ minLength: 1 }),
     url: Type.String({ pattern: '^https?://' }),
-    family: Type.Union([
-      Type.Literal('stt-offline'),
-      Type.Literal('stt-streaming'),
-      Type.Literal('tts'),
-      Type.Literal('speaker-embedding'),
-      Type.Literal('language-id'),
-    ]),
+    family: FamilySchema,
     type: Type.String({ minLength: 1 }),
     languages: Type.Array(Type.String({ pattern: '^[a-z]{2,3}$' }), { minItems: 1 }),
     /** Approximate download size, MB (with the extras). */

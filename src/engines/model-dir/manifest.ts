@@ -44,18 +44,21 @@ export type ModelFamily = keyof typeof MODEL_TYPES;
 
 const VERSIONED_ID = '^[a-z0-9][a-z0-9._-]*-v[0-9]+$';
 
+/** A model family (MODEL_TYPES' keys), as manifests and catalogue entries name it. */
+export const FamilySchema = Type.Union([
+  Type.Literal('stt-offline'),
+  Type.Literal('stt-streaming'),
+  Type.Literal('tts'),
+  Type.Literal('speaker-embedding'),
+  Type.Literal('language-id'),
+]);
+
 export const ManifestSchema = Type.Object(
   {
     /** Public model id, version-suffixed like the built-in ones (`whisper-tiny-en-v1`). */
     id: Type.String({ pattern: VERSIONED_ID }),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    family: Type.Union([
-      Type.Literal('stt-offline'),
-      Type.Literal('stt-streaming'),
-      Type.Literal('tts'),
-      Type.Literal('speaker-embedding'),
-      Type.Literal('language-id'),
-    ]),
+    family: FamilySchema,
     /** The sherpa-onnx model type within the family (MODEL_TYPES). */
     type: Type.String({ minLength: 1 }),
     /** Role → file name relative to the manifest's folder (or an absolute path). */
