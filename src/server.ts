@@ -8,6 +8,7 @@ import { ConfigError, type Settings } from './config/settings.js';
 import { BicDiarizer } from './engines/diarization/index.js';
 import { EmbeddingDiarizer } from './engines/diarization/embedding-diarizer.js';
 import { speakerEngineFor } from './engines/speaker/engine.js';
+import { languageIdentifierFor } from './engines/language-id/engine.js';
 import { createSttRegistry } from './engines/stt/index.js';
 import { narrowbandOption } from './engines/stt/pocketsphinx/narrowband.js';
 import { createTranslationRegistry, translationOptionsFrom } from './engines/translate/registry.js';
@@ -187,6 +188,8 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const speakers = speakerEngineFor(installed);
   const diarizer = speakers ? new EmbeddingDiarizer(speakers, { log: jobLog }) : new BicDiarizer({ log: jobLog });
   if (speakers) log.info({ model: speakers.modelId }, 'speaker diarization of files with speaker embeddings');
+  const languageId = languageIdentifierFor(installed);
+  if (languageId) log.info({ model: languageId.modelId }, 'spoken language identification of transcripts');
   const queue = observeJobs(
     createJobQueue({
       db,
@@ -260,6 +263,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
         // webhookBackoffMs's schedule starts at 5 s; the setting scales the whole schedule.
         webhookBackoffMs: (attempt) => (webhookBackoffMs(attempt) * settings.webhookRetryBaseSeconds) / 5,
         diarizer,
+        languageId,
         speakers: { enrolled: (projectId, ids) => enrolledSpeakers.stillEnrolled(projectId, ids), thresholds: speakerMatch },
         log: jobLog,
         meter,
@@ -395,6 +399,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       await queue.stop();
       await stt.close();
       await speakers?.close();
+      await languageId?.close();
       await translation.close();
       await ttsRegistry.close();
       await ctx.rateLimits.close();

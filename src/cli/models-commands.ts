@@ -20,7 +20,9 @@ export function modelsCommands(program: Command): void {
   withCommon(
     modelsCmd
       .command('list')
-      .description('list speech-to-text models and aliases (as GET /v1/models), then text-to-speech models and aliases (as GET /v1/tts-models)'),
+      .description(
+        'list speech-to-text models and aliases (as GET /v1/models), text-to-speech models and aliases (as GET /v1/tts-models), then installed models that label speech (language identification, speaker embeddings)',
+      ),
   ).action(async (opts: CommonOpts) => {
     const settings = settingsFrom(opts);
     const translation = await createTranslationRegistry({
@@ -34,13 +36,18 @@ export function modelsCommands(program: Command): void {
     // A brought voice that cannot be loaded is left out here as by the server, its reason on stderr.
     const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases, settings.ttsModels, { installed });
     const ttsModels = ttsModelRecords(ttsRegistry);
+    // Models behind no public id of their own: they label the transcripts of the models above.
+    const labelling = installed
+      .filter((m) => m.family === 'language-id' || m.family === 'speaker-embedding')
+      .map((m) => ({ id: m.id, name: m.name ?? m.id, family: m.family, type: m.type, languages: m.languages }));
     const line = (id: string, mode: string, aliased: string | null, name: string) => `${id.padEnd(28)} ${mode.padEnd(10)} ${aliased ? `→ ${aliased}` : name}`;
     print(
       opts,
-      { models, tts_models: ttsModels },
+      { models, tts_models: ttsModels, labelling_models: labelling },
       [
         ...models.map((m) => line(m.id, m.transcription_mode, m.aliased_model_id, m.name)),
         ...ttsModels.map((m) => line(m.id, 'tts', m.aliased_model_id, `${m.name}, ${m.voices.length} voices`)),
+        ...labelling.map((m) => line(m.id, m.family, null, `${m.name} (${m.type}; ${m.languages.join(', ')})`)),
       ].join('\n'),
     );
     await Promise.all([translation.close(), ttsRegistry.close()]);
@@ -48,7 +55,7 @@ export function modelsCommands(program: Command): void {
 
   const sourceOptions = (cmd: Command) =>
     withCommon(cmd)
-      .option('--family <family>', "stt-offline, stt-streaming, tts or speaker-embedding (default: the catalogue entry's)")
+      .option('--family <family>', "stt-offline, stt-streaming, tts, speaker-embedding or language-id (default: the catalogue entry's)")
       .option('--type <type>', "model type within the family, e.g. whisper, nemo-transducer, transducer, vits (default: the catalogue entry's)")
       .option('--id <id>', "public model id ending in a version (default: the catalogue entry's, or the source's name with -v1)")
       .option('--name <name>', 'display name')

@@ -1,11 +1,14 @@
 // TTS voices from a model users bring (sherpa-onnx), end to end: a tiny Piper VITS model built at test time (every
 // phoneme id is 40 ms of tone, speaker 1 pitched higher: test/fixtures/sherpa-models.ts) in the models directory is
 // listed in GET /v1/tts-models with its voices, takes over the public id tts-rt-v2, and speaks over POST /tts and
-// /tts-websocket; a model sherpa-onnx cannot use is left out with its reason logged while the server goes on.
+// /tts-websocket; a model sherpa-onnx cannot use is left out with its reason logged while the server goes on. A tiny
+// Kitten model (test/fixtures/sherpa-kitten-model.ts: one tone a token, each voice its own pitch) speaks too, its
+// voices listed with the gender their names give.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findEspeakNgData, TONE_VITS, writeToneVitsModel, writeVitsModelWithoutMetadata } from '../fixtures/sherpa-models.js';
+import { KITTEN_TONE, writeToneKittenModel } from '../fixtures/sherpa-kitten-model.js';
 import { type Parlance, runCli, startParlance, tempDir } from '../harness.js';
 import { openTts, probeAudio, startMsg, streamAudio } from './tts-helpers.js';
 
@@ -40,6 +43,17 @@ beforeAll(async () => {
     writeToneVitsModel(d, { sampleRate: RATE, numSpeakers: 2 }),
   );
   modelFolder('broken', { id: 'broken-tts-v1', aliases: ['tts-rt-v1'] }, (d) => writeVitsModelWithoutMetadata(d));
+  modelFolder(
+    'kitten',
+    {
+      id: 'tone-kitten-v1',
+      name: 'Kitten test voices',
+      type: 'kitten',
+      files: { model: 'model.onnx', voices: 'voices.bin', tokens: 'tokens.txt', data_dir: 'espeak-ng-data' },
+      voices: Object.fromEntries(KITTEN_TONE.voices.map((v, i) => [v, i])),
+    },
+    (d) => writeToneKittenModel(d),
+  );
   s = await startParlance({ dataDir, keepDataDir: true, env: { PARLANCE_LOG_LEVEL: 'info' } });
 }, 60_000);
 
@@ -181,5 +195,34 @@ describe.skipIf(!findEspeakNgData())('a TTS model in the models directory', () =
     } finally {
       c.close();
     }
+  }, 60_000);
+});
+
+describe.skipIf(!findEspeakNgData())('a Kitten TTS model in the models directory', () => {
+  const KITTEN_RATE = KITTEN_TONE.sampleRate;
+  const slot = (KITTEN_RATE * KITTEN_TONE.idMs) / 1000;
+
+  it('is listed with its voices and their gender, and speaks over POST /tts in each voice at its pitch', async () => {
+    const { models } = (await (await s.request('/v1/tts-models')).json()) as { models: { id: string; voices: Record<string, unknown>[] }[] };
+    const kitten = models.find((m) => m.id === 'tone-kitten-v1');
+    expect(kitten?.voices.map((v) => [v.id, v.gender])).toEqual([
+      ['expr-voice-2-m', 'male'],
+      ['expr-voice-2-f', 'female'],
+    ]);
+    const female = (await (await s.request('/v1/tts-voices?model=tone-kitten-v1&gender=female')).json()) as { voices: { id: string }[] };
+    expect(female.voices.map((v) => v.id)).toEqual(['expr-voice-2-f']);
+
+    const kittenBase = { model: 'tone-kitten-v1', language: 'en', audio_format: 'pcm_s16le', sample_rate: KITTEN_RATE };
+    const male = await speak({ ...kittenBase, voice: 'expr-voice-2-m', text: 'Hi.' });
+    const high = await speak({ ...kittenBase, voice: 'expr-voice-2-f', text: 'Hi.' });
+    const long = await speak({ ...kittenBase, voice: 'expr-voice-2-m', text: 'Hi. Hello world, this is a longer sentence.' });
+    expect(male.length).toBeGreaterThan(0);
+    for (const pcm of [male, high, long]) expect((pcm.length / 2) % slot).toBe(0);
+    expect(high.length).toBe(male.length);
+    expect(long.length).toBeGreaterThan(5 * male.length);
+    // Each voice at its own pitch: zero crossings a second are twice the tone's frequency.
+    const hz = (pcm: Buffer) => zeroCrossings(pcm) / 2 / (pcm.length / 2 / KITTEN_RATE);
+    expect(hz(male)).toBeCloseTo(KITTEN_TONE.voiceHz[0], -1);
+    expect(hz(high)).toBeCloseTo(KITTEN_TONE.voiceHz[1], -1);
   }, 60_000);
 });

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { FamilySchema } from './manifest.js';
 import { PullError } from './pull-error.js';
 
 export const RELEASES = 'https://github.com/k2-fsa/sherpa-onnx/releases/download';
@@ -19,7 +20,7 @@ const EntrySchema = Type.Object(
     name: Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9._-]*$' }),
     title: Type.String({ minLength: 1 }),
     url: Type.String({ pattern: '^https?://' }),
-    family: Type.Union([Type.Literal('stt-offline'), Type.Literal('stt-streaming'), Type.Literal('tts'), Type.Literal('speaker-embedding')]),
+    family: FamilySchema,
     type: Type.String({ minLength: 1 }),
     languages: Type.Array(Type.String({ pattern: '^[a-z]{2,3}$' }), { minItems: 1 }),
     /** Approximate download size, MB (with the extras). */
@@ -60,6 +61,13 @@ const KITTEN_VOICES = [
   'expr-voice-5-m',
   'expr-voice-5-f',
 ];
+
+/** The 99 languages multilingual Whisper tells apart (its tokenizer's language tokens, in their order). */
+const WHISPER_LANGUAGES = (
+  'en zh de es ru ko fr ja pt tr pl ca nl ar sv it id hi fi vi he uk el ms cs ro da hu ta no th ur hr bg lt la mi ml cy sk te fa lv bn sr az ' +
+  'sl kn et mk br eu is hy ne mn bs kk sq sw gl mr pa si km sn yo so af oc ka be tg sd gu am yi lo uz fo ht ps tk nn mt sa lb my bo tl mg ' +
+  'as tt haw ln ha ba jw su'
+).split(' ');
 
 export const CATALOGUE: readonly CatalogueEntry[] = [
   // Offline recognition (async transcriptions).
@@ -200,6 +208,16 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     id: 'matcha-en-ljspeech-v1',
     files: { acoustic_model: 'model-steps-3.onnx' },
     extras: [{ url: `${RELEASES}/vocoder-models/vocos-22khz-univ.onnx`, sha256: '0574a135aa1db2de6e181050db2ec528496cacd4a4701fc5d7faf9f9804c0081' }],
+  },
+  // Spoken language identification (enable_language_identification): the multilingual Whisper tiny.
+  {
+    name: 'whisper-tiny-lid',
+    title: 'OpenAI Whisper tiny (multilingual), language identification',
+    url: asr('sherpa-onnx-whisper-tiny.tar.bz2'),
+    family: 'language-id',
+    type: 'whisper',
+    languages: WHISPER_LANGUAGES,
+    id: 'whisper-tiny-lid-v1',
   },
   // Speaker embeddings (one .onnx file each).
   {

@@ -45,6 +45,11 @@ describe('model folders', () => {
     ['a file that is not there', ctc({ files: { model: 'model.onnx', tokens: 'vocab.txt' } }), /files\.tokens: vocab\.txt does not exist.*copy the file/],
     ['an unknown field', ctc({ colour: 'blue' }), /colour|additional/i],
     ['a BPE modeling unit without its vocabulary', ctc({ modeling_unit: 'bpe' }), /modeling_unit "bpe" needs files\.bpe_vocab.*add the model's bpe\.vocab/],
+    [
+      'a language-id model without its decoder',
+      ctc({ family: 'language-id', type: 'whisper', files: { encoder: 'model.onnx' } }),
+      /files\.decoder is missing \(a whisper model needs encoder, decoder\).*add "decoder"/,
+    ],
   ])('stops at %s, naming the file and the fix', (_what, manifest, message) => {
     root = tempDir('models-');
     const dir = folder('bad', manifest);

@@ -34,23 +34,36 @@ export const MODEL_TYPES = {
   'speaker-embedding': {
     embedding: ['model'],
   },
+  /** Spoken language identification: a multilingual Whisper encoder and decoder (no tokens needed). */
+  'language-id': {
+    whisper: ['encoder', 'decoder'],
+  },
 } as const satisfies Record<string, Record<string, readonly string[]>>;
 
 export type ModelFamily = keyof typeof MODEL_TYPES;
 
 const VERSIONED_ID = '^[a-z0-9][a-z0-9._-]*-v[0-9]+$';
 
+/** A model family (MODEL_TYPES' keys), as manifests and catalogue entries name it. */
+export const FamilySchema = Type.Union([
+  Type.Literal('stt-offline'),
+  Type.Literal('stt-streaming'),
+  Type.Literal('tts'),
+  Type.Literal('speaker-embedding'),
+  Type.Literal('language-id'),
+]);
+
 export const ManifestSchema = Type.Object(
   {
     /** Public model id, version-suffixed like the built-in ones (`whisper-tiny-en-v1`). */
     id: Type.String({ pattern: VERSIONED_ID }),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    family: Type.Union([Type.Literal('stt-offline'), Type.Literal('stt-streaming'), Type.Literal('tts'), Type.Literal('speaker-embedding')]),
+    family: FamilySchema,
     /** The sherpa-onnx model type within the family (MODEL_TYPES). */
     type: Type.String({ minLength: 1 }),
     /** Role → file name relative to the manifest's folder (or an absolute path). */
     files: Type.Record(Type.String(), Type.String({ minLength: 1 })),
-    /** Languages recognised or spoken (ISO 639-1). */
+    /** Languages recognised or spoken (ISO 639-1); for language-id, the languages it tells apart. */
     languages: Type.Array(Type.String({ pattern: '^[a-z]{2,3}$' }), { minItems: 1 }),
     /** Public ids this model takes over from the built-in engines (`stt-async-v4`, `tts-rt-v2`, ...). */
     aliases: Type.Optional(Type.Array(Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9._-]*$' }))),

@@ -359,6 +359,32 @@ declare module 'sherpa-onnx-node' {
       compute(stream: OnlineStream, enableExternalBuffer?: boolean): Float32Array;
     }
 
+    // ------------------------------------------------------------------ spoken language identification
+
+    /**
+     * A multilingual Whisper encoder/decoder pair (sherpa-onnx's export: metadata n_mels, n_text_layer, n_text_ctx,
+     * n_text_state, sot, is_multilingual, all_language_tokens, all_language_codes, ...). A missing key or an
+     * English-only model ends the process (exit 255) in the constructor.
+     */
+    interface SpokenLanguageIdentificationConfig {
+      whisper: { encoder: string; decoder: string; tailPaddings?: number };
+      numThreads?: number;
+      debug?: boolean | number;
+      provider?: string;
+    }
+
+    interface SpokenLanguageIdentificationClass {
+      /** Loads the model synchronously on the calling thread. */
+      new (config: SpokenLanguageIdentificationConfig): SpokenLanguageIdentification;
+    }
+
+    /** Synchronous only: every call runs on the calling thread. */
+    interface SpokenLanguageIdentification {
+      createStream(): OfflineStream;
+      /** The language code of the first 30 s of the stream's audio; "" when the model fails on it. */
+      compute(stream: OfflineStream): string;
+    }
+
     interface SpeakerEmbeddingManagerClass {
       new (dim: number): SpeakerEmbeddingManager;
     }
@@ -384,6 +410,7 @@ declare module 'sherpa-onnx-node' {
     OfflineTts: sherpa.OfflineTtsClass;
     SpeakerEmbeddingExtractor: sherpa.SpeakerEmbeddingExtractorClass;
     SpeakerEmbeddingManager: sherpa.SpeakerEmbeddingManagerClass;
+    SpokenLanguageIdentification: sherpa.SpokenLanguageIdentificationClass;
     /** Reads a WAV file; throws if it cannot. */
     readWave(filename: string, enableExternalBuffer?: boolean): sherpa.Waveform;
     writeWave(filename: string, wave: sherpa.Waveform): boolean;

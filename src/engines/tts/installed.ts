@@ -4,6 +4,7 @@
 import type { InstalledModel } from '../model-dir/manifest.js';
 import type { TtsModel, TtsVoice } from './registry.js';
 import { SherpaTtsEngine, type SherpaTtsOptions } from './sherpa/engine.js';
+import { voiceGender } from './sherpa/voice-gender.js';
 
 export type TtsLog = (level: 'info' | 'warn' | 'error', msg: string, detail?: Record<string, unknown>) => void;
 
@@ -13,8 +14,9 @@ export interface InstalledTtsOptions {
 }
 
 /**
- * The voices of a checked model. A manifest names speaker ids only, so what the API describes (gender, age, accent)
- * is neutral: the accent is the model's language when it has one.
+ * The voices of a checked model. A manifest names speaker ids only: the gender is what the makers' voice names say
+ * (Kokoro af_/am_, Kitten -f/-m; otherwise neutral), age and accent are neutral, the accent the model's language
+ * when it has one.
  */
 export function sherpaVoices(engine: SherpaTtsEngine): TtsVoice[] {
   const m = engine.model;
@@ -23,7 +25,7 @@ export function sherpaVoices(engine: SherpaTtsEngine): TtsVoice[] {
     id: s.name,
     engineVoice: String(s.sid),
     description: `${m.name ?? m.id}: speaker ${s.sid} (${m.type} model)`,
-    gender: 'neutral',
+    gender: voiceGender(s.name),
     age: 'middle_aged',
     accent,
     use_case: ['general'],

@@ -17,7 +17,9 @@ import type { FilesService } from '../files/service.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import type { UsageMeter } from '../usage/service.js';
 import type { TranslationConfig, TranslationPlan } from '../translation/plan.js';
-import { transcriptTokens } from '../translation/tokens.js';
+import { splitSegments, transcriptTokens } from '../translation/tokens.js';
+import type { LanguageIdentifier } from '../../engines/language-id/engine.js';
+import { identifySegmentLanguages } from './language-labels.js';
 import type { TranscriptionRow, TranscriptionsRepository } from './repository.js';
 import type { TranscriptToken } from './schemas.js';
 import { addSpeakerLabels, type Recognition } from './speaker-labels.js';
@@ -61,6 +63,8 @@ export interface ProcessorOptions {
   webhookBackoffMs: (attempt: number) => number;
   /** Labels tokens with speakers for transcriptions created with enable_speaker_diarization. */
   diarizer: DiarizationEngine;
+  /** The installed language-id model: with enable_language_identification, each segment is labelled with its language. */
+  languageId?: LanguageIdentifier;
   /** Enrolled speakers still ready among those a transcription asked for, and how close a voice must be to be one. */
   speakers?: { enrolled(projectId: string, ids: string[]): Promise<Recognition['enrolled']>; thresholds: MatchThresholds };
   clock?: Clock;
@@ -230,7 +234,7 @@ export class TranscriptionProcessor {
     const { engine } = this.catalog.resolve(row.resolved_model, 'async');
     const recognizer = await engine.engine.load(engine.model.engineModel);
     // Decoding and diarization read a file: a scoped local copy of the audio where blobs are not local files.
-    const { labelled, decodedBytes } = await this.blobs.withLocalFile(row.audio_blob_key!, async (path) => {
+    const { labelled, decodedBytes, segmentLanguages } = await this.blobs.withLocalFile(row.audio_blob_key!, async (path) => {
       const maxBytes = Math.ceil((this.opts.maxAudioMs / 1000) * PCM_BYTES_PER_SECOND);
       let decodedBytes = 0;
       const controller = new AbortController();
@@ -272,9 +276,10 @@ export class TranscriptionProcessor {
         );
       // Speakers first: translation segments split at speaker changes and translated tokens keep the speaker.
       const labelled = row.enable_speaker_diarization ? await addSpeakerLabels(this.opts.diarizer, path, words, signal, await this.recognition(row)) : words;
-      return { labelled, decodedBytes };
+      const segmentLanguages = row.enable_language_identification === 1 ? await this.identifyLanguages(row, path, labelled, signal) : undefined;
+      return { labelled, decodedBytes, segmentLanguages };
     });
-    const tokens = await this.languageStep(row, engine.model.languages, labelled, signal);
+    const tokens = await this.languageStep(row, engine.model.languages, labelled, signal, segmentLanguages);
     if (tokens.length > this.opts.maxTokens)
       throw new JobFailure(
         'transcription_output_too_long',
@@ -321,9 +326,32 @@ export class TranscriptionProcessor {
     return { enrolled: await speakers.enrolled(row.project_id, JSON.parse(row.speakers) as string[]), thresholds: speakers.thresholds };
   }
 
+  /** The language of each translation segment of `words`, when a language-id model is installed (else undefined). */
+  private async identifyLanguages(row: TranscriptionRow, path: string, words: Token[], signal: AbortSignal): Promise<(string | undefined)[] | undefined> {
+    const lid = this.opts.languageId;
+    if (!lid || words.length === 0) return undefined;
+    try {
+      // Each segment from its first word's start to its last word's end.
+      const segments = splitSegments(words).map((seg) => ({ start_ms: seg[0]!.start_ms, end_ms: seg.at(-1)!.end_ms }));
+      return await identifySegmentLanguages(lid, path, segments, signal);
+    } catch (err) {
+      if (signal.aborted || err instanceof AudioDecodeError) throw err;
+      this.log('error', 'language identification failed', { id: row.id, model: lid.modelId, err: (err as Error).message });
+      throw new JobFailure('internal_error', 'Internal error: the language identification model failed.');
+    }
+  }
+
   /** Post-step: language labels and translation of the recognised words (src/modules/translation). */
-  private async languageStep(row: TranscriptionRow, languages: readonly string[], words: Token[], signal: AbortSignal): Promise<TranscriptToken[]> {
+  private async languageStep(
+    row: TranscriptionRow,
+    modelLanguages: readonly string[],
+    words: Token[],
+    signal: AbortSignal,
+    segmentLanguages?: readonly (string | undefined)[],
+  ): Promise<TranscriptToken[]> {
     const registry = this.catalog.translation;
+    // Identified languages are translation sources too (routes are planned per source language).
+    const languages = [...new Set([...modelLanguages, ...(segmentLanguages ?? []).filter((l) => l !== undefined)])];
     let plan: TranslationPlan | undefined;
     if (row.translation) {
       const r = this.catalog.planTranslation(JSON.parse(row.translation) as TranslationConfig, row.resolved_model, languages);
@@ -334,9 +362,10 @@ export class TranscriptionProcessor {
     try {
       return await transcriptTokens(
         words,
-        { language: languages[0] ?? 'en', plan, identifyLanguage: row.enable_language_identification === 1 },
+        { language: modelLanguages[0] ?? 'en', plan, identifyLanguage: row.enable_language_identification === 1 },
         registry,
         signal,
+        segmentLanguages,
       );
     } catch (err) {
       if (err instanceof TranslationError && !signal.aborted) {

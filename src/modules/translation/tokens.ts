@@ -100,35 +100,46 @@ export interface TranscriptTokenOut {
 
 /**
  * Async transcript tokens from the engine's words: originals labelled, and — with a translation route — each
- * segment followed by its translation. One engine call translates the whole transcript.
+ * segment followed by its translation. One engine call translates all segments of one source language.
+ * `segmentLanguages` (from a language-id model, one per splitSegments() segment) overrides `opts.language` for
+ * the labels and the translation source of each segment.
  */
 export async function transcriptTokens(
   words: readonly Word[],
   opts: LanguageOptions,
   registry: TranslationRegistry,
   signal?: AbortSignal,
+  segmentLanguages?: readonly (string | undefined)[],
 ): Promise<TranscriptTokenOut[]> {
-  const labels = originalLabels(opts);
-  const target = targetOf(opts);
-  let n = 0;
-  const original = (w: Word): TranscriptTokenOut => ({
-    text: n++ === 0 ? w.text : ` ${w.text}`,
-    start_ms: w.start_ms,
-    end_ms: w.end_ms,
-    confidence: w.confidence,
-    ...(w.speaker !== undefined ? { speaker: w.speaker } : {}),
-    ...labels,
-  });
-  if (!target) return words.map(original);
   const segments = splitSegments(words);
-  const translated = await registry.translate(
-    opts.language,
-    target,
-    segments.map((s) => s.map((w) => w.text).join(' ')),
-    { signal },
-  );
-  return segments.flatMap((seg, i) => [
-    ...seg.map(original),
-    ...translationTokens(translated[i]!, opts.language, target, meanConfidence(seg), seg[0]!.speaker),
-  ]);
+  const segOpts = segments.map((_, i) => ({ ...opts, language: segmentLanguages?.[i] ?? opts.language }));
+  const translated = new Map<number, string>();
+  for (const language of new Set(segOpts.map((o) => o.language))) {
+    const indexes = segOpts.flatMap((o, i) => (o.language === language ? [i] : []));
+    const target = targetOf(segOpts[indexes[0]!]!);
+    if (!target) continue;
+    const texts = await registry.translate(
+      language,
+      target,
+      indexes.map((i) => segments[i]!.map((w) => w.text).join(' ')),
+      { signal },
+    );
+    indexes.forEach((seg, k) => translated.set(seg, texts[k]!));
+  }
+  let n = 0;
+  return segments.flatMap((seg, i) => {
+    const o = segOpts[i]!;
+    const labels = originalLabels(o);
+    const originals = seg.map((w): TranscriptTokenOut => ({
+      text: n++ === 0 ? w.text : ` ${w.text}`,
+      start_ms: w.start_ms,
+      end_ms: w.end_ms,
+      confidence: w.confidence,
+      ...(w.speaker !== undefined ? { speaker: w.speaker } : {}),
+      ...labels,
+    }));
+    const target = targetOf(o);
+    const text = translated.get(i);
+    return target && text !== undefined ? [...originals, ...translationTokens(text, o.language, target, meanConfidence(seg), seg[0]!.speaker)] : originals;
+  });
 }

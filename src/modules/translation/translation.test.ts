@@ -131,6 +131,26 @@ describe('transcript post-step', () => {
     expect(tokens.filter((t) => t.translation_status === 'original').every((t) => t.language === 'en' && t.source_language === undefined)).toBe(true);
   });
 
+  it('identified segment languages label their segments and choose the translation source of each', async () => {
+    const r = planTranslation({ type: 'one_way', target_language: 'es' }, 'm', ['en', 'ja'], registry);
+    if (!r.ok) throw new Error(r.message);
+    const tokens = await transcriptTokens(words, { language: 'en', identifyLanguage: true, plan: r.plan }, registry, undefined, ['ja', undefined]);
+    // first segment heard as Japanese: no ja -> es direction, so it stays untranslated ("none")
+    expect(tokens.slice(0, 4).map((t) => `${t.language}:${t.translation_status}`)).toEqual(Array(4).fill('ja:none'));
+    // second segment: undefined falls back to the model's language, translated from it
+    expect(tokens.slice(4, 6).map((t) => `${t.language}:${t.translation_status}`)).toEqual(['en:original', 'en:original']);
+    expect(
+      tokens
+        .slice(6)
+        .map((t) => t.text)
+        .join(''),
+    ).toMatch(/buen/i);
+    expect(tokens.slice(6).every((t) => t.source_language === 'en' && t.language === 'es')).toBe(true);
+    // identification alone: labels only
+    const labelled = await transcriptTokens(words, { language: 'en', identifyLanguage: true }, registry, undefined, ['de', 'fr']);
+    expect(labelled.map((t) => t.language)).toEqual(['de', 'de', 'de', 'de', 'fr', 'fr']);
+  });
+
   it('one_way to the spoken language marks everything none', async () => {
     const r = planTranslation({ type: 'one_way', target_language: 'en' }, 'm', EN, registry);
     if (!r.ok) throw new Error(r.message);

@@ -1,6 +1,7 @@
 // Run as a child process before a model is loaded into the server: sherpa-onnx ends the whole process (exit 255, or
 // a segmentation fault) on a model file it cannot use, so a model is first loaded and tried here, where that only
-// ends this child. Usage: node check-model.js offline|online '<recognizer config JSON>'. Prints "ok" when usable.
+// ends this child. Usage: node check-model.js offline|online|language-id '<config JSON>'. Prints "ok" when usable.
+import { identifySamples } from '../../language-id/identify.js';
 import { decodeSegment, pcmToFloat32, sherpa } from './load-sherpa.js';
 
 const [kind, json] = process.argv.slice(2);
@@ -13,6 +14,8 @@ if (kind === 'online') {
   stream.inputFinished();
   while (recognizer.isReady(stream)) recognizer.decode(stream);
   recognizer.getResult(stream);
+} else if (kind === 'language-id') {
+  identifySamples(new (sherpa().SpokenLanguageIdentification)(config), silence);
 } else {
   decodeSegment(new (sherpa().OfflineRecognizer)(config), silence);
 }

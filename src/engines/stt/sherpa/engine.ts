@@ -186,7 +186,7 @@ function streamOf(recognizer: OfflineRecognizer, samples: Float32Array, hotwords
 }
 
 /** Load and try the model in a child process; a model sherpa-onnx cannot use fails here with the reason in words. */
-export async function checkModel(model: InstalledModel, kind: 'offline' | 'online', config: object): Promise<void> {
+export async function checkModel(model: InstalledModel, kind: 'offline' | 'online' | 'language-id', config: object): Promise<void> {
   if (!existsSync(CHECK_FILE)) return; // sources only (tests): no compiled checker
   const r = await runChild(process.execPath, [CHECK_FILE, kind, JSON.stringify(config)], { timeoutMs: CHECK_TIMEOUT_MS, nice: BATCH_NICE });
   if (r.code === 0 && r.stdout.includes('ok')) return;

@@ -1,0 +1,172 @@
+// Spoken language identification with a model users bring, end to end: a tiny Whisper pair built at test time
+// (test/fixtures/sherpa-whisper-lid-model.ts) hears low-pitched audio as "en" and high-pitched as "de". A file of
+// plain speech, a pause, then speech an octave higher, transcribed by the energy test model with
+// enable_language_identification, gets "en" on the first sentence's tokens and "de" on the second's, and
+// translation takes each segment's identified language as its source. A language-id model sherpa-onnx cannot use
+// fails the jobs that ask for identification with internal_error while the server goes on.
+import { execFile } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeEnergyCtcModel } from '../fixtures/sherpa-models.js';
+import { WHISPER_LID, writeWhisperLidModel } from '../fixtures/sherpa-whisper-lid-model.js';
+import { makeSpeech, type Parlance, runCli, startParlance, tempDir, uploadFile, waitFor } from '../harness.js';
+
+const execFileP = promisify(execFile);
+const root = tempDir('parlance-lid-');
+
+interface Token {
+  text: string;
+  start_ms?: number;
+  language?: string;
+  source_language?: string;
+  translation_status?: string;
+}
+
+function modelFolder(modelsDir: string, name: string, manifest: Record<string, unknown>, write: (dir: string) => void): void {
+  const dir = path.join(modelsDir, name);
+  mkdirSync(dir, { recursive: true });
+  write(dir);
+  writeFileSync(path.join(dir, 'parlance-model.json'), JSON.stringify(manifest));
+}
+
+/** A data directory with the energy STT model and a language-id model (multilingual, or not: sherpa refuses that). */
+function dataDirWith(name: string, multilingual: boolean): string {
+  const dataDir = path.join(root, name);
+  const models = path.join(dataDir, 'models');
+  modelFolder(
+    models,
+    'yes',
+    { id: 'energy-yes-v1', family: 'stt-offline', type: 'nemo-ctc', files: { model: 'model.onnx', tokens: 'tokens.txt' }, languages: ['en'] },
+    (d) => writeEnergyCtcModel(d),
+  );
+  modelFolder(
+    models,
+    'lid',
+    {
+      id: 'pitch-lid-v1',
+      name: 'Pitch language test model',
+      family: 'language-id',
+      type: 'whisper',
+      files: { encoder: 'encoder.onnx', decoder: 'decoder.onnx' },
+      languages: [...WHISPER_LID.languages],
+    },
+    (d) => writeWhisperLidModel(d, { multilingual }),
+  );
+  return dataDir;
+}
+
+async function transcribe(s: Parlance, fileId: string, extra: Record<string, unknown>) {
+  const res = await s.request('/v1/transcriptions', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'energy-yes-v1', file_id: fileId, enable_text_formatting: false, ...extra }),
+  });
+  expect(res.status).toBe(201);
+  const { id } = (await res.json()) as { id: string };
+  const job = await waitFor(
+    async () =>
+      (await (await s.request(`/v1/transcriptions/${id}`)).json()) as { id: string; status: string; error_type: string | null; error_message: string | null },
+    (r) => r.status === 'completed' || r.status === 'failed',
+    120_000,
+    100,
+  );
+  const tokens = job.status === 'completed' ? ((await (await s.request(`/v1/transcriptions/${id}/transcript`)).json()) as { tokens: Token[] }).tokens : [];
+  return { job, tokens };
+}
+
+let file: string;
+/** Where the second (raised) sentence starts, ms. */
+let splitMs: number;
+
+beforeAll(async () => {
+  const first = await makeSpeech(path.join(root, 'first.wav'), 'The birch canoe slid on the smooth planks.', { padSeconds: 1.5 });
+  const second = await makeSpeech(path.join(root, 'second.wav'), 'Glue the sheet to the dark blue background.', { voice: 'kal' });
+  const { stdout } = await execFileP('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', first]);
+  splitMs = Math.round(Number(stdout.trim()) * 1000);
+  // The second sentence an octave higher (still speech to the voice activity detector): the test model hears "de".
+  file = path.join(root, 'two-languages.wav');
+  await execFileP('ffmpeg', [
+    ...['-nostdin', '-v', 'error', '-i', first, '-i', second],
+    ...['-filter_complex', '[1]rubberband=pitch=2,apad=pad_dur=0.5[b];[0][b]concat=n=2:v=0:a=1'],
+    ...['-ar', '16000', '-ac', '1', '-y', file],
+  ]);
+}, 60_000);
+
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('with a language-id model installed', () => {
+  let s: Parlance;
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = dataDirWith('good', true);
+    s = await startParlance({ dataDir, keepDataDir: true, env: { PARLANCE_LOG_LEVEL: 'info' } });
+  }, 60_000);
+  afterAll(() => s?.stop());
+
+  it('is listed by `parlance models list` among the labelling models, not as a speech-to-text model', async () => {
+    const cli = await runCli(['models', 'list', '--data-dir', dataDir, '--json']);
+    expect(cli.code).toBe(0);
+    const listed = JSON.parse(cli.stdout) as {
+      models: { id: string }[];
+      labelling_models: { id: string; family: string; type: string; languages: string[] }[];
+    };
+    expect(listed.labelling_models).toEqual([
+      { id: 'pitch-lid-v1', name: 'Pitch language test model', family: 'language-id', type: 'whisper', languages: ['en', 'de'] },
+    ]);
+    expect(listed.models.map((m) => m.id)).not.toContain('pitch-lid-v1');
+    const api = (await (await s.request('/v1/models')).json()) as { models: { id: string }[] };
+    expect(api.models.map((m) => m.id)).not.toContain('pitch-lid-v1');
+    expect(s.stderr()).toMatch(/spoken language identification of transcripts/);
+  }, 60_000);
+
+  it('labels each segment with the language the model hears in it', async () => {
+    const fileId = await uploadFile(s, file);
+    const { job, tokens } = await transcribe(s, fileId, { enable_language_identification: true });
+    expect(job.status).toBe('completed');
+    const before = tokens.filter((t) => t.start_ms! < splitMs);
+    const after = tokens.filter((t) => t.start_ms! >= splitMs);
+    expect(before.length).toBeGreaterThan(0);
+    expect(after.length).toBeGreaterThan(0);
+    expect(new Set(before.map((t) => t.language))).toEqual(new Set(['en']));
+    expect(new Set(after.map((t) => t.language))).toEqual(new Set(['de']));
+    // without identification: no labels, as without the model
+    const plain = await transcribe(s, fileId, {});
+    expect(plain.tokens.length).toBe(tokens.length);
+    expect(plain.tokens.every((t) => t.language === undefined)).toBe(true);
+  }, 240_000);
+
+  it("translates each segment from its identified language: English to Spanish, the 'German' one stays untranslated", async () => {
+    const fileId = await uploadFile(s, file);
+    const { job, tokens } = await transcribe(s, fileId, { enable_language_identification: true, translation: { type: 'one_way', target_language: 'es' } });
+    expect(job.status).toBe('completed');
+    const originals = tokens.filter((t) => t.translation_status !== 'translation');
+    const translations = tokens.filter((t) => t.translation_status === 'translation');
+    const labels = (ts: Token[]) => new Set(ts.map((t) => `${t.language}:${t.translation_status}`));
+    expect(labels(originals.filter((t) => t.start_ms! < splitMs))).toEqual(new Set(['en:original']));
+    expect(labels(originals.filter((t) => t.start_ms! >= splitMs))).toEqual(new Set(['de:none']));
+    expect(translations.length).toBeGreaterThan(0);
+    expect(translations.every((t) => t.source_language === 'en' && t.language === 'es')).toBe(true);
+  }, 240_000);
+});
+
+describe('with a language-id model sherpa-onnx cannot use', () => {
+  let s: Parlance;
+  beforeAll(async () => {
+    s = await startParlance({ dataDir: dataDirWith('english-only', false), keepDataDir: true, env: { PARLANCE_LOG_LEVEL: 'info' } });
+  }, 60_000);
+  afterAll(() => s?.stop());
+
+  it('fails the jobs that ask for identification with internal_error; others complete and the server goes on', async () => {
+    const fileId = await uploadFile(s, file);
+    const { job } = await transcribe(s, fileId, { enable_language_identification: true });
+    expect(job).toMatchObject({ status: 'failed', error_type: 'internal_error' });
+    expect(job.error_message).not.toMatch(/0x[0-9a-f]{6,}|\/tmp\/|at .*\.js:/);
+    expect(s.stderr()).toMatch(/"model":"pitch-lid-v1".*could not be loaded by sherpa-onnx \(exit 255\).*"msg":"language identification failed"/);
+    expect((await s.request('/health', { key: null })).status).toBe(200);
+    const plain = await transcribe(s, fileId, {});
+    expect(plain.job.status).toBe('completed');
+    expect(plain.tokens.length).toBeGreaterThan(0);
+  }, 240_000);
+});
