@@ -97,6 +97,15 @@ describe('with PARLANCE_BLOB_STORE=s3', () => {
     expect(objects().get(`${PREFIX}files/${s.projectId}/${id}`)).toBe(size);
     const rec = (await (await s.request(`/v1/files/${id}`)).json()) as { size: number };
     expect(rec.size).toBe(size);
+    // GET .../content streams it back from the bucket, whole or a range (issue 18).
+    const whole = await s.request(`/v1/files/${id}/content`);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('content-length')).toBe(String(size));
+    expect(Buffer.from(await whole.arrayBuffer()).equals(readFileSync(big))).toBe(true);
+    const tail = await s.request(`/v1/files/${id}/content`, { headers: { range: `bytes=${size - 1000}-` } });
+    expect(tail.status).toBe(206);
+    expect(tail.headers.get('content-range')).toBe(`bytes ${size - 1000}-${size - 1}/${size}`);
+    expect(Buffer.from(await tail.arrayBuffer()).equals(readFileSync(big).subarray(size - 1000))).toBe(true);
     expect((await s.request(`/v1/files/${id}`, { method: 'DELETE' })).status).toBe(204);
     expect(objects().has(`${PREFIX}files/${s.projectId}/${id}`)).toBe(false);
   }, 120_000);
