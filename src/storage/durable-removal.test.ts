@@ -18,6 +18,16 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => s3?.close());
 
+/** A removal asked for while the store is down; the store is back when this returns. */
+async function removeWhileDown(blobs: DurablyRemovingBlobStore, key: string): Promise<void> {
+  await s3.stop();
+  try {
+    await blobs.remove(key);
+  } finally {
+    await s3.start();
+  }
+}
+
 describe.each(DATABASE_ENGINES)('DurablyRemovingBlobStore (%s)', (dialect, open) => {
   let opened: OpenedDatabase;
   let raw: S3BlobStore;
@@ -74,12 +84,7 @@ describe.each(DATABASE_ENGINES)('DurablyRemovingBlobStore (%s)', (dialect, open)
 
   it('does not remove a key that was written again after the removal was recorded', async () => {
     const blobs = store(10);
-    await s3.stop();
-    try {
-      await blobs.remove('b');
-    } finally {
-      await s3.start();
-    }
+    await removeWhileDown(blobs, 'b');
     expect(await blobs.pending()).toHaveLength(1);
     const tmp = blobs.tempPath();
     writeFileSync(tmp, 'new bytes');
@@ -106,12 +111,7 @@ describe.each(DATABASE_ENGINES)('DurablyRemovingBlobStore (%s)', (dialect, open)
     const node = () => new DurablyRemovingBlobStore(counted, opened.db.kysely, () => undefined, { retryBaseMs: 10, sweepIntervalMs: 50 });
     const [one, two] = [node(), node()];
     await put('c');
-    await s3.stop();
-    try {
-      await one.remove('c');
-    } finally {
-      await s3.start();
-    }
+    await removeWhileDown(one, 'c');
     await new Promise((r) => setTimeout(r, 20)); // past the 10 ms backoff
     removals = 0;
     await Promise.all([one.sweep(), two.sweep()]);
@@ -120,12 +120,7 @@ describe.each(DATABASE_ENGINES)('DurablyRemovingBlobStore (%s)', (dialect, open)
     expect(await one.pending()).toEqual([]);
 
     await put('d');
-    await s3.stop();
-    try {
-      await one.remove('d');
-    } finally {
-      await s3.start();
-    }
+    await removeWhileDown(one, 'd');
     // The sweeper's schedule (not a sweep called by the test) takes it once due.
     two.startSweeper();
     try {
