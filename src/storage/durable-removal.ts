@@ -76,26 +76,38 @@ export class DurablyRemovingBlobStore implements BlobStore {
 
   // A key written again (a retried download stores under the same key) must not be removed by an older request.
   async commit(tempPath: string, key: string): Promise<void> {
-    await this.forget(key);
+    await this.forgetBeforeWrite(key);
     await this.store.commit(tempPath, key);
   }
 
   async linkOrCopy(srcKey: string, destKey: string): Promise<void> {
-    await this.forget(destKey);
+    await this.forgetBeforeWrite(destKey);
     await this.store.linkOrCopy(srcKey, destKey);
   }
 
+  // Best effort: with the database down the writer's own next query fails and says so, as it did without this step.
+  private async forgetBeforeWrite(key: string): Promise<void> {
+    await this.forget(key).catch((err: unknown) => this.log('could not clear an earlier removal of a key being written', { blob_key: key, err }));
+  }
+
   /**
-   * Never fails because of the store: the removal is recorded first (a database failure does throw), then tried
-   * once now; if the store refuses, the sweeper retries it later.
+   * Never fails because of the store: the removal is recorded first, then tried once now; if the store refuses,
+   * the sweeper retries it later. Only with both the database and the store failing does it throw.
    */
   async remove(key: string): Promise<void> {
     const now = Date.now();
-    await this.db
+    const recorded = await this.db
       .insertInto('pending_blob_deletions')
       .values({ blob_key: key, attempts: 0, next_attempt_at: iso(now + this.opts.claimMs), last_error: null, created_at: iso(now) })
       .onConflict((oc) => oc.column('blob_key').doUpdateSet({ next_attempt_at: iso(now + this.opts.claimMs) }))
-      .execute();
+      .execute()
+      .then(
+        () => true,
+        () => false,
+      );
+    // The database is down (an upload cleaning up after its row was refused): remove straight away, as the only
+    // chance; if the store refuses too, the caller hears of it.
+    if (!recorded) return this.store.remove(key);
     await this.attempt(key, 0);
   }
 
@@ -128,9 +140,19 @@ export class DurablyRemovingBlobStore implements BlobStore {
   /** Sweep every `sweepIntervalMs` until stopSweeper(); a failed sweep (database down) is logged and tried again. */
   startSweeper(): void {
     if (this.timer) return;
+    // A database outage fails every sweep: say so once, not every interval.
+    let failing = false;
     const tick = () => {
       this.sweeping = this.sweep()
-        .catch((err: unknown) => this.log('blob removal sweep failed', { err }))
+        .then(
+          () => {
+            failing = false;
+          },
+          (err: unknown) => {
+            if (!failing) this.log('blob removal sweep failed; retrying quietly until one succeeds', { err });
+            failing = true;
+          },
+        )
         .finally(() => {
           if (this.timer) this.timer = setTimeout(tick, this.opts.sweepIntervalMs).unref();
         });
