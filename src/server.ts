@@ -78,6 +78,7 @@ import { organizationRoutes } from './modules/organization/routes.js';
 import { OrganizationService } from './modules/organization/service.js';
 import { openTenancy } from './modules/tenancy/open.js';
 import { TenancyRepository } from './modules/tenancy/repository.js';
+import { DurablyRemovingBlobStore } from './storage/durable-removal.js';
 import { openBlobStore } from './storage/open-blob-store.js';
 import { ensureDataDir } from './config/data-dir.js';
 import type { Db } from './storage/database.js';
@@ -151,10 +152,12 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   // The data directory first (one clear line for a wrong --data-dir), then the blob store (an unusable bucket stops
   // the start before any database is created).
   ensureDataDir(settings.dataDir);
-  const blobs = await openBlobStore(settings);
+  const store = await openBlobStore(settings);
   const { db, tenancy } = await openTenancy(settings);
   // Logs go to stderr: stdout carries the first-start key and the listening address.
   const log = pino({ level: settings.logLevel }, process.stderr);
+  // Every module removes blobs through this: a removal the store refuses is kept and retried (issue 17).
+  const blobs = new DurablyRemovingBlobStore(store, db.kysely, (msg, detail) => log.warn(detail, msg));
   const metrics = new Metrics();
   const jobLog: JobLog = (level, msg, detail) => log[level]({ ...detail }, msg);
   const keys = new KeyRepository(db.kysely);
@@ -390,6 +393,8 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       const timer = setInterval(run, settings.housekeepingIntervalSeconds * 1000);
       timer.unref();
       const stopSampler = sampler.start();
+      // Blob removals the store refused are retried by the nodes that run jobs (an API-only node records them).
+      if (runsJobs) blobs.startSweeper();
       return () => {
         clearInterval(timer);
         stopSampler();
@@ -397,6 +402,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     },
     async close() {
       await queue.stop();
+      await blobs.stopSweeper();
       await stt.close();
       await speakers?.close();
       await languageId?.close();

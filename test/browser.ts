@@ -1,5 +1,7 @@
 // A real browser for the console's tests: Debian's chromium (scripts/debian-packages.txt) driven by playwright-core,
 // which downloads no browser of its own.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { chromium, type Browser, type ConsoleMessage, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.PARLANCE_TEST_CHROMIUM ?? '/usr/bin/chromium';
@@ -49,4 +51,31 @@ export async function playing(page: Page, selector: string, timeoutMs = 30_000):
       }),
     timeoutMs,
   );
+}
+
+/** axe-core's own build, read from node_modules (nothing downloaded), evaluated in the page under test. */
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * The serious and critical accessibility violations axe-core finds on the page as it is now (WCAG 2.x A and AA
+ * rules and axe's best practices), one line each: rule, impact, and the elements it names.
+ */
+export async function seriousA11yViolations(page: Page): Promise<string[]> {
+  // page.evaluate runs outside the page's Content-Security-Policy, which would refuse an injected <script>.
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, opts: unknown): Promise<{ violations: AxeViolation[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return result.violations;
+  });
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
 }

@@ -1,6 +1,13 @@
 // Where uploaded bytes live: the local data directory (default) or an S3-compatible bucket several nodes share.
 // Uploads always stage in a local temp file first, so a half-written or rejected upload never shows up under a key.
 import type { WriteStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+
+/** Bytes `start` to `end`, both included (as in an HTTP Range). */
+export interface ReadRange {
+  start: number;
+  end: number;
+}
 
 export interface BlobStore {
   /** Make the store ready (temp dir emptied; for S3, the bucket checked). */
@@ -16,6 +23,8 @@ export interface BlobStore {
   linkOrCopy(srcKey: string, destKey: string): Promise<void>;
   remove(key: string): Promise<void>;
   exists(key: string): Promise<boolean>;
+  /** The key's bytes (or the range of them) as a stream, read as it is consumed; rejects if the key is missing. */
+  openRead(key: string, range?: ReadRange): Promise<Readable>;
   /** Run `use` on a local file with the key's bytes (a scoped copy where blobs are not local files). */
   withLocalFile<T>(key: string, use: (file: string) => Promise<T>): Promise<T>;
 }

@@ -96,6 +96,7 @@ const TABLES = [
   'instance_settings',
   'jobs',
   'organizations',
+  'pending_blob_deletions',
   'projects',
   'speaker_samples',
   'speakers',

@@ -1,7 +1,9 @@
 // Blobs on the local filesystem: temp files are renamed into place once accepted.
+import { createReadStream } from 'node:fs';
 import { copyFile, link, mkdir, rename, rm, stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import path from 'node:path';
-import { checkKey, type BlobStore } from './blob-store.js';
+import { checkKey, type BlobStore, type ReadRange } from './blob-store.js';
 import { TempFiles } from './temp-files.js';
 
 export class LocalBlobStore implements BlobStore {
@@ -59,6 +61,15 @@ export class LocalBlobStore implements BlobStore {
       () => true,
       () => false,
     );
+  }
+
+  openRead(key: string, range?: ReadRange): Promise<Readable> {
+    const stream = createReadStream(this.pathOf(key), range ? { start: range.start, end: range.end } : {});
+    // Resolve once the file is open, so a missing key rejects here rather than in the middle of a response.
+    return new Promise((resolve, reject) => {
+      stream.once('open', () => resolve(stream));
+      stream.once('error', reject);
+    });
   }
 
   withLocalFile<T>(key: string, use: (file: string) => Promise<T>): Promise<T> {

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { checkKey, type BlobStore } from './blob-store.js';
+import { checkKey, type BlobStore, type ReadRange } from './blob-store.js';
 import { TempFiles } from './temp-files.js';
 
 const PART_BYTES = 8 * 1024 * 1024;
@@ -90,6 +90,13 @@ export class S3BlobStore implements BlobStore {
       if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
       throw err;
     }
+  }
+
+  async openRead(key: string, range?: ReadRange): Promise<Readable> {
+    const res = await this.client.send(
+      new GetObjectCommand({ Bucket: this.opts.bucket, Key: this.keyOf(key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
+    );
+    return res.Body as Readable;
   }
 
   async withLocalFile<T>(key: string, use: (file: string) => Promise<T>): Promise<T> {

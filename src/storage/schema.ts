@@ -283,6 +283,14 @@ export interface UsagePricesTable {
   updated_at: string;
 }
 
+export interface PendingBlobDeletionsTable {
+  blob_key: string;
+  attempts: number;
+  next_attempt_at: string;
+  last_error: string | null;
+  created_at: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   projects: ProjectsTable;
@@ -304,4 +312,5 @@ export interface Database {
   usage_monthly: UsageMonthlyTable;
   budget_notifications: BudgetNotificationsTable;
   usage_prices: UsagePricesTable;
+  pending_blob_deletions: PendingBlobDeletionsTable;
 }

@@ -39,6 +39,8 @@ export const errorCatalog = {
   speaker_not_ready: { status: 409, surfaces: ['rest', 'stt_ws'], message: 'Speaker has no ready profile (no audio, still processing, or failed).' },
   voice_not_prepared: { status: 409, surfaces: ['tts_ws', 'tts_http'], message: 'Voice is not prepared for this model.' },
   transcription_invalid_state: { status: 409, surfaces: ['rest'], message: 'Transcription is not in a state that allows this.' },
+  // GET /v1/files/{id}/content with a Range past the end (ours: the download is an extension).
+  range_not_satisfiable: { status: 416, surfaces: ['rest'], message: 'Requested range is not satisfiable.' },
   max_duration_reached: { status: 413, surfaces: ['stt_ws'], message: 'Maximum stream duration reached.' },
   max_audio_duration_reached: { status: 413, surfaces: ['tts_ws', 'tts_http'], message: 'Maximum generated audio duration reached.' },
   limit_exceeded: { status: 429, surfaces: ['rest', ...STREAMING], message: 'Limit exceeded.' },

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page, WebSocket } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorBody, gatedAudioServer, makeAudio, makeSpeech, startParlance, tempDir, type GatedAudioServer, type Parlance } from '../harness.js';
-import { collectErrors, launchBrowser, playing } from '../browser.js';
+import { collectErrors, launchBrowser, playing, seriousA11yViolations } from '../browser.js';
 
 const work = tempDir('parlance-console-e2e-');
 const SPOKEN = 'The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.';
@@ -103,6 +103,8 @@ describe('web console', () => {
     await other.getByLabel('API key').fill('prl_not-a-real-key-at-all');
     await other.getByRole('button', { name: 'Sign in' }).click();
     expect(await other.getByRole('alert').textContent()).toMatch(/unauthenticated/);
+    // The sign-in view (with its error shown) passes the accessibility audit; the other views are audited below.
+    expect(await seriousA11yViolations(other)).toEqual([]);
     await other.close();
   });
 
@@ -193,6 +195,37 @@ describe('web console', () => {
     expect(currentTime).toBeGreaterThanOrEqual(third.start_ms / 1000 - 0.05);
     expect(await api<{ playground: number }>('/v1/transcriptions/count')).toMatchObject({ playground: 1, public_api: 0 });
   }, 180_000);
+
+  it('plays from a clicked word in a tab that did not upload the file (the audio from GET /v1/files/{id}/content)', async () => {
+    // A new browser context: nothing of the upload is held there, so the audio can only come from the API.
+    const fresh = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const other = await fresh.newPage();
+    other.setDefaultTimeout(60_000);
+    const otherErrors = collectErrors(other);
+    const contentRequests: string[] = [];
+    other.on('request', (r) => r.url().includes('/content') && contentRequests.push(new URL(r.url()).pathname));
+    try {
+      await other.goto(s.url);
+      await other.getByLabel('API key').fill(s.apiKey);
+      await other.getByRole('button', { name: 'Sign in' }).click();
+      await other.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+      await other.goto(`${s.url}/#/transcriptions/${encodeURIComponent(transcriptionId)}`);
+      const record = await api<{ file_id: string }>(`/v1/transcriptions/${transcriptionId}`);
+      type Tok = { start_ms: number; translation_status?: string };
+      const original = (await api<{ tokens: Tok[] }>(`/v1/transcriptions/${transcriptionId}/transcript`)).tokens.filter(
+        (t) => t.translation_status !== 'translation',
+      );
+      await other.locator('audio[aria-label="Transcribed audio"]').waitFor();
+      const fourth = other.locator('.timeline').first().locator('.word').nth(3);
+      await fourth.click();
+      const { currentTime } = await playing(other, 'audio[aria-label="Transcribed audio"]');
+      expect(currentTime).toBeGreaterThanOrEqual(original[3]!.start_ms / 1000 - 0.05);
+      expect(contentRequests).toEqual([`/v1/files/${record.file_id}/content`]);
+      expect(otherErrors).toEqual([]);
+    } finally {
+      await fresh.close();
+    }
+  }, 120_000);
 
   it("exports the transcript as SRT (the server's own export)", { timeout: 90_000 }, async () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export SRT' }).click()]);
@@ -396,6 +429,23 @@ describe('web console', () => {
       `Usage by source (USD): 2 bars, highest ${Math.max(Number(monthly.api_usage_usd), Number(monthly.playground_usage_usd))} at Playground`,
     );
   }, 90_000);
+
+  it('has no serious or critical accessibility violations on any view (axe-core), at desktop and phone widths', async () => {
+    const found: Record<string, string[]> = {};
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+      for (const route of ['files', 'transcriptions', `transcriptions/${transcriptionId}`, 'live', 'tts', 'voices', 'usage']) {
+        await page.goto(`${s.url}/#/${route}`);
+        await page.locator('h1').waitFor();
+        await page.waitForLoadState('networkidle');
+        if (route.includes('/')) await page.locator('.timeline .word').first().waitFor();
+        const violations = await seriousA11yViolations(page);
+        if (violations.length) found[`${route} at ${width} px`] = violations;
+      }
+    }
+    expect(found).toEqual({});
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }, 240_000);
 
   it('fits a 390 px phone screen on every page without horizontal scrolling', async () => {
     await page.setViewportSize({ width: 390, height: 844 });

@@ -48,6 +48,7 @@ describe('GET /openapi.json', () => {
     expect(methodsOf('/v1/files/count')).toContain('get');
     expect(methodsOf('/v1/files/{file_id}')).toEqual(expect.arrayContaining(['get', 'delete']));
     expect(methodsOf('/v1/files/{file_id}')).not.toContain('post');
+    expect(methodsOf('/v1/files/{file_id}/content')).toEqual(['get']);
   });
 
   it('lists POST /v1/auth/temporary-api-key with its JSON body and 201 response', () => {

@@ -97,6 +97,15 @@ describe('with PARLANCE_BLOB_STORE=s3', () => {
     expect(objects().get(`${PREFIX}files/${s.projectId}/${id}`)).toBe(size);
     const rec = (await (await s.request(`/v1/files/${id}`)).json()) as { size: number };
     expect(rec.size).toBe(size);
+    // GET .../content streams it back from the bucket, whole or a range (issue 18).
+    const whole = await s.request(`/v1/files/${id}/content`);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('content-length')).toBe(String(size));
+    expect(Buffer.from(await whole.arrayBuffer()).equals(readFileSync(big))).toBe(true);
+    const tail = await s.request(`/v1/files/${id}/content`, { headers: { range: `bytes=${size - 1000}-` } });
+    expect(tail.status).toBe(206);
+    expect(tail.headers.get('content-range')).toBe(`bytes ${size - 1000}-${size - 1}/${size}`);
+    expect(Buffer.from(await tail.arrayBuffer()).equals(readFileSync(big).subarray(size - 1000))).toBe(true);
     expect((await s.request(`/v1/files/${id}`, { method: 'DELETE' })).status).toBe(204);
     expect(objects().has(`${PREFIX}files/${s.projectId}/${id}`)).toBe(false);
   }, 120_000);
@@ -168,6 +177,42 @@ describe('with PARLANCE_BLOB_STORE=s3', () => {
     );
     expect(done.status).toBe('completed');
   }, 150_000);
+});
+
+describe('deletes while the store is down (issue 17)', () => {
+  it('answer 204 at once, keep the removal, and remove the object once the store is back', async () => {
+    const fileId = await uploadFile(s, speech);
+    const fileKey = `${PREFIX}files/${s.projectId}/${fileId}`;
+    const form = new FormData();
+    form.append('name', 'outage voice');
+    form.append('file', new Blob([readFileSync(speech)]), 'ref.wav');
+    const vres = await s.request('/v1/voices', { method: 'POST', body: form });
+    expect(vres.status).toBe(201);
+    const voiceId = ((await vres.json()) as { id: string }).id;
+    const voiceKey = `${PREFIX}voices/${s.projectId}/${voiceId}`;
+    expect(objects().has(fileKey) && objects().has(voiceKey)).toBe(true);
+    await s3.stop();
+    try {
+      expect((await s.request(`/v1/files/${fileId}`, { method: 'DELETE' })).status).toBe(204);
+      expect((await s.request(`/v1/voices/${voiceId}`, { method: 'DELETE' })).status).toBe(204);
+      // Gone from the API at once, although the store still holds the bytes.
+      expect((await errorBody(await s.request(`/v1/files/${fileId}`))).error_type).toBe('file_not_found');
+      expect((await s.request(`/v1/voices/${voiceId}`)).status).toBe(404);
+      expect(objects().has(fileKey)).toBe(true);
+      expect(objects().has(voiceKey)).toBe(true);
+      // The record is gone for good: deleting again finds nothing.
+      expect((await s.request(`/v1/files/${fileId}`, { method: 'DELETE' })).status).toBe(404);
+    } finally {
+      await s3.start();
+    }
+    // The sweeper's next retry (backoff from 1 s) removes both; a deadline, not a fixed wait.
+    await waitFor(
+      async () => objects(),
+      (o) => !o.has(fileKey) && !o.has(voiceKey),
+      60_000,
+      250,
+    );
+  }, 120_000);
 });
 
 describe('parlance serve with an S3 store it cannot use', () => {

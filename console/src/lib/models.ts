@@ -1,5 +1,6 @@
 // Speech-to-text models as GET /v1/models lists them (the fields the console uses).
 import { api } from './api.js';
+import type { Choice } from './ui.js';
 
 export interface SttModel {
   id: string;
@@ -25,14 +26,20 @@ export function translationOf(choice: string): Translation {
 }
 
 /** Options for a translation select, from a model's targets and pairs. */
-export function translationChoices(m: SttModel | undefined): { value: string; label: string }[] {
-  if (!m) return [];
+/** The models as drop-down choices. */
+export const modelChoices = (models: readonly { id: string; name: string }[] | undefined): Choice[] =>
+  models?.map((m) => ({ value: m.id, label: m.name })) ?? [];
+
+/** The translations a model offers, after "No translation" (value `none`). */
+export function translationChoices(m: SttModel | undefined): Choice[] {
+  const none = { value: 'none', label: 'No translation' };
+  if (!m) return [none];
   const one = m.translation_targets.map((t) => ({ value: `one_way:${t.target_language}`, label: `Into ${t.target_language}` }));
   const two = m.two_way_translation_pairs.map((p) => {
     const [a, b] = p.split(':');
     return { value: `two_way:${a}:${b}`, label: `Between ${a} and ${b}` };
   });
-  return [...one, ...two];
+  return [none, ...one, ...two];
 }
 
 export const splitList = (text: string, by: RegExp = /[,\s]+/): string[] =>

@@ -57,3 +57,64 @@ export const formatMs = (ms: number): string => {
   const s = ms / 1000;
   return `${Math.floor(s / 60)}:${(s % 60).toFixed(1).padStart(4, '0')}`;
 };
+
+/** The id of a field's hint, for the control's aria-describedby. */
+export const hintId = (id: string): string => `${id}-hint`;
+
+/**
+ * One form row of every view: the label tied to its control by `id` (pass the same id to the control), and an
+ * optional hint under it (give the control `aria-describedby={hintId(id)}`).
+ */
+export function Field({
+  id,
+  label,
+  hint,
+  wide,
+  children,
+}: {
+  id: string;
+  label: string;
+  hint?: ComponentChildren;
+  wide?: boolean;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class={wide ? 'field wide' : 'field'}>
+      <label for={id}>{label}</label>
+      {children}
+      {hint !== undefined && (
+        <span id={hintId(id)} class="hint">
+          {hint}
+        </span>
+      )}
+    </div>
+  );
+}
+
+export interface Choice {
+  value: string;
+  label: string;
+}
+
+/** A labelled drop-down of choices (models, languages, translations, formats ...). */
+export function SelectField(props: {
+  id: string;
+  label: string;
+  value: string;
+  choices: readonly Choice[];
+  onChange: (value: string) => void;
+  disabled?: boolean;
+  required?: boolean;
+}) {
+  return (
+    <Field id={props.id} label={props.label}>
+      <select id={props.id} value={props.value} disabled={props.disabled} required={props.required} onChange={(e) => props.onChange(e.currentTarget.value)}>
+        {props.choices.map((c) => (
+          <option key={c.value} value={c.value}>
+            {c.label}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+}

@@ -4,10 +4,10 @@
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { temporaryKey, wsUrl } from '../lib/api.js';
-import { loadSttModels, splitList, translationChoices, translationOf } from '../lib/models.js';
+import { loadSttModels, modelChoices, splitList, translationChoices, translationOf } from '../lib/models.js';
 import { captureMicrophone, type Capture } from '../lib/pcm-capture.js';
 import { isTranslation, speakerColour, type Token } from '../lib/tokens.js';
-import { Alert, Section, useLoad } from '../lib/ui.js';
+import { Alert, Field, Section, SelectField, useLoad } from '../lib/ui.js';
 
 type State = 'idle' | 'connecting' | 'listening' | 'finishing';
 
@@ -45,7 +45,7 @@ function TokenLine({ finals, nonFinals, label }: { finals: Token[]; nonFinals: T
     );
   };
   return (
-    <div class="live-text" aria-label={label} aria-live="polite">
+    <div class="live-text" role="log" aria-label={label} aria-live="polite">
       {finals.map((t, i) => show(t, i, true))}
       {nonFinals.map((t, i) => show(t, finals.length + i, false))}
     </div>
@@ -154,37 +154,24 @@ export function LiveView() {
       <h1>Live transcription</h1>
       <Section title="Session">
         <div class="form-grid">
-          <div class="field">
-            <label for="live-model">Model</label>
-            <select id="live-model" value={chosen?.id ?? ''} disabled={busy} onChange={(e) => setModel(e.currentTarget.value)}>
-              {models.data?.map((m) => (
-                <option key={m.id} value={m.id}>
-                  {m.name}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div class="field">
-            <label for="live-language-hints">Language hints</label>
+          <SelectField id="live-model" label="Model" value={chosen?.id ?? ''} choices={modelChoices(models.data)} onChange={setModel} disabled={busy} />
+          <Field id="live-language-hints" label="Language hints">
             <input id="live-language-hints" value={hints} disabled={busy} placeholder="en" onInput={(e) => setHints(e.currentTarget.value)} />
-          </div>
+          </Field>
           <label class="inline">
             <input type="checkbox" checked={endpoints} disabled={busy} onChange={(e) => setEndpoints(e.currentTarget.checked)} /> Endpoint detection
           </label>
           <label class="inline">
             <input type="checkbox" checked={diarize} disabled={busy} onChange={(e) => setDiarize(e.currentTarget.checked)} /> Speaker diarization
           </label>
-          <div class="field">
-            <label for="live-translation">Translation</label>
-            <select id="live-translation" value={translation} disabled={busy} onChange={(e) => setTranslation(e.currentTarget.value)}>
-              <option value="none">No translation</option>
-              {translationChoices(chosen).map((c) => (
-                <option key={c.value} value={c.value}>
-                  {c.label}
-                </option>
-              ))}
-            </select>
-          </div>
+          <SelectField
+            id="live-translation"
+            label="Translation"
+            value={translation}
+            choices={translationChoices(chosen)}
+            onChange={setTranslation}
+            disabled={busy}
+          />
           <div class="button-row">
             {state === 'idle' ? (
               <button type="button" onClick={() => void start()} disabled={!chosen}>

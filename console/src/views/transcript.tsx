@@ -3,7 +3,7 @@
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, request, saveBlob } from '../lib/api.js';
-import { localAudioUrl } from '../lib/local-audio.js';
+import { fileAudioUrl } from '../lib/local-audio.js';
 import { confidenceShade, isTranslation, speakerColour, splitSpace, type Token } from '../lib/tokens.js';
 import { Alert, formatMs, Section, useInterval, useLoad } from '../lib/ui.js';
 import { running, type Transcription } from './transcriptions.js';
@@ -63,7 +63,20 @@ export function TranscriptView({ id }: { id: string }) {
     api<{ text: string; tokens: Token[] }>(`/v1/transcriptions/${id}/transcript`).then(setTranscript, setError);
   }, [t?.status, id, transcript]);
 
-  const audioSrc = t ? (localAudioUrl(t.file_id) ?? t.audio_url ?? undefined) : undefined;
+  // An uploaded file's audio comes from the API (or this tab's copy); an audio_url plays from where it is.
+  const [fileSrc, setFileSrc] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    if (!t?.file_id || !transcript) return;
+    let live = true;
+    fileAudioUrl(t.file_id).then(
+      (url) => live && setFileSrc(url),
+      (err: unknown) => live && setError(err),
+    );
+    return () => {
+      live = false;
+    };
+  }, [t?.file_id, transcript]);
+  const audioSrc = t?.file_id ? fileSrc : (t?.audio_url ?? undefined);
   const play = (ms: number) => {
     const el = audio.current;
     if (!el) return;
@@ -116,7 +129,7 @@ export function TranscriptView({ id }: { id: string }) {
                 onTimeUpdate={(e) => setNowMs(e.currentTarget.currentTime * 1000)}
               />
             ) : (
-              <p class="hint">The audio was uploaded from another browser session: the timeline shows, but playback needs the upload from this tab.</p>
+              <p class="hint">{t?.file_id ? 'Loading the audio…' : 'No audio to play.'}</p>
             )}
           </Section>
           <Section title="Transcript">

@@ -2,8 +2,8 @@
 // translation); the list polls while any job is still running, so status changes show as they happen.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from '../lib/api.js';
-import { loadSttModels, splitList, translationChoices, translationOf } from '../lib/models.js';
-import { Alert, formatDate, Section, useInterval, useLoad } from '../lib/ui.js';
+import { loadSttModels, modelChoices, splitList, translationChoices, translationOf } from '../lib/models.js';
+import { Alert, Field, formatDate, hintId, Section, SelectField, useInterval, useLoad } from '../lib/ui.js';
 import type { FileRecord } from './files.js';
 
 export interface Transcription {
@@ -79,19 +79,16 @@ function CreateForm({ onCreated }: { onCreated: (t: Transcription) => void }) {
         </label>
       </fieldset>
       {source === 'file' ? (
-        <div class="field">
-          <label for="transcriptions-file">File</label>
-          <select id="transcriptions-file" value={fileId || firstFile} onChange={(e) => setFileId(e.currentTarget.value)} required>
-            {files.data?.files.map((f) => (
-              <option key={f.id} value={f.id}>
-                {f.filename}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          id="transcriptions-file"
+          label="File"
+          value={fileId || firstFile}
+          choices={files.data?.files.map((f) => ({ value: f.id, label: f.filename })) ?? []}
+          onChange={setFileId}
+          required
+        />
       ) : (
-        <div class="field">
-          <label for="transcriptions-audio-url">Audio URL</label>
+        <Field id="transcriptions-audio-url" label="Audio URL">
           <input
             id="transcriptions-audio-url"
             type="url"
@@ -100,33 +97,23 @@ function CreateForm({ onCreated }: { onCreated: (t: Transcription) => void }) {
             placeholder="https://example.com/audio.mp3"
             onInput={(e) => setUrl(e.currentTarget.value)}
           />
-        </div>
+        </Field>
       )}
-      <div class="field">
-        <label for="transcriptions-model">Model</label>
-        <select id="transcriptions-model" value={chosenModel?.id ?? ''} onChange={(e) => setModel(e.currentTarget.value)}>
-          {models.data?.map((m) => (
-            <option key={m.id} value={m.id}>
-              {m.name}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div class="field">
-        <label for="transcriptions-language-hints">Language hints</label>
+      <SelectField id="transcriptions-model" label="Model" value={chosenModel?.id ?? ''} choices={modelChoices(models.data)} onChange={setModel} />
+      <Field
+        id="transcriptions-language-hints"
+        label="Language hints"
+        hint={`Language codes, comma separated. ${chosenModel ? `This model knows: ${chosenModel.languages.map((l) => l.code).join(', ')}.` : ''}`}
+      >
         <input
           id="transcriptions-language-hints"
           value={hints}
           placeholder="en, es"
           onInput={(e) => setHints(e.currentTarget.value)}
-          aria-describedby="hints-help"
+          aria-describedby={hintId('transcriptions-language-hints')}
         />
-        <span id="hints-help" class="hint">
-          Language codes, comma separated. {chosenModel ? `This model knows: ${chosenModel.languages.map((l) => l.code).join(', ')}.` : ''}
-        </span>
-      </div>
-      <div class="field">
-        <label for="transcriptions-context-terms">Context terms</label>
+      </Field>
+      <Field id="transcriptions-context-terms" label="Context terms">
         <textarea
           id="transcriptions-context-terms"
           rows={2}
@@ -134,21 +121,17 @@ function CreateForm({ onCreated }: { onCreated: (t: Transcription) => void }) {
           placeholder="One term per line: names, jargon"
           onInput={(e) => setTerms(e.currentTarget.value)}
         />
-      </div>
+      </Field>
       <label class="inline">
         <input type="checkbox" checked={diarize} onChange={(e) => setDiarize(e.currentTarget.checked)} /> Speaker diarization
       </label>
-      <div class="field">
-        <label for="transcriptions-translation">Translation</label>
-        <select id="transcriptions-translation" value={translation} onChange={(e) => setTranslation(e.currentTarget.value)}>
-          <option value="none">No translation</option>
-          {translationChoices(chosenModel).map((c) => (
-            <option key={c.value} value={c.value}>
-              {c.label}
-            </option>
-          ))}
-        </select>
-      </div>
+      <SelectField
+        id="transcriptions-translation"
+        label="Translation"
+        value={translation}
+        choices={translationChoices(chosenModel)}
+        onChange={setTranslation}
+      />
       <div>
         <button type="submit" disabled={busy || !chosenModel}>
           Start transcription

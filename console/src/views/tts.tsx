@@ -4,7 +4,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, saveBlob, temporaryKey, wsUrl } from '../lib/api.js';
 import { base64Bytes, PcmPlayer } from '../lib/pcm-player.js';
 import { AUDIO_FORMATS, extensionOf, loadTtsModels, playable, synthesize } from '../lib/tts.js';
-import { Alert, Section, useLoad } from '../lib/ui.js';
+import { Alert, Field, Section, SelectField, useLoad } from '../lib/ui.js';
 import type { ClonedVoice } from './voices.js';
 
 interface SharedVoice {
@@ -141,27 +141,20 @@ export function TtsView() {
       <h1>Text to speech</h1>
       <Section title="Model and voice">
         <div class="form-grid">
-          <div class="field">
-            <label for="tts-model">Model</label>
-            <select id="tts-model" value={model?.id ?? ''} onChange={(e) => setModelId(e.currentTarget.value)}>
-              {models.data?.map((m) => (
-                <option key={m.id} value={m.id}>
-                  {m.name}
-                  {m.aliased_model_id ? ` (alias of ${m.aliased_model_id})` : ''}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div class="field">
-            <label for="tts-language">Language</label>
-            <select id="tts-language" value={lang} onChange={(e) => setLanguage(e.currentTarget.value)}>
-              {model?.languages.map((l) => (
-                <option key={l.code} value={l.code}>
-                  {l.name} ({l.code})
-                </option>
-              ))}
-            </select>
-          </div>
+          <SelectField
+            id="tts-model"
+            label="Model"
+            value={model?.id ?? ''}
+            choices={models.data?.map((m) => ({ value: m.id, label: m.aliased_model_id ? `${m.name} (alias of ${m.aliased_model_id})` : m.name })) ?? []}
+            onChange={setModelId}
+          />
+          <SelectField
+            id="tts-language"
+            label="Language"
+            value={lang}
+            choices={model?.languages.map((l) => ({ value: l.code, label: `${l.name} (${l.code})` })) ?? []}
+            onChange={setLanguage}
+          />
         </div>
         <fieldset class="filters">
           <legend>Filter shared voices</legend>
@@ -183,18 +176,15 @@ export function TtsView() {
               <option value="old">Old</option>
             </select>
           </div>
-          <div class="field">
-            <label for="tts-accent">Accent</label>
+          <Field id="tts-accent" label="Accent">
             <input id="tts-accent" value={filters.accent} maxLength={40} onChange={setFilter('accent')} />
-          </div>
-          <div class="field">
-            <label for="tts-use-case">Use case</label>
+          </Field>
+          <Field id="tts-use-case" label="Use case">
             <input id="tts-use-case" value={filters.use_case} maxLength={40} onChange={setFilter('use_case')} />
-          </div>
-          <div class="field">
-            <label for="tts-style">Style</label>
+          </Field>
+          <Field id="tts-style" label="Style">
             <input id="tts-style" value={filters.style} maxLength={40} onChange={setFilter('style')} />
-          </div>
+          </Field>
         </fieldset>
         <Alert error={models.error ?? voices.error ?? cloned.error} />
         <fieldset class="voices">
@@ -232,12 +222,10 @@ export function TtsView() {
       </Section>
       <Section title="Speech">
         <div class="form-grid">
-          <div class="field wide">
-            <label for="tts-text">Text</label>
+          <Field id="tts-text" label="Text" wide>
             <textarea id="tts-text" rows={4} value={text} onInput={(e) => setText(e.currentTarget.value)} />
-          </div>
-          <div class="field">
-            <label for="speed">Speed</label>
+          </Field>
+          <Field id="speed" label="Speed">
             <input
               id="speed"
               type="range"
@@ -249,17 +237,8 @@ export function TtsView() {
               onInput={(e) => setSpeed(Number(e.currentTarget.value))}
             />
             <output for="speed">{speed.toFixed(2)}×</output>
-          </div>
-          <div class="field">
-            <label for="tts-format">Format</label>
-            <select id="tts-format" value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
-              {AUDIO_FORMATS.map((f) => (
-                <option key={f} value={f}>
-                  {f}
-                </option>
-              ))}
-            </select>
-          </div>
+          </Field>
+          <SelectField id="tts-format" label="Format" value={format} choices={AUDIO_FORMATS.map((f) => ({ value: f, label: f }))} onChange={setFormat} />
         </div>
         <div class="button-row">
           <button type="button" disabled={!!busy || !chosenVoice || !text.trim()} onClick={() => void playOrDownload('play')}>

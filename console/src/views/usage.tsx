@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../lib/api.js';
 import { BarChart, Gauge } from '../lib/chart.js';
-import { Alert, formatDate, Section, useLoad } from '../lib/ui.js';
+import { Alert, formatDate, Section, SelectField, useLoad } from '../lib/ui.js';
 
 interface Balance {
   available_balance_usd: string;
@@ -80,14 +80,7 @@ function MonthlyCard() {
   const d = m.data;
   return (
     <Section title="Monthly usage">
-      <div class="field">
-        <label for="usage-month">Month</label>
-        <select id="usage-month" value={month} onChange={(e) => setMonth(e.currentTarget.value)}>
-          {months().map((x) => (
-            <option key={x}>{x}</option>
-          ))}
-        </select>
-      </div>
+      <SelectField id="usage-month" label="Month" value={month} choices={months().map((x) => ({ value: x, label: x }))} onChange={setMonth} />
       <Alert error={m.error} />
       {d && (
         <>
@@ -197,16 +190,13 @@ function KeysCard() {
     <Section title="API keys">
       <Alert error={projects.error ?? keys.error ?? error} />
       {projects.data && (
-        <div class="field">
-          <label for="usage-project">Project</label>
-          <select id="usage-project" value={project} onChange={(e) => setProjectId(e.currentTarget.value)}>
-            {projects.data.projects.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          id="usage-project"
+          label="Project"
+          value={project}
+          choices={projects.data.projects.map((p) => ({ value: p.id, label: p.name }))}
+          onChange={setProjectId}
+        />
       )}
       <ul class="rows" aria-label="API keys">
         {keys.data?.api_keys.map((k) => (

@@ -2,7 +2,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, upload } from '../lib/api.js';
 import { loadTtsModels, synthesize } from '../lib/tts.js';
-import { Alert, formatDate, Section, useInterval, useLoad } from '../lib/ui.js';
+import { Alert, Field, formatDate, hintId, Section, useInterval, useLoad } from '../lib/ui.js';
 
 export interface ClonedVoice {
   id: string;
@@ -83,24 +83,19 @@ export function VoicesView() {
       <h1>Cloned voices</h1>
       <Section title="New cloned voice">
         <form onSubmit={create} class="form-grid">
-          <div class="field">
-            <label for="voices-voice-name">Voice name</label>
+          <Field id="voices-voice-name" label="Voice name">
             <input id="voices-voice-name" required maxLength={128} value={name} onInput={(e) => setName(e.currentTarget.value)} />
-          </div>
-          <div class="field">
-            <label for="voices-reference-clip">Reference clip</label>
+          </Field>
+          <Field id="voices-reference-clip" label="Reference clip" hint="Up to 2 minutes of one speaker.">
             <input
               id="voices-reference-clip"
               type="file"
               required
               accept="audio/*"
               onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)}
-              aria-describedby="clip-help"
+              aria-describedby={hintId('voices-reference-clip')}
             />
-            <span id="clip-help" class="hint">
-              Up to 2 minutes of one speaker.
-            </span>
-          </div>
+          </Field>
           <div>
             <button type="submit" disabled={!file || !name.trim() || progress !== null}>
               Create voice
@@ -128,14 +123,13 @@ export function VoicesView() {
                     </span>
                     {m.error_message && <span class="meta"> {m.error_message}</span>}
                     {m.status === 'ready' && (
-                      <button
-                        type="button"
-                        class="secondary"
-                        disabled={!!trying}
-                        aria-label={`Try ${v.name} on ${m.model}`}
-                        onClick={() => void tryVoice(v, m.model)}
-                      >
-                        {trying === `${v.id}:${m.model}` ? 'Synthesizing…' : 'Try it'}
+                      <button type="button" class="secondary" disabled={!!trying} onClick={() => void tryVoice(v, m.model)}>
+                        {/* The visible word starts the accessible name (axe: label-content-name-mismatch). */}
+                        {trying === `${v.id}:${m.model}` ? 'Synthesizing…' : 'Try'}
+                        <span class="visually-hidden">
+                          {' '}
+                          {v.name} on {m.model}
+                        </span>
                       </button>
                     )}
                     {m.status === 'not_computed' && (

@@ -73,3 +73,21 @@ export const deleteFileSchema = {
   params: FileIdParams,
   response: { 204: Type.Null(), '4xx': ErrorBody, 500: ErrorBody },
 };
+
+const FileBytes = Type.String({ format: 'binary', description: "The file's bytes as uploaded" });
+
+export const fileContentSchema = {
+  tags: ['files'],
+  summary: "Download a file's bytes (Parlance extension; supports Range requests)",
+  description:
+    'The bytes of an uploaded file, streamed, with its media type and length. A single `Range: bytes=...` answers 206 with ' +
+    '`Content-Range`; a range that starts past the end answers 416 `range_not_satisfiable`. Needs `files:read`.',
+  params: FileIdParams,
+  produces: ['audio/*', 'application/octet-stream'],
+  response: {
+    200: FileBytes,
+    206: { ...FileBytes, description: 'The requested range of the bytes' },
+    '4xx': ErrorBody,
+    500: ErrorBody,
+  },
+};

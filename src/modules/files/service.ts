@@ -6,7 +6,7 @@ import type { Settings } from '../../config/settings.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { createdAfter, type CursorCodec, type Page, pageByCreated } from '../../lib/cursor.js';
 import { newId } from '../../lib/ids.js';
-import type { BlobStore } from '../../storage/blob-store.js';
+import type { BlobStore, ReadRange } from '../../storage/blob-store.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
 import type { AuthContext } from '../auth/service.js';
 import type { FileRecord } from './schemas.js';
@@ -34,6 +34,37 @@ export function toFileRecord(row: FileRow): FileRecord {
 }
 
 type CapSettings = Pick<Settings, 'maxFileSizeBytes' | 'filesTotalCountOrg' | 'filesTotalCountProject' | 'filesTotalSizeGbOrg' | 'filesTotalSizeGbProject'>;
+
+export interface FileContent {
+  id: string;
+  filename: string;
+  size: number;
+  contentType: string;
+  open(range?: ReadRange): Promise<Readable>;
+}
+
+// ffprobe's format names (a comma-separated list of aliases) to the media types browsers play.
+const MEDIA_TYPES: [RegExp, string][] = [
+  [/\bwav\b/, 'audio/wav'],
+  [/\bmp3\b/, 'audio/mpeg'],
+  [/\bogg\b/, 'audio/ogg'],
+  [/\bflac\b/, 'audio/flac'],
+  [/\b(mp4|m4a|mov)\b/, 'audio/mp4'],
+  [/\b(webm|matroska)\b/, 'audio/webm'],
+  [/\baac\b/, 'audio/aac'],
+  [/\baiff\b/, 'audio/aiff'],
+  [/\bamr\b/, 'audio/amr'],
+  [/\basf\b/, 'audio/x-ms-asf'],
+];
+
+export function mediaType(format: string | null): string {
+  return MEDIA_TYPES.find(([re]) => format && re.test(format))?.[1] ?? 'application/octet-stream';
+}
+
+const isMissing = (err: unknown): boolean => {
+  const e = err as { code?: string; name?: string; $metadata?: { httpStatusCode?: number } };
+  return e.code === 'ENOENT' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404;
+};
 
 export type FileDeletedListener = (projectId: string, fileId: string) => Promise<void>;
 
@@ -178,6 +209,26 @@ export class FilesService {
     const playground = by.playground ?? 0;
     const public_api = by.public_api ?? 0;
     return { playground, public_api, total: playground + public_api };
+  }
+
+  /**
+   * A file's bytes for download: its size and type now, the bytes (or a range of them) when `open` is called.
+   * Bytes missing under a row (a delete racing the download) are file_not_found too.
+   */
+  async content(ctx: AuthContext, id: string): Promise<FileContent> {
+    const row = await this.repo.get(ctx.projectId, id);
+    if (!row) throw new ApiError('file_not_found', `File ${id} not found.`);
+    return {
+      id: row.id,
+      filename: row.filename,
+      size: row.size,
+      contentType: mediaType(row.format),
+      open: (range) =>
+        this.blobs.openRead(row.blob_key, range).catch((err: unknown) => {
+          if (isMissing(err)) throw new ApiError('file_not_found', `File ${id} not found.`, { cause: err });
+          throw err;
+        }),
+    };
   }
 
   /** Other modules react to deletions (a queued transcription of the file fails). */
