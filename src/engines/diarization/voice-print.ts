@@ -171,12 +171,13 @@ export const DEFAULT_TURN_RULE: TurnRule = { refSpeechMs: 4000, slack: 1, margin
 
 /** One turn against every enrolled voice: the index it is, or undefined (none close enough, or two too alike). */
 export function identifyTurn(print: VoicePrint, enrolled: readonly VoicePrint[], t: MatchThresholds, rule: TurnRule = DEFAULT_TURN_RULE): number | undefined {
-  // Room for a short turn, as a share of the threshold: features and embeddings alike.
+  // Room for a short turn (its Gaussians are estimated from fewer frames, which inflates the divergence): features
+  // only; an embedding's similarity has no such bias with length.
   const room = 1 + rule.slack * Math.max(0, rule.refSpeechMs / Math.max(print.speechMs, 1) - 1);
   const scored = enrolled.map((e, index) => {
     const m = matchScore(print, e, t);
     // As a distance with its threshold: features as they are, embeddings as 1 − similarity.
-    return m.by === 'features' ? { index, d: m.value, max: t.maxDistance * room } : { index, d: 1 - m.value, max: (1 - t.minSimilarity) * room };
+    return m.by === 'features' ? { index, d: m.value, max: t.maxDistance * room } : { index, d: 1 - m.value, max: 1 - t.minSimilarity };
   });
   scored.sort((x, y) => x.d - y.d);
   const [best, second] = scored;
@@ -185,9 +186,9 @@ export function identifyTurn(print: VoicePrint, enrolled: readonly VoicePrint[],
 }
 
 /**
- * Each turn with enough speech judged on its own (`judge`, by default identifyTurn; undefined for a shorter turn), and
- * each diarized speaker's name: the one most (`rule.majority`) of its judged speech got, or, with no judged turn, its turns' merged
- * print judged as one.
+ * Each turn with enough speech judged on its own (`judge`, by default identifyTurn; undefined for a shorter turn),
+ * and each diarized speaker's name: the one most (`rule.majority`) of its judged speech got, or, with no judged
+ * turn, its turns' merged print judged as one.
  */
 export function judgeTurns(
   turns: readonly SpeakerTurn[],
@@ -234,14 +235,9 @@ export function judgeTurns(
  * (judgeTurns). Returns the turns, renumbered (speaker rest + k for name k; unnamed turns keep their number), and
  * speaker → enrolled index.
  */
-export function identifyTurns(
-  turns: readonly SpeakerTurn[],
-  turnPrints: ReadonlyMap<number, VoicePrint>,
-  enrolled: readonly VoicePrint[],
-  t: MatchThresholds,
-  rule: TurnRule = DEFAULT_TURN_RULE,
-): { turns: SpeakerTurn[]; names: Map<number, number> } {
-  const { own, speakerName } = judgeTurns(turns, turnPrints, enrolled, t, rule);
+export function identifyTurns(...args: Parameters<typeof judgeTurns>): { turns: SpeakerTurn[]; names: Map<number, number> } {
+  const turns = args[0];
+  const { own, speakerName } = judgeTurns(...args);
   // Named turns move to one speaker number per name; unnamed ones keep theirs.
   const rest = 1 + Math.max(0, ...turns.map((x) => x.speaker));
   const names = new Map<number, number>();
