@@ -100,8 +100,8 @@ export const ttsSettings = {
     env: 'PARLANCE_SPEAKER_MATCH_MAX_DISTANCE',
     kind: 'number',
     min: 0,
-    default: 0.45,
-    doc: "Recognising enrolled speakers on the diarizer's features (MFCC and pitch Gaussians): a diarized voice this close to an enrolled profile or closer is that speaker; farther ones keep their numeric label. Lower: fewer false names, more voices left unknown (docs/benchmarks.md).",
+    default: 0.4,
+    doc: "Recognising enrolled speakers on the diarizer's features (MFCC and pitch Gaussians): a diarized turn with 4 s of speech this close to an enrolled profile or closer is that speaker (shorter turns get proportionally more room, and the next-closest profile must be 1.4× as far); farther ones keep their numeric label. Lower: fewer false names, more voices left unknown (docs/benchmarks.md).",
   },
   speakerMatchMinSimilarity: {
     env: 'PARLANCE_SPEAKER_MATCH_MIN_SIMILARITY',

@@ -2,7 +2,8 @@
 // (test/fixtures/sherpa-models.ts: the embedding is the average spectrum, which tells flite's male kal from its
 // female slt) makes async transcriptions' speakers and chooses cloned voices' base voices; without it the BIC
 // diarizer does, as before; a model sherpa-onnx cannot use fails the diarized jobs with internal_error while the
-// server goes on.
+// server goes on. Enrolled speakers' profiles and their recognition use the model's embeddings (synthetic flite voices:
+// a functional test of the path, not a measure of accuracy).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -68,9 +69,9 @@ function dataDirWith(name: string, write: (dir: string) => void): string {
   return dataDir;
 }
 
-async function transcribe(s: Parlance, diarize: boolean) {
+async function transcribe(s: Parlance, diarize: boolean, speakers?: string[]) {
   const fileId = await uploadFile(s, wavFile);
-  const body = { model: 'stt-async-v4', file_id: fileId, enable_speaker_diarization: diarize };
+  const body = { model: 'stt-async-v4', file_id: fileId, enable_speaker_diarization: diarize, ...(speakers ? { speakers } : {}) };
   const created = await s.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   expect(created.status).toBe(201);
   const { id } = (await created.json()) as { id: string };
@@ -135,6 +136,72 @@ describe('with a speaker-embedding model installed', () => {
       expect(ready?.similarity).toBeGreaterThan(0.8);
     }
   }, 240_000);
+
+  it('enrolled speakers: profiles from the embeddings; a transcription names the enrolled voice, the other keeps a number', async () => {
+    // Enrolment speech: sentences the conversation does not use, over 10 s per voice.
+    const enrolText = [
+      'Four hours of steady work faced us.',
+      'A large size in stockings is hard to sell.',
+      'The boy was there when the sun rose.',
+      'A rod is used to catch pink salmon.',
+      'The source of the huge river is the clear spring.',
+      'Kick the ball straight and follow through.',
+      'Help the woman get back to her feet.',
+    ].join(' ');
+    const enrol = async (voice: string) => {
+      const created = await s.request('/v1/speakers', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: voice }),
+      });
+      expect(created.status).toBe(201);
+      const { id } = (await created.json()) as { id: string };
+      const fd = new FormData();
+      fd.append('file', new Blob([new Uint8Array(readFileSync(await makeSpeech(path.join(work, `enrol-${voice}.wav`), enrolText, { voice })))]), 'enrol.wav');
+      expect((await s.request(`/v1/speakers/${id}/audio`, { method: 'POST', body: fd })).status).toBe(201);
+      const ready = await waitFor(
+        async () => (await (await s.request(`/v1/speakers/${id}`)).json()) as { status: string; error_message: string | null },
+        (r) => r.status !== 'processing',
+        120_000,
+        250,
+      );
+      expect(ready.status, ready.error_message ?? '').toBe('ready');
+      expect(logLines(s).find((l) => l.msg === 'speaker profile ready' && l.speaker_id === id)).toMatchObject({ embedding: 'spectrum-v1' });
+      return id;
+    };
+    const kal = await enrol('kal');
+    const slt = await enrol('slt');
+    const byVoice = (tokens: Tok[]) => {
+      const out = new Map<string, string[]>();
+      for (const t of tokens) {
+        const mid = (t.start_ms + t.end_ms) / 2;
+        const turn = conv.turns.find((r) => r.startMs - 200 <= mid && mid <= r.endMs + 200);
+        if (turn) out.set(turn.speaker, [...(out.get(turn.speaker) ?? []), t.speaker ?? '']);
+      }
+      return out;
+    };
+    const shareOf = (labels: string[] | undefined, ok: (l: string) => boolean) => (labels ?? []).filter(ok).length / Math.max(1, labels?.length ?? 0);
+    // Both enrolled: each voice carries its own name.
+    const both = byVoice((await transcribe(s, true, [kal, slt])).tokens);
+    expect(
+      shareOf(both.get('kal'), (l) => l === 'kal'),
+      JSON.stringify([...both]),
+    ).toBeGreaterThanOrEqual(0.8);
+    expect(
+      shareOf(both.get('slt'), (l) => l === 'slt'),
+      JSON.stringify([...both]),
+    ).toBeGreaterThanOrEqual(0.8);
+    // Only slt enrolled: kal is not named (neither as slt nor otherwise).
+    const one = byVoice((await transcribe(s, true, [slt])).tokens);
+    expect(
+      shareOf(one.get('kal'), (l) => /^\d+$/.test(l)),
+      JSON.stringify([...one]),
+    ).toBeGreaterThanOrEqual(0.8);
+    expect(
+      shareOf(one.get('slt'), (l) => l === 'slt'),
+      JSON.stringify([...one]),
+    ).toBeGreaterThanOrEqual(0.8);
+  }, 400_000);
 
   it('real-time diarization goes on with the online clusterer: every final token has a speaker', async () => {
     const frames = await streamRealtime(s, Buffer.from(conv.pcm.buffer, conv.pcm.byteOffset, conv.pcm.byteLength), { enable_speaker_diarization: true });

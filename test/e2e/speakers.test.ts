@@ -332,10 +332,8 @@ const share = (m: Map<string, number> | undefined, label: (l: string) => boolean
 const show = (by: Map<string, Map<string, number>>) => JSON.stringify([...by].map(([k, m]) => [k, Object.fromEntries(m)]));
 
 describe('recognition', () => {
-  // KNOWN BROKEN (docs/benchmarks.md#enrolled-speakers): on these three real women's voices the features back-end
-  // names too little and too wrongly for these bounds (the diarizer merges June and the Russian voice; at the default
-  // distance Allison went unnamed in the last run, and live the Russian voice took a name). Kept, skipped, until the
-  // matching (or the test's voices) is reworked; the refusals and the plumbing below are tested.
+  // Three real women's voices, which the diarizer under the naming often merges: the async naming judges each turn
+  // on its own (voice-print.ts identifyTurns), so a merged speaker is split by what its turns sound like.
   /** The conversation transcribed with `speakers` asked for: the record and the transcript's tokens. */
   async function transcribeWithSpeakers(): Promise<{ rec: { id: string; speakers: string[] }; tokens: Tok[] }> {
     const fileId = await uploadFile(s, convFile);
@@ -364,7 +362,7 @@ describe('recognition', () => {
     for (const t of tokens) expect(t.speaker ?? '', t.text).toMatch(/^(allison|june|\d+)$/);
   }, 480_000);
 
-  it.skip('async: enrolled voices carry their names, the voice not enrolled keeps a number', async () => {
+  it('async: enrolled voices carry their names, the voice not enrolled keeps a number', async () => {
     const { tokens } = await transcribeWithSpeakers();
     const by = labelsBySpeaker(tokens);
     expect(
@@ -395,6 +393,10 @@ describe('recognition', () => {
     expect((await s.request(`/v1/speakers/${empty.id}`, { method: 'DELETE' })).status).toBe(204);
   });
 
+  // KNOWN BROKEN (docs/benchmarks.md#enrolled-speakers): live naming judges each clustered window and names a live
+  // speaker by the majority of its windows; the Russian voice is no longer named (0 of 31 tokens in the last run), but
+  // the online clusterer merges these voices, so June went unnamed and Allison was named on 9 of 23 tokens (< 50 %).
+  // Kept, skipped, until live tokens are named per window rather than per live speaker.
   it.skip('real-time: enrolled voices get their names once heard; the voice not enrolled never gets one', async () => {
     const pcm = Buffer.from(conv.pcm.buffer, conv.pcm.byteOffset, conv.pcm.byteLength);
     const frames = await streamRealtime(s, pcm, { enable_speaker_diarization: true, speakers: [allison.id, june.id] });

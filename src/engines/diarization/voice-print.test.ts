@@ -1,11 +1,23 @@
 // Voice prints of real recordings (Debian's Asterisk prompts and LibriVox reader, test/diarization-corpus.ts): prints
 // survive JSON, one voice is closer to itself on other clips than to another voice, heard voices are matched to
-// enrolled ones one-to-one, and a voice that was never enrolled stays unknown.
+// enrolled ones one-to-one, and a voice that was never enrolled stays unknown; per turn, a diarized speaker that merged
+// two voices is split by its turns, and two enrolled voices too alike for a turn leave it unknown.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadVad, type Vad } from '../../audio/vad.js';
 import { type CorpusSpeaker, decodeFile, realSpeakers } from '../../../test/diarization-corpus.js';
 import { BicDiarizer } from './index.js';
-import { identifySpeakers, MIN_HEARD_SPEECH_MS, mergePrints, printOfStats, statsOfPrint, voiceDistance, type VoicePrint } from './voice-print.js';
+import {
+  DEFAULT_TURN_RULE,
+  identifySpeakers,
+  identifyTurn,
+  identifyTurns,
+  MIN_HEARD_SPEECH_MS,
+  mergePrints,
+  printOfStats,
+  statsOfPrint,
+  voiceDistance,
+  type VoicePrint,
+} from './voice-print.js';
 
 let vad: Vad;
 let diarizer: BicDiarizer;
@@ -90,5 +102,51 @@ describe('identifySpeakers', () => {
         minSpeechMs: MIN_HEARD_SPEECH_MS,
       }).size,
     ).toBe(1);
+  }, 60_000);
+});
+
+describe('identifyTurns', () => {
+  const t = { maxDistance: 0.4, minSimilarity: 0.5, minSpeechMs: MIN_HEARD_SPEECH_MS };
+
+  it('splits a diarized speaker that merged two voices: each long turn is judged alone, short turns follow their speaker', async () => {
+    const enrolled = await Promise.all(['allison', 'june'].map((n) => printOf(enrolClips(n, 8))));
+    // One diarized speaker (0) holding allison, june and the Russian voice (not enrolled), two clips each.
+    const clips = [0, 1].flatMap((k) => ['allison', 'june', 'ivrvoice-ru'].map((n) => ({ n, clip: speakers.get(n)!.clips[k]! })));
+    const prints = new Map<number, VoicePrint>();
+    for (const [i, c] of clips.entries()) prints.set(i, (await diarizer.measure(bytes(decodeFile(c.clip)))).get(0)!);
+    const turns = clips.map((_, i) => ({ startMs: i * 5000, endMs: i * 5000 + 4000, speaker: 0 }));
+    const found = identifyTurns(turns, prints, enrolled, t);
+    const nameOf = (i: number) => found.names.get(found.turns[i]!.speaker);
+    const judged = clips.map((c, i) => [c.n, prints.get(i)!.speechMs >= 1000 ? nameOf(i) : 'short']);
+    // Every judged turn of the enrolled voices takes its own name or none, never the other's; the Russian voice none.
+    for (const [n, got] of judged) {
+      if (got === 'short') continue;
+      if (n === 'ivrvoice-ru') expect(got, JSON.stringify(judged)).toBeUndefined();
+      else expect([undefined, n === 'allison' ? 0 : 1], JSON.stringify(judged)).toContain(got);
+    }
+    expect(judged.filter(([n, got]) => n !== 'ivrvoice-ru' && got !== undefined && got !== 'short').length, JSON.stringify(judged)).toBeGreaterThanOrEqual(2);
+    // A short turn of a speaker whose judged turns are all one name takes that name.
+    const one = identifyTurns(
+      [
+        { startMs: 0, endMs: 4000, speaker: 3 },
+        { startMs: 5000, endMs: 5500, speaker: 3 },
+      ],
+      new Map([
+        [0, prints.get(0)!],
+        [1, { ...prints.get(0)!, speechMs: 500 }],
+      ]),
+      enrolled,
+      t,
+    );
+    expect(one.turns[0]!.speaker).toBe(one.turns[1]!.speaker);
+  }, 180_000);
+
+  it('leaves a turn unknown when the two closest enrolled voices are within the margin', async () => {
+    const allison = await printOf(enrolClips('allison', 8));
+    const heard = await printOf(speakers.get('allison')!.clips.slice(0, 2));
+    expect(identifyTurn(heard, [allison], t)).toBe(0);
+    // The same profile twice: no margin at all.
+    expect(identifyTurn(heard, [allison, allison], t)).toBeUndefined();
+    expect(identifyTurn(heard, [allison, allison], t, { ...DEFAULT_TURN_RULE, margin: 1 })).toBe(0);
   }, 60_000);
 });

@@ -152,37 +152,100 @@ export function identifySpeakers(heard: ReadonlyMap<number, VoicePrint>, enrolle
   return out;
 }
 
-/** Turns with this much speech are checked on their own against the name their speaker got. */
-export const VERIFY_TURN_MS = 1500;
-/** A turn alone is noisier than its whole speaker: how much farther than the threshold it may still be. */
-const TURN_SLACK = { distance: 1.25, similarity: 0.1 };
+/** Turns with this much speech are judged on their own; shorter ones take what their diarized speaker's turns say. */
+export const JUDGED_TURN_MS = 1000;
+
+/** Knobs of identifyTurns (tuned on the benchmark's tune half: docs/benchmarks.md#enrolled-speakers). */
+export interface TurnRule {
+  /** Speech at which a turn's threshold is `maxDistance`, ms; a shorter turn gets more room (its estimate is noisier). */
+  refSpeechMs: number;
+  /** How fast the room grows: threshold = maxDistance · (1 + slack · (refSpeechMs / speech − 1)) for shorter turns. */
+  slack: number;
+  /** How many times farther the second-best enrolled voice must be than the best (distance, or 1 − similarity). */
+  margin: number;
+  /** Share of a speaker's judged speech one name needs before its short turns carry it too. */
+  majority: number;
+}
+
+export const DEFAULT_TURN_RULE: TurnRule = { refSpeechMs: 4000, slack: 1, margin: 1.4, majority: 0.6 };
+
+/** One turn against every enrolled voice: the index it is, or undefined (none close enough, or two too alike). */
+export function identifyTurn(print: VoicePrint, enrolled: readonly VoicePrint[], t: MatchThresholds, rule: TurnRule = DEFAULT_TURN_RULE): number | undefined {
+  // Room for a short turn (its Gaussians are estimated from fewer frames, which inflates the divergence): features
+  // only; an embedding's similarity has no such bias with length.
+  const room = 1 + rule.slack * Math.max(0, rule.refSpeechMs / Math.max(print.speechMs, 1) - 1);
+  const scored = enrolled.map((e, index) => {
+    const m = matchScore(print, e, t);
+    // As a distance with its threshold: features as they are, embeddings as 1 − similarity.
+    return m.by === 'features' ? { index, d: m.value, max: t.maxDistance * room } : { index, d: 1 - m.value, max: 1 - t.minSimilarity };
+  });
+  scored.sort((x, y) => x.d - y.d);
+  const [best, second] = scored;
+  if (!best || best.d > best.max) return undefined;
+  return !second || second.d >= best.d * rule.margin ? best.index : undefined;
+}
 
 /**
- * Enrolled voices in a file's diarization, from a voice print of each turn (by turn index): speakers are identified
- * on their turns' prints merged (identifySpeakers), then each long enough turn of a named speaker is checked on its
- * own, and one that does not match moves to a speaker of its own without the name (the diarizer had merged two
- * voices). Returns the turns (renumbered where moved) and speaker → enrolled index.
+ * Each turn with enough speech judged on its own (`judge`, by default identifyTurn; undefined for a shorter turn),
+ * and each diarized speaker's name: the one most (`rule.majority`) of its judged speech got, or, with no judged
+ * turn, its turns' merged print judged as one.
  */
-export function identifyTurns(
+export function judgeTurns(
   turns: readonly SpeakerTurn[],
   turnPrints: ReadonlyMap<number, VoicePrint>,
   enrolled: readonly VoicePrint[],
   t: MatchThresholds,
-): { turns: SpeakerTurn[]; names: Map<number, number> } {
+  rule: TurnRule = DEFAULT_TURN_RULE,
+  judge: (i: number, print: VoicePrint) => number | undefined = (_, p) => identifyTurn(p, enrolled, t, rule),
+): { own: { judged: boolean; index: number | undefined }[]; speakerName: Map<number, number | undefined> } {
+  const own = turns.map((_, i) => {
+    const p = turnPrints.get(i);
+    return p && p.speechMs >= JUDGED_TURN_MS ? { judged: true, index: judge(i, p) } : { judged: false, index: undefined };
+  });
+  // Per diarized speaker: judged speech by name (-1: no name), and the prints of all its turns.
+  const votes = new Map<number, Map<number, number>>();
   const bySpeaker = new Map<number, VoicePrint[]>();
   turns.forEach((turn, i) => {
     const p = turnPrints.get(i);
     if (p) bySpeaker.set(turn.speaker, [...(bySpeaker.get(turn.speaker) ?? []), p]);
+    if (!own[i]!.judged) return;
+    const v = votes.get(turn.speaker) ?? new Map<number, number>();
+    v.set(own[i]!.index ?? -1, (v.get(own[i]!.index ?? -1) ?? 0) + p!.speechMs);
+    votes.set(turn.speaker, v);
   });
-  const heard = new Map([...bySpeaker].map(([s, ps]) => [s, mergePrints(ps)]));
-  const names = identifySpeakers(heard, enrolled, t);
-  const loose: MatchThresholds = { ...t, maxDistance: t.maxDistance * TURN_SLACK.distance, minSimilarity: t.minSimilarity - TURN_SLACK.similarity };
+  const speakerName = new Map<number, number | undefined>();
+  for (const [speaker, prints] of bySpeaker) {
+    const v = votes.get(speaker);
+    if (!v) {
+      const merged = mergePrints(prints);
+      speakerName.set(speaker, merged.speechMs >= t.minSpeechMs ? identifyTurn(merged, enrolled, t, rule) : undefined);
+      continue;
+    }
+    const total = [...v.values()].reduce((x, y) => x + y, 0);
+    const [top, ms] = [...v].sort((x, y) => y[1] - x[1])[0]!;
+    speakerName.set(speaker, top >= 0 && ms >= rule.majority * total ? top : undefined);
+  }
+  return { own, speakerName };
+}
+
+/**
+ * Enrolled voices in a file's diarization, from a voice print of each turn (by turn index). Each turn with enough
+ * speech is judged on its own (identifyTurn), so a diarized speaker that merged two voices is split by what its
+ * turns sound like, and one voice the diarizer split in two gets one name; a short turn takes its speaker's name
+ * (judgeTurns). Returns the turns, renumbered (speaker rest + k for name k; unnamed turns keep their number), and
+ * speaker → enrolled index.
+ */
+export function identifyTurns(...args: Parameters<typeof judgeTurns>): { turns: SpeakerTurn[]; names: Map<number, number> } {
+  const turns = args[0];
+  const { own, speakerName } = judgeTurns(...args);
+  // Named turns move to one speaker number per name; unnamed ones keep theirs.
   const rest = 1 + Math.max(0, ...turns.map((x) => x.speaker));
+  const names = new Map<number, number>();
   const out = turns.map((turn, i) => {
-    const e = names.get(turn.speaker);
-    const p = turnPrints.get(i);
-    if (e === undefined || !p || p.speechMs < VERIFY_TURN_MS || matchScore(p, enrolled[e]!, loose).score >= 0) return { ...turn };
-    return { ...turn, speaker: rest + turn.speaker };
+    const index = own[i]!.judged ? own[i]!.index : speakerName.get(turn.speaker);
+    if (index === undefined) return { ...turn };
+    names.set(rest + index, index);
+    return { ...turn, speaker: rest + index };
   });
   return { turns: out, names };
 }

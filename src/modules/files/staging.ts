@@ -1,9 +1,10 @@
 // Streaming one multipart file part to a temporary blob, counting bytes against a limit, never holding more
-// than a chunk in memory. Shared by file uploads and cloned-voice reference clips.
+// than a chunk in memory. Shared by file uploads, cloned-voice reference clips and speaker enrolment samples
+// (ClipStaging: one clip within a size limit, then committed under its key or discarded).
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore } from '../../storage/blob-store.js';
-import { ApiError } from '../../wire/api-error.js';
+import { ApiError, invalidField } from '../../wire/api-error.js';
 
 /** A file received onto disk but not yet accepted. */
 export interface StagedUpload {
@@ -75,4 +76,45 @@ export async function stagePart(
     throw err;
   }
   return { tempPath, size, partFilename };
+}
+
+/**
+ * A reference clip (a cloned voice's, a speaker's enrolment sample): staged to a temp blob within `maxBytes`, then
+ * committed under its blob key or discarded. Over the limit is 400 invalid_request naming `what` and the limit.
+ */
+export class ClipStaging {
+  constructor(
+    private readonly blobs: BlobStore,
+    private readonly maxBytes: number,
+    private readonly what: string,
+  ) {}
+
+  /** Refuse a declared body far over the limit before reading it (the multipart framing adds a little). */
+  precheck(declaredBytes: number | undefined): void {
+    if (declaredBytes !== undefined && declaredBytes > this.maxBytes + 1024 * 1024) throw this.tooLarge();
+  }
+
+  tooLarge(): ApiError {
+    return invalidField('file', `${this.what} is larger than the limit of ${this.maxBytes} bytes`, 'file_too_large');
+  }
+
+  async receive(file: Readable, partFilename: string): Promise<StagedUpload> {
+    try {
+      return await stagePart(this.blobs, file, partFilename, { maxBytes: this.maxBytes });
+    } catch (err) {
+      if (err instanceof ByteLimitExceeded) throw this.tooLarge();
+      throw err;
+    }
+  }
+
+  /** The staged bytes under `key`; the store failing is the server's fault (internal_error, cause logged). */
+  async commit(staged: StagedUpload, key: string): Promise<void> {
+    await this.blobs.commit(staged.tempPath, key).catch((err: unknown) => {
+      throw storageFailure(err);
+    });
+  }
+
+  async discard(staged: StagedUpload): Promise<void> {
+    await this.blobs.discardTemp(staged.tempPath);
+  }
 }

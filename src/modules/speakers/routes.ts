@@ -48,9 +48,9 @@ export const speakersRoutes: RouteModule = async (app, { ctx }) => {
     const { staged, fields } = await readSingleFileUpload(req, {
       notMultipart: 'Enrolment audio must be multipart/form-data with a "file" part, or JSON {"file_id"}.',
       fields: ['filename'],
-      precheck: (declared) => speakers.precheck(declared),
-      receive: (file, filename) => speakers.receive(file, filename),
-      discard: (s) => speakers.discard(s),
+      precheck: (declared) => speakers.clips.precheck(declared),
+      receive: (file, filename) => speakers.clips.receive(file, filename),
+      discard: (s) => speakers.clips.discard(s),
     });
     return reply.code(201).send(await speakers.addUploaded(req.auth, req.id, speakerId, staged, fields));
   });

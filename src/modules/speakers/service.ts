@@ -2,7 +2,6 @@
 // (an uploaded part or a copy of an uploaded file), and resolving ids for recognition (the hook transcriptions and
 // real-time sessions call). Every change to a speaker's samples enqueues its profile job, which runs in processor.ts.
 // Caps: speakers and samples per project, 429 limit_exceeded naming the cap. No HTTP types here.
-import type { Readable } from 'node:stream';
 import type { JobQueue } from '../../jobs/queue.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { createdAfter, type CursorCodec, type Page, pageByCreated } from '../../lib/cursor.js';
@@ -11,7 +10,7 @@ import type { BlobStore } from '../../storage/blob-store.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
 import type { AuthContext } from '../auth/service.js';
 import type { FilesService } from '../files/service.js';
-import { ByteLimitExceeded, stagePart, type StagedUpload } from '../files/staging.js';
+import { ClipStaging, type StagedUpload } from '../files/staging.js';
 import type { VoicePrint } from '../../engines/diarization/voice-print.js';
 import { SpeakerNameTaken, type SpeakerRow, type SpeakerSampleRow, type SpeakersRepository, type Tx } from './repository.js';
 import type { CreateSpeakerBody, SpeakerRecord, SpeakerSampleRecord } from './schemas.js';
@@ -47,6 +46,8 @@ export interface EnrolledSpeaker {
 
 export class SpeakersService {
   private readonly clock: Clock;
+  /** Enrolment samples sent as a part: staged within the size limit, then committed or discarded. */
+  readonly clips: ClipStaging;
 
   constructor(
     private readonly repo: SpeakersRepository,
@@ -57,6 +58,7 @@ export class SpeakersService {
     private readonly opts: SpeakersServiceOptions,
   ) {
     this.clock = opts.clock ?? systemClock;
+    this.clips = new ClipStaging(blobs, opts.maxFileSizeBytes, 'enrolment sample');
   }
 
   private now(): string {
@@ -154,36 +156,14 @@ export class SpeakersService {
     for (const key of gone.blobKeys) await this.blobs.remove(key);
   }
 
-  /** Refuse a declared body far over the sample limit before reading it. */
-  precheck(declaredBytes: number | undefined): void {
-    if (declaredBytes !== undefined && declaredBytes > this.opts.maxFileSizeBytes + 1024 * 1024) throw this.tooLarge();
-  }
-
-  private tooLarge(): ApiError {
-    return invalidField('file', `enrolment sample is larger than the limit of ${this.opts.maxFileSizeBytes} bytes`, 'file_too_large');
-  }
-
-  async receive(file: Readable, partFilename: string): Promise<StagedUpload> {
-    try {
-      return await stagePart(this.blobs, file, partFilename, { maxBytes: this.opts.maxFileSizeBytes });
-    } catch (err) {
-      if (err instanceof ByteLimitExceeded) throw this.tooLarge();
-      throw err;
-    }
-  }
-
-  async discard(staged: StagedUpload): Promise<void> {
-    await this.blobs.discardTemp(staged.tempPath);
-  }
-
   /** A sample from an uploaded part (201 at once; its audio is judged by the profile job). */
   async addUploaded(ctx: AuthContext, requestId: string, speakerId: string, staged: StagedUpload, fields: { filename?: string }): Promise<SpeakerSampleRecord> {
     try {
       const speaker = await this.row(ctx, speakerId);
       const filename = fields.filename || staged.partFilename || 'sample';
-      return await this.addSample(ctx, requestId, speaker, filename, staged.size, (key) => this.blobs.commit(staged.tempPath, key));
+      return await this.addSample(ctx, requestId, speaker, filename, staged.size, (key) => this.clips.commit(staged, key));
     } finally {
-      await this.blobs.discardTemp(staged.tempPath);
+      await this.clips.discard(staged);
     }
   }
 

@@ -1,8 +1,9 @@
 // Post-recognition step of async transcription: when diarization was asked for, the audio is decoded once more and
 // diarized (the recognizer streams the first decode away), and every token gets a speaker label. With enrolled
 // speakers to recognise, the audio is read a third time to measure each diarized speaker's voice over its turns
-// (the turns are only known once the whole file is clustered), and speakers matching an enrolled profile are labelled
-// with its name; a turn that does not sound like the name its speaker got loses it. Kept out of the processor so other post-steps (language identification, translation) stay separate.
+// (the turns are only known once the whole file is clustered), and each turn that sounds like an enrolled profile
+// (short ones: like their speaker's other turns) is labelled with its name. Kept out of the processor so other
+// post-steps (language identification, translation) stay separate.
 import { decodeToPcm } from '../../audio/decode.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
 import { labelTokens } from '../../engines/diarization/label-tokens.js';

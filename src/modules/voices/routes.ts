@@ -32,9 +32,9 @@ export const voicesRoutes: RouteModule = async (app, { ctx }) => {
     const { staged, fields } = await readSingleFileUpload(req, {
       notMultipart: 'Voice creation must be multipart/form-data with "name" and "file" parts.',
       fields: ['name', 'filename'],
-      precheck: (declared) => voices.precheck(declared),
-      receive: (file, filename) => voices.receive(file, filename),
-      discard: (s) => voices.discard(s),
+      precheck: (declared) => voices.clips.precheck(declared),
+      receive: (file, filename) => voices.clips.receive(file, filename),
+      discard: (s) => voices.clips.discard(s),
     });
     const record = await voices.create(req.auth, staged, fields);
     return reply.code(201).send(record);

@@ -1,7 +1,6 @@
 // Cloned voices: creation from a staged reference clip, listing, counting, deletion, recompute, the per-model
 // status derived from the TTS catalog (a model with no row is not_computed), and resolution of a voice id for
 // speech (the hook TtsService calls). No HTTP types here; preparation itself runs in processor.ts.
-import type { Readable } from 'node:stream';
 import type { TtsModel, TtsRegistry, TtsVoice } from '../../engines/tts/registry.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
@@ -10,7 +9,7 @@ import { newId } from '../../lib/ids.js';
 import type { BlobStore } from '../../storage/blob-store.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
 import type { AuthContext } from '../auth/service.js';
-import { ByteLimitExceeded, stagePart, storageFailure, type StagedUpload } from '../files/staging.js';
+import { ClipStaging, type StagedUpload } from '../files/staging.js';
 import type { ClonedVoiceStyle } from '../tts/request-config.js';
 import type { VoiceAdaptation } from './cloning.js';
 import { type VoiceModelRow, VoiceNameTaken, type VoiceRow, type VoicesRepository } from './repository.js';
@@ -34,6 +33,8 @@ export interface VoicesServiceOptions {
 
 export class VoicesService {
   private readonly clock: Clock;
+  /** Reference clips: staged within the size limit, then committed or discarded (routes stage through it). */
+  readonly clips: ClipStaging;
 
   constructor(
     private readonly repo: VoicesRepository,
@@ -44,6 +45,7 @@ export class VoicesService {
     private readonly opts: VoicesServiceOptions,
   ) {
     this.clock = opts.clock ?? systemClock;
+    this.clips = new ClipStaging(blobs, opts.maxFileSizeBytes, 'reference clip');
   }
 
   private now(): string {
@@ -75,29 +77,6 @@ export class VoicesService {
 
   private async record(row: VoiceRow): Promise<VoiceRecord> {
     return this.toRecord(row, await this.repo.models([row.id]));
-  }
-
-  /** Refuse a declared body far over the clip limit before reading it. */
-  precheck(declaredBytes: number | undefined): void {
-    if (declaredBytes !== undefined && declaredBytes > this.opts.maxFileSizeBytes + 1024 * 1024) throw this.tooLarge();
-  }
-
-  private tooLarge(): ApiError {
-    return invalidField('file', `reference clip is larger than the limit of ${this.opts.maxFileSizeBytes} bytes`, 'file_too_large');
-  }
-
-  /** Stream the clip part to a temp blob within the clip size limit. */
-  async receive(file: Readable, partFilename: string): Promise<StagedUpload> {
-    try {
-      return await stagePart(this.blobs, file, partFilename, { maxBytes: this.opts.maxFileSizeBytes });
-    } catch (err) {
-      if (err instanceof ByteLimitExceeded) throw this.tooLarge();
-      throw err;
-    }
-  }
-
-  async discard(staged: StagedUpload): Promise<void> {
-    await this.blobs.discardTemp(staged.tempPath);
   }
 
   /**
@@ -137,9 +116,7 @@ export class VoicesService {
         updated_at: now,
       }));
       // Bytes first, rows second: a row never points at missing bytes; refused rows take their bytes along.
-      await this.blobs.commit(staged.tempPath, row.blob_key).catch((err: unknown) => {
-        throw storageFailure(err);
-      });
+      await this.clips.commit(staged, row.blob_key);
       try {
         await this.repo.insert(row, modelRows, async (tx) => {
           for (const model of models) await this.queue.enqueue<PrepareJobPayload>(PREPARE_JOB, { voice_id: id, model }, { tx, singletonKey: `${id}:${model}` });
@@ -151,7 +128,7 @@ export class VoicesService {
       }
       return this.toRecord(row, modelRows);
     } finally {
-      await this.blobs.discardTemp(staged.tempPath);
+      await this.clips.discard(staged);
     }
   }
 
