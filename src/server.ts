@@ -362,7 +362,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       },
       errorReferenceUrl: () => referenceUrl,
     },
-    realtimeSessionOptions(settings, { diarizer, speakerMatch }),
+    realtimeSessionOptions(settings, { diarizer, speakerMatch, languageId }),
   );
   metrics.gauge('parlance_realtime_sessions', 'Real-time transcription sessions open on this node.', () => realtime.openSessions);
   const ttsSockets = ttsWebSocketSurface(ctx);

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeEnergyCtcModel } from '../fixtures/sherpa-models.js';
 import { WHISPER_LID, writeWhisperLidModel } from '../fixtures/sherpa-whisper-lid-model.js';
-import { makeSpeech, type Parlance, runCli, startParlance, tempDir, uploadFile, waitFor } from '../harness.js';
+import { makeSpeech, type Parlance, type RealtimeFrame, runCli, startParlance, streamRealtime, tempDir, uploadFile, waitFor } from '../harness.js';
 
 const execFileP = promisify(execFile);
 const root = tempDir('parlance-lid-');
@@ -77,8 +77,20 @@ async function transcribe(s: Parlance, fileId: string, extra: Record<string, unk
 }
 
 let file: string;
+/** The same audio as raw s16le 16 kHz mono, for real-time sessions. */
+let pcm: Buffer;
 /** Where the second (raised) sentence starts, ms. */
 let splitMs: number;
+
+/** Final tokens of a real-time session that finished normally (translations and markers apart). */
+function liveFinals(frames: RealtimeFrame[]) {
+  expect(frames.at(-1)).toMatchObject({ finished: true });
+  const finals = frames.flatMap((f) => f.tokens as Token[]).filter((t) => (t as { is_final?: boolean }).is_final);
+  return {
+    originals: finals.filter((t) => t.start_ms !== undefined && !t.text.startsWith('<')),
+    translations: finals.filter((t) => t.translation_status === 'translation'),
+  };
+}
 
 beforeAll(async () => {
   const first = await makeSpeech(path.join(root, 'first.wav'), 'The birch canoe slid on the smooth planks.', { padSeconds: 1.5 });
@@ -92,6 +104,12 @@ beforeAll(async () => {
     ...['-filter_complex', '[1]rubberband=pitch=2,apad=pad_dur=0.5[b];[0][b]concat=n=2:v=0:a=1'],
     ...['-ar', '16000', '-ac', '1', '-y', file],
   ]);
+  pcm = (
+    await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-i', file, '-f', 's16le', '-ar', '16000', '-ac', '1', '-'], {
+      encoding: 'buffer',
+      maxBuffer: 1 << 26,
+    })
+  ).stdout;
 }, 60_000);
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -151,6 +169,67 @@ describe('with a language-id model installed', () => {
   }, 240_000);
 });
 
+describe('real-time sessions with a language-id model installed', () => {
+  let s: Parlance;
+  beforeAll(async () => {
+    s = await startParlance({ dataDir: dataDirWith('live', true), keepDataDir: true, env: { PARLANCE_LOG_LEVEL: 'info' } });
+  }, 60_000);
+  afterAll(() => s?.stop());
+
+  it('labels each final utterance with the language heard in it; without the flag, no labels', async () => {
+    const frames = await streamRealtime(s, pcm, { enable_language_identification: true, enable_endpoint_detection: true });
+    const { originals } = liveFinals(frames);
+    const before = originals.filter((t) => t.start_ms! < splitMs);
+    const after = originals.filter((t) => t.start_ms! >= splitMs);
+    expect(before.length).toBeGreaterThan(0);
+    expect(after.length).toBeGreaterThan(0);
+    expect(new Set(before.map((t) => t.language))).toEqual(new Set(['en']));
+    expect(new Set(after.map((t) => t.language))).toEqual(new Set(['de']));
+    // The pause between the sentences is an endpoint: the utterances are apart.
+    expect(frames.flatMap((f) => f.tokens).filter((t) => t.text === '<end>').length).toBeGreaterThan(0);
+    const plain = liveFinals(await streamRealtime(s, pcm, { enable_endpoint_detection: true }));
+    expect(plain.originals.length).toBeGreaterThan(0);
+    expect(plain.originals.every((t) => t.language === undefined)).toBe(true);
+  }, 240_000);
+
+  it('labels the utterances before and after a finalize, and translates each from its identified language', async () => {
+    const { default: WebSocket } = await import('ws');
+    const ws = new WebSocket(`${s.url.replace('http', 'ws')}/transcribe-websocket`);
+    const frames: RealtimeFrame[] = [];
+    let onFrame = () => {};
+    ws.on('message', (m) => {
+      frames.push(JSON.parse(m.toString()) as RealtimeFrame);
+      onFrame();
+    });
+    const until = (done: () => boolean) =>
+      new Promise<void>((resolve) => {
+        onFrame = () => done() && resolve();
+        onFrame();
+      });
+    await new Promise((r) => ws.once('open', r));
+    ws.send(
+      JSON.stringify({
+        ...{ api_key: s.apiKey, model: 'stt-rt-v4', audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1 },
+        ...{ enable_language_identification: true, translation: { type: 'one_way', target_language: 'es' } },
+      }),
+    );
+    const split = Math.round((splitMs * 16000) / 1000) * 2;
+    for (let off = 0; off < split; off += 3200) ws.send(pcm.subarray(off, Math.min(off + 3200, split)));
+    ws.send(JSON.stringify({ type: 'finalize' }));
+    await until(() => frames.some((f) => f.tokens.some((t) => t.text === '<fin>') || f.error_type));
+    for (let off = split; off < pcm.length; off += 3200) ws.send(pcm.subarray(off, off + 3200));
+    ws.send('');
+    await until(() => frames.some((f) => f.finished || f.error_type));
+    ws.close();
+    const { originals, translations } = liveFinals(frames);
+    const labels = (ts: Token[]) => new Set(ts.map((t) => `${t.language}:${t.translation_status}`));
+    expect(labels(originals.filter((t) => t.start_ms! < splitMs))).toEqual(new Set(['en:original']));
+    expect(labels(originals.filter((t) => t.start_ms! >= splitMs))).toEqual(new Set(['de:none']));
+    expect(translations.length).toBeGreaterThan(0);
+    expect(translations.every((t) => t.source_language === 'en' && t.language === 'es')).toBe(true);
+  }, 240_000);
+});
+
 describe('with a language-id model sherpa-onnx cannot use', () => {
   let s: Parlance;
   beforeAll(async () => {
@@ -168,5 +247,13 @@ describe('with a language-id model sherpa-onnx cannot use', () => {
     const plain = await transcribe(s, fileId, {});
     expect(plain.job.status).toBe('completed');
     expect(plain.tokens.length).toBeGreaterThan(0);
+  }, 240_000);
+
+  it("keeps a real-time session up, its finals labelled with the speech model's language, and logs the failure", async () => {
+    const frames = await streamRealtime(s, pcm, { enable_language_identification: true, enable_endpoint_detection: true });
+    const { originals } = liveFinals(frames);
+    expect(originals.length).toBeGreaterThan(0);
+    expect(originals.every((t) => t.language === 'en')).toBe(true);
+    expect(s.stderr()).toMatch(/"model":"pitch-lid-v1".*"msg":"real-time language identification failed"/);
   }, 240_000);
 });

@@ -25,8 +25,10 @@ export interface IntakeHooks {
   nonFinalStartMs(): number | undefined;
   /** Run a finalization with the request_timeout clock stopped. */
   whileFinalizing(step: () => Promise<void>): Promise<void>;
-  /** Everything before `audioMs` is final now: send it. */
-  finalizedUpTo(audioMs: number): void;
+  /** Everything before `audioMs` is final now: send it (once the finals before it are out). */
+  finalizedUpTo(audioMs: number): void | Promise<void>;
+  /** Engine audio as it goes in (kept for the language identification of utterances). */
+  audio?(pcm: Buffer): void;
 }
 
 export class AudioIntake {
@@ -64,6 +66,7 @@ export class AudioIntake {
         if (Buffer.isBuffer(item)) {
           // The diarizer sees audio before the recognizer, so it has clustered a token's audio by the time it is final.
           await this.diarization?.push(item);
+          this.hooks.audio?.(item);
           await this.writeBounded(item);
           // The request_timeout clock runs from the audio the engine took in, not from its arrival: a busy server
           // that is still working through a client's audio must not call that client idle.
@@ -108,7 +111,7 @@ export class AudioIntake {
     return this.hooks.whileFinalizing(async () => {
       await engine.finalize({ waitMs: Math.max(0, MAX_BEHIND_MS - behindMs) });
       if (this.hooks.closed()) return;
-      this.hooks.finalizedUpTo(engine.audioMs);
+      await this.hooks.finalizedUpTo(engine.audioMs);
     });
   }
 }

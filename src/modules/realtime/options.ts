@@ -2,6 +2,7 @@
 // `?? N` where a session uses them).
 import type { Settings } from '../../config/settings.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
+import type { LanguageIdentifier } from '../../engines/language-id/engine.js';
 import type { MatchThresholds } from '../../engines/diarization/voice-print.js';
 
 export interface RealtimeOptions {
@@ -22,7 +23,14 @@ export interface RealtimeOptions {
   speakerMatch: MatchThresholds | undefined;
   /** Format final tokens unless the session's configuration says otherwise (PARLANCE_TEXT_FORMATTING). */
   formatText: boolean;
+  /** The installed language-id model: with enable_language_identification, each final utterance gets its language. */
+  languageId: LanguageIdentifier | undefined;
+  /** Longest wait for an utterance's language before its finals go out with the speech model's language. */
+  languageIdWaitMs: number;
 }
+
+/** An utterance's finals wait at most this long for its language (one Whisper tiny encoder pass is ~0.2-0.5 s on CPU). */
+export const DEFAULT_LANGUAGE_ID_WAIT_MS = 2000;
 
 /** The engine endpoint's silence when the client asks for nothing shorter (max_endpoint_delay_ms). */
 export const DEFAULT_ENDPOINT_SILENCE_MS = 600;
@@ -35,7 +43,7 @@ type RealtimeSettings = Pick<
 /** The sessions' options from the settings and the parts the server built (diarizer, speaker matching). */
 export function realtimeSessionOptions(
   settings: RealtimeSettings,
-  parts: { diarizer?: DiarizationEngine; speakerMatch?: MatchThresholds; ffmpegPath?: string } = {},
+  parts: { diarizer?: DiarizationEngine; speakerMatch?: MatchThresholds; ffmpegPath?: string; languageId?: LanguageIdentifier } = {},
 ): RealtimeOptions {
   return {
     audioTimeoutMs: settings.realtimeAudioTimeoutSeconds * 1000,
@@ -47,5 +55,7 @@ export function realtimeSessionOptions(
     diarizer: parts.diarizer,
     speakerMatch: parts.speakerMatch,
     formatText: settings.textFormatting,
+    languageId: parts.languageId,
+    languageIdWaitMs: DEFAULT_LANGUAGE_ID_WAIT_MS,
   };
 }

@@ -26,6 +26,7 @@ import { SessionClock } from './session-clock.js';
 import { SessionUsage } from './session-usage.js';
 import { liveSpeakerLabels } from './speaker-names.js';
 import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
+import { UtteranceLanguage } from './utterance-language.js';
 
 type State = 'awaiting_config' | 'starting' | 'streaming' | 'finishing' | 'closed';
 
@@ -48,6 +49,10 @@ export class RealtimeSession {
   private endingStream = false;
   /** Speaker of a span of audio, with diarization (for tokens and the translations that follow them). */
   private speakerOf: ((startMs: number, endMs: number) => string) | undefined;
+  /** enable_language_identification with a language-id model: each closed utterance's language. */
+  private utteranceLanguage: UtteranceLanguage | undefined;
+  /** Final utterances waiting for their language go out in order; finalize and end of stream wait for them. */
+  private finals: Promise<void> = Promise.resolve();
   private release: (() => void) | undefined;
   private readonly abort = new AbortController();
   private control: Promise<void> = Promise.resolve();
@@ -151,6 +156,17 @@ export class RealtimeSession {
           this.fail(err instanceof TranslationError ? new ApiError('internal_error', 'Internal error: the translation engine failed.', { cause: err }) : err),
       });
       this.speakerOf = this.startDiarization(config, enrolled);
+      const lid = config.enableLanguageIdentification ? opts.languageId : undefined;
+      // Loaded now (a first load checks the model in a child process), not when the first utterance ends.
+      void lid?.ready().catch(() => {}); // a failure is logged by the utterances that need the model
+      if (lid)
+        this.utteranceLanguage = new UtteranceLanguage({
+          lid,
+          fallback: language.language,
+          waitMs: opts.languageIdWaitMs,
+          signal: this.abort.signal,
+          log: { logger: deps.log, requestId: this.requestId },
+        });
       if (config.enableTextFormatting ?? opts.formatText) this.formatter = new TranscriptFormatter({ language: resolved.engine.model.languages[0] });
       this.tracker = new TokenTracker(config.enableNonFinalTokens, this.translation.labels, this.speakerOf, config.maxNonFinalTokensDurationMs);
       const raw = isRawInputFormat(config.audioFormat)
@@ -195,10 +211,12 @@ export class RealtimeSession {
           fail: (err) => this.fail(err),
           nonFinalStartMs: () => this.tracker.nonFinalStartMs,
           whileFinalizing: (step) => this.clock.whileFinalizing(step),
-          finalizedUpTo: (audioMs) => {
+          finalizedUpTo: async (audioMs) => {
+            await this.finals;
             this.tracker.finalizedUpTo(audioMs);
             this.flush();
           },
+          audio: this.utteranceLanguage ? (pcm) => this.utteranceLanguage!.push(pcm) : undefined,
         },
         { logger: deps.log, requestId: this.requestId },
       );
@@ -258,11 +276,24 @@ export class RealtimeSession {
     this.clock.touch(); // the engine was still working on this client's audio
     // Non-final tokens stay raw words; final ones are written out (a formatted token spans the words it replaced).
     const tokens = this.formatter ? this.formatter.format(words, { endsUtterance: info.endpoint, endsStream: this.endingStream }) : words;
-    this.tracker.final(tokens);
     // Final tokens the engine closed at a pause are an endpoint, sent once the utterance's translation (if any) is out.
     // A pause just before the end of the stream is one too, even when its final tokens arrive after the end frame: the
     // engine's own close at the end of audio (or at finalize) says endpoint: false.
     const endpoint = this.config.enableEndpointDetection && info.endpoint;
+    const identify = this.utteranceLanguage;
+    if (!identify) return this.emitFinal(tokens, endpoint);
+    // The utterance's audio is cut out now; its finals wait (at most languageIdWaitMs) for its language, in order.
+    const language = words.length ? identify.identify(words[0]!.start_ms, words.at(-1)!.end_ms) : undefined;
+    const openFrom = words.at(-1)?.end_ms;
+    this.finals = this.finals.then(async () => {
+      const heard = await language;
+      if (!this.closed) this.emitFinal(tokens, endpoint, heard, openFrom);
+    });
+  }
+
+  /** Final tokens of one utterance (labelled with `language` when it was identified), then its translation and `<end>`. */
+  private emitFinal(tokens: Token[], endpoint: boolean, language?: string, openFrom?: number): void {
+    this.tracker.final(tokens, language === undefined ? undefined : this.translation.labelsFor(language), openFrom);
     const speakerOf = this.speakerOf;
     this.translation.final(
       speakerOf ? tokens.map((t) => ({ ...t, speaker: speakerOf(t.start_ms, t.end_ms) })) : tokens,
@@ -272,6 +303,7 @@ export class RealtimeSession {
             this.flush();
           }
         : undefined,
+      language,
     );
     this.flush();
   }
@@ -284,6 +316,7 @@ export class RealtimeSession {
         if (this.closed) return;
         await this.engine!.finalize();
         // <fin> promises everything before it is final, translations included.
+        await this.finals;
         await this.translation.drained();
         if (this.closed) return;
         this.tracker.finalizedUpTo(this.engine!.audioMs);
@@ -304,6 +337,7 @@ export class RealtimeSession {
       await this.diarization?.flush();
       this.endingStream = true;
       await this.engine!.end();
+      await this.finals;
       await this.translation.drained();
       if (this.closed) return;
       const audioMs = this.engine!.audioMs;

@@ -59,7 +59,11 @@ export class TokenTracker {
     this.nonFinal = tokens;
   }
 
-  final(tokens: Token[]): void {
+  /**
+   * Final tokens of a closed utterance. `labels`: this utterance's (its identified language); `openFrom`: the
+   * utterance's finals came late (language identification), so only the hypothesis tokens before it are its own.
+   */
+  final(tokens: Token[], labels: OriginalLabels = this.labels, openFrom?: number): void {
     for (const t of tokens) {
       this.pendingFinal.push(
         this.withSpeaker({
@@ -68,14 +72,14 @@ export class TokenTracker {
           end_ms: t.end_ms,
           confidence: round3(t.confidence),
           is_final: true,
-          ...this.labels,
+          ...labels,
         }),
       );
       this.finalWords++;
       this.finalMs = Math.max(this.finalMs, t.end_ms);
     }
     // The utterance closed: its hypothesis is replaced by the final tokens.
-    this.nonFinal = [];
+    this.nonFinal = openFrom === undefined ? [] : this.nonFinal.filter((t) => t.start_ms >= openFrom);
   }
 
   /** Final translation tokens of an utterance whose originals were sent before (no timings, no audio progress). */

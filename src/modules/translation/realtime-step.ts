@@ -41,15 +41,16 @@ export class RealtimeTranslationStep {
    * Final tokens of a closed utterance. `then` runs once the utterance is complete, its translation included (at
    * once when it is not translated): the caller's `<end>` goes there, since SDK utterance buffers end at `<end>`.
    */
-  final(words: readonly Word[], then?: () => void): void {
-    const target = this.target;
-    if (!target) return then?.();
-    if (words.length === 0) {
+  final(words: readonly Word[], then?: () => void, language?: string): void {
+    const source = language ?? this.opts.language;
+    const target = language === undefined ? this.target : targetOf({ ...this.opts, language });
+    // Untranslated speech in a translated session (another identified language) keeps the utterances' order too.
+    if (!target && (language === undefined || !this.opts.plan)) return then?.();
+    if (!target || words.length === 0) {
       // Keep the order of earlier utterances whose translation is still running.
       if (then) this.chain = this.chain.then(() => (this.signal.aborted ? undefined : then()));
       return;
     }
-    const source = this.opts.language;
     const text = words.map((w) => w.text).join(' ');
     const confidence = meanConfidence(words);
     this.chain = this.chain.then(async () => {
@@ -63,6 +64,11 @@ export class RealtimeTranslationStep {
         if (!this.signal.aborted) this.io.fail(err);
       }
     });
+  }
+
+  /** Labels of original tokens heard in `language` (identified per utterance). */
+  labelsFor(language: string): OriginalLabels {
+    return originalLabels({ ...this.opts, language });
   }
 
   /** Resolves once every utterance so far has been translated and emitted (or the session ended). */
