@@ -190,4 +190,11 @@ export const sttSettings = {
     default: 100,
     doc: 'Real-time STT: audio between two non-final results (ms). Lower gives earlier tokens for more CPU per stream.',
   },
+  realtimeLanguageIdWaitMs: {
+    env: 'PARLANCE_REALTIME_LANGUAGE_ID_WAIT_MS',
+    kind: 'int',
+    min: 0,
+    default: 2000,
+    doc: "Real-time STT with `enable_language_identification` and a language-id model: longest wait (ms) for an utterance's language before its final tokens go out labelled with the speech model's language (0: never wait, live utterances keep the model's language).",
+  },
 } satisfies Record<string, SettingDef>;

@@ -230,6 +230,20 @@ describe('real-time sessions with a language-id model installed', () => {
   }, 240_000);
 });
 
+describe('real-time sessions that may not wait for the language (PARLANCE_REALTIME_LANGUAGE_ID_WAIT_MS=0)', () => {
+  let s: Parlance;
+  beforeAll(async () => {
+    s = await startParlance({ dataDir: dataDirWith('no-wait', true), keepDataDir: true, env: { PARLANCE_REALTIME_LANGUAGE_ID_WAIT_MS: '0' } });
+  }, 60_000);
+  afterAll(() => s?.stop());
+
+  it("label every final utterance with the speech model's language", async () => {
+    const { originals } = liveFinals(await streamRealtime(s, pcm, { enable_language_identification: true, enable_endpoint_detection: true }));
+    expect(originals.filter((t) => t.start_ms! >= splitMs).length).toBeGreaterThan(0);
+    expect(originals.every((t) => t.language === 'en')).toBe(true);
+  }, 240_000);
+});
+
 describe('with a language-id model sherpa-onnx cannot use', () => {
   let s: Parlance;
   beforeAll(async () => {

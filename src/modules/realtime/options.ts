@@ -29,15 +29,17 @@ export interface RealtimeOptions {
   languageIdWaitMs: number;
 }
 
-/** An utterance's finals wait at most this long for its language (one Whisper tiny encoder pass is ~0.2-0.5 s on CPU). */
-export const DEFAULT_LANGUAGE_ID_WAIT_MS = 2000;
-
 /** The engine endpoint's silence when the client asks for nothing shorter (max_endpoint_delay_ms). */
 export const DEFAULT_ENDPOINT_SILENCE_MS = 600;
 
 type RealtimeSettings = Pick<
   Settings,
-  'realtimeAudioTimeoutSeconds' | 'realtimeMaxDurationSeconds' | 'realtimePartialIntervalMs' | 'usageCheckIntervalSeconds' | 'textFormatting'
+  | 'realtimeAudioTimeoutSeconds'
+  | 'realtimeMaxDurationSeconds'
+  | 'realtimePartialIntervalMs'
+  | 'usageCheckIntervalSeconds'
+  | 'textFormatting'
+  | 'realtimeLanguageIdWaitMs'
 >;
 
 /** The sessions' options from the settings and the parts the server built (diarizer, speaker matching). */
@@ -56,6 +58,6 @@ export function realtimeSessionOptions(
     speakerMatch: parts.speakerMatch,
     formatText: settings.textFormatting,
     languageId: parts.languageId,
-    languageIdWaitMs: DEFAULT_LANGUAGE_ID_WAIT_MS,
+    languageIdWaitMs: settings.realtimeLanguageIdWaitMs,
   };
 }

@@ -49,8 +49,8 @@ export class UtteranceLanguage {
     const to = Math.min(this.keptFrom + this.keptSamples, Math.ceil((endMs + MARGIN_MS) * SAMPLES_PER_MS), from + MAX_LID_SAMPLES);
     const samples = this.slice(from, to);
     this.dropBefore(Math.floor((endMs - MARGIN_MS) * SAMPLES_PER_MS));
-    if (!samples.length) return this.opts.fallback;
     const { lid, waitMs, signal, log, fallback } = this.opts;
+    if (!samples.length || waitMs === 0) return fallback;
     const give = AbortSignal.any([signal, AbortSignal.timeout(waitMs)]);
     const run = lid.identify(samples, { signal: give, live: true });
     // A model failure is logged even when it comes after the wait (a first load that failed in its child process).
