@@ -82,6 +82,15 @@ let pcm: Buffer;
 /** Where the second (raised) sentence starts, ms. */
 let splitMs: number;
 
+/** English speech translated to Spanish; the raised ("German") speech has no route to it and stays `none`. */
+function expectTranslatedFromIdentified(originals: Token[], translations: Token[]): void {
+  const labels = (ts: Token[]) => new Set(ts.map((t) => `${t.language}:${t.translation_status}`));
+  expect(labels(originals.filter((t) => t.start_ms! < splitMs))).toEqual(new Set(['en:original']));
+  expect(labels(originals.filter((t) => t.start_ms! >= splitMs))).toEqual(new Set(['de:none']));
+  expect(translations.length).toBeGreaterThan(0);
+  expect(translations.every((t) => t.source_language === 'en' && t.language === 'es')).toBe(true);
+}
+
 /** Final tokens of a real-time session that finished normally (translations and markers apart). */
 function liveFinals(frames: RealtimeFrame[]) {
   expect(frames.at(-1)).toMatchObject({ finished: true });
@@ -161,11 +170,7 @@ describe('with a language-id model installed', () => {
     expect(job.status).toBe('completed');
     const originals = tokens.filter((t) => t.translation_status !== 'translation');
     const translations = tokens.filter((t) => t.translation_status === 'translation');
-    const labels = (ts: Token[]) => new Set(ts.map((t) => `${t.language}:${t.translation_status}`));
-    expect(labels(originals.filter((t) => t.start_ms! < splitMs))).toEqual(new Set(['en:original']));
-    expect(labels(originals.filter((t) => t.start_ms! >= splitMs))).toEqual(new Set(['de:none']));
-    expect(translations.length).toBeGreaterThan(0);
-    expect(translations.every((t) => t.source_language === 'en' && t.language === 'es')).toBe(true);
+    expectTranslatedFromIdentified(originals, translations);
   }, 240_000);
 });
 
@@ -222,11 +227,7 @@ describe('real-time sessions with a language-id model installed', () => {
     await until(() => frames.some((f) => f.finished || f.error_type));
     ws.close();
     const { originals, translations } = liveFinals(frames);
-    const labels = (ts: Token[]) => new Set(ts.map((t) => `${t.language}:${t.translation_status}`));
-    expect(labels(originals.filter((t) => t.start_ms! < splitMs))).toEqual(new Set(['en:original']));
-    expect(labels(originals.filter((t) => t.start_ms! >= splitMs))).toEqual(new Set(['de:none']));
-    expect(translations.length).toBeGreaterThan(0);
-    expect(translations.every((t) => t.source_language === 'en' && t.language === 'es')).toBe(true);
+    expectTranslatedFromIdentified(originals, translations);
   }, 240_000);
 });
 

@@ -2,6 +2,7 @@
 // (speech up to a pause of `pauseMs`), each cut into equal windows of about `windowMs`. A speaker change almost
 // always comes with a pause, so windows rarely straddle one. Holds the audio of the open region only (at most
 // `maxRegionMs`: a longer region is closed there and the next one goes on).
+import { PcmHistory } from '../../audio/pcm-history.js';
 import { S16leReader } from '../../audio/s16le.js';
 import { VAD_FRAME_SAMPLES, type VadFrame, type VadStream } from '../../audio/vad.js';
 
@@ -26,10 +27,8 @@ export class SpeechWindowCutter {
   private readonly windowSamples: number;
   private readonly pauseSamples: number;
   private readonly maxRegionSamples: number;
-  /** Audio from sample `base` on, as it came. */
-  private chunks: Int16Array[] = [];
-  private base = 0;
-  private received = 0;
+  /** The audio not yet cut into windows (or dropped as silence). */
+  private readonly history = new PcmHistory();
   private readonly reader = new S16leReader();
   /** The open region: [start, end) in samples, and the silence after its last speech frame. */
   private region: { start: number; end: number } | undefined;
@@ -57,15 +56,13 @@ export class SpeechWindowCutter {
 
   private keep(pcm: Uint8Array): void {
     // A copy: the caller may reuse its buffer.
-    const samples = this.reader.read(pcm);
-    this.chunks.push(samples);
-    this.received += samples.length;
+    this.history.push(this.reader.read(pcm));
   }
 
   private decide(frames: VadFrame[], end: boolean): SpeechWindow[] {
     const out: SpeechWindow[] = [];
     for (const f of frames) {
-      const frameEnd = Math.min(f.start + VAD_FRAME_SAMPLES, this.received);
+      const frameEnd = Math.min(f.start + VAD_FRAME_SAMPLES, this.history.end);
       if (f.speech) {
         if (!this.region) this.region = { start: f.start, end: frameEnd };
         else this.region.end = frameEnd;
@@ -75,7 +72,7 @@ export class SpeechWindowCutter {
         this.silence += VAD_FRAME_SAMPLES;
         if (this.silence >= this.pauseSamples) out.push(...this.close());
       }
-      if (!this.region) this.drop(frameEnd);
+      if (!this.region) this.history.drop(frameEnd);
     }
     if (end && this.region) out.push(...this.close());
     return out;
@@ -86,8 +83,8 @@ export class SpeechWindowCutter {
     const { start, end } = this.region!;
     this.region = undefined;
     this.silence = 0;
-    const samples = this.slice(start, end);
-    this.drop(end);
+    const samples = this.history.slice(start, end);
+    this.history.drop(end);
     const n = Math.max(1, Math.round(samples.length / this.windowSamples));
     const out: SpeechWindow[] = [];
     for (let i = 0; i < n; i++) {
@@ -96,26 +93,5 @@ export class SpeechWindowCutter {
       out.push({ startMs: (start + from) / SAMPLES_PER_MS, endMs: (start + to) / SAMPLES_PER_MS, samples: samples.slice(from, to) });
     }
     return out;
-  }
-
-  private slice(from: number, to: number): Int16Array {
-    const out = new Int16Array(Math.max(0, to - from));
-    let at = this.base;
-    for (const c of this.chunks) {
-      const lo = Math.max(from, at);
-      const hi = Math.min(to, at + c.length);
-      if (hi > lo) out.set(c.subarray(lo - at, hi - at), lo - from);
-      at += c.length;
-    }
-    return out;
-  }
-
-  /** Forget the audio before sample `upTo`. */
-  private drop(upTo: number): void {
-    while (this.chunks.length && this.base + this.chunks[0]!.length <= upTo) this.base += this.chunks.shift()!.length;
-    if (this.chunks.length && upTo > this.base) {
-      this.chunks[0] = this.chunks[0]!.subarray(upTo - this.base);
-      this.base = upTo;
-    }
   }
 }

@@ -6,6 +6,8 @@
 // Rule for a slow or failing model: an utterance waits at most `waitMs` for its language; past that, or when the model
 // fails (logged), it keeps the speech model's language and the session goes on.
 import type { Logger } from 'pino';
+import { PcmHistory } from '../../audio/pcm-history.js';
+import { S16leReader } from '../../audio/s16le.js';
 import type { LanguageIdentifier } from '../../engines/language-id/engine.js';
 import { MAX_LID_SAMPLES } from '../../engines/language-id/identify.js';
 import { STT_SAMPLE_RATE } from '../../engines/stt/interface.js';
@@ -26,29 +28,26 @@ export interface UtteranceLanguageOptions {
 }
 
 export class UtteranceLanguage {
-  /** Engine audio (s16le mono) in order; `keptFrom` is the sample index of the first kept one. */
-  private chunks: Int16Array[] = [];
-  private keptFrom = 0;
-  private keptSamples = 0;
+  /** Engine audio of the utterances not identified yet (at most MAX_KEPT_SAMPLES). */
+  private readonly history = new PcmHistory();
+  private readonly reader = new S16leReader();
 
   constructor(private readonly opts: UtteranceLanguageOptions) {}
 
-  /** Engine audio, in the order the engine takes it. */
+  /** Engine audio (s16le mono), in the order the engine takes it. */
   push(pcm: Buffer): void {
-    // A copy: the chunk's bytes need not be aligned for an Int16Array view, and the source may reuse them.
-    const samples = new Int16Array(pcm.length >> 1);
-    Buffer.from(samples.buffer).set(pcm.subarray(0, samples.length * 2));
-    this.chunks.push(samples);
-    this.keptSamples += samples.length;
-    this.dropBefore(this.keptFrom + this.keptSamples - MAX_KEPT_SAMPLES);
+    // A copy: the source may reuse its buffer.
+    this.history.push(this.reader.read(pcm));
+    this.history.drop(this.history.end - MAX_KEPT_SAMPLES);
   }
 
   /** The language of the utterance in [startMs, endMs) of audio; audio before its end is no longer kept. */
   async identify(startMs: number, endMs: number): Promise<string> {
-    const from = Math.max(this.keptFrom, Math.floor((startMs - MARGIN_MS) * SAMPLES_PER_MS));
-    const to = Math.min(this.keptFrom + this.keptSamples, Math.ceil((endMs + MARGIN_MS) * SAMPLES_PER_MS), from + MAX_LID_SAMPLES);
-    const samples = this.slice(from, to);
-    this.dropBefore(Math.floor((endMs - MARGIN_MS) * SAMPLES_PER_MS));
+    const { history } = this;
+    const from = Math.max(history.start, Math.floor((startMs - MARGIN_MS) * SAMPLES_PER_MS));
+    const to = Math.min(history.end, Math.ceil((endMs + MARGIN_MS) * SAMPLES_PER_MS), from + MAX_LID_SAMPLES);
+    const samples = history.slice(from, to);
+    history.drop(Math.floor((endMs - MARGIN_MS) * SAMPLES_PER_MS));
     const { lid, waitMs, signal, log, fallback } = this.opts;
     if (!samples.length || waitMs === 0) return fallback;
     const give = AbortSignal.any([signal, AbortSignal.timeout(waitMs)]);
@@ -69,29 +68,6 @@ export class UtteranceLanguage {
       if (give.aborted && !signal.aborted)
         log.logger.info({ request_id: log.requestId, wait_ms: waitMs }, 'real-time language identification too slow: the utterance keeps the model language');
       return fallback;
-    }
-  }
-
-  /** Samples [from, to) of the kept audio, copied. */
-  private slice(from: number, to: number): Int16Array {
-    const out = new Int16Array(Math.max(0, to - from));
-    let at = this.keptFrom;
-    for (const c of this.chunks) {
-      const lo = Math.max(from, at);
-      const hi = Math.min(to, at + c.length);
-      if (hi > lo) out.set(c.subarray(lo - at, hi - at), lo - from);
-      at += c.length;
-      if (at >= to) break;
-    }
-    return out;
-  }
-
-  /** Forget whole chunks that end before sample `index`. */
-  private dropBefore(index: number): void {
-    while (this.chunks.length && this.keptFrom + this.chunks[0]!.length <= index) {
-      const c = this.chunks.shift()!;
-      this.keptFrom += c.length;
-      this.keptSamples -= c.length;
     }
   }
 }
