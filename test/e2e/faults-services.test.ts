@@ -494,12 +494,17 @@ describe.skipIf(!pgAvailable)('PostgreSQL crashing and restarting under a runnin
 
     // The released download has finished by now and its job met the outage: it could not move the transcription on,
     // took the outage for what it is (no failure of the transcription's), could not record a retry either, and left
-    // the job to its lease.
+    // the job to its lease. Which of its steps meets the outage first is a race: the handler's own query (it says
+    // "interrupted") or the runner's lease renewal (it aborts the handler, "job lease lost"); both leave the job to
+    // its lease.
     await waitFor(
       async () => s.stderr().split('\n'),
       (lines) =>
-        lines.some((l) => l.includes('transcription interrupted: the database was unavailable') && l.includes(ids.inFlight!)) &&
-        lines.some((l) => l.includes('could not record a job outcome')),
+        lines.some(
+          (l) =>
+            (l.includes('transcription interrupted: the database was unavailable') && l.includes(ids.inFlight!)) ||
+            (l.includes('job lease lost') && l.includes('transcription.process')),
+        ) && lines.some((l) => l.includes('could not record a job outcome')),
       20_000,
       50,
     );
