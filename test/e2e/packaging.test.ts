@@ -320,12 +320,15 @@ describe.each([
       const audio = Buffer.concat([pcm, Buffer.alloc(32_000)]); // and 1 s of silence
       const finalText = (frames: RealtimeFrame[]) =>
         frames.flatMap((f) => f.tokens.filter((t) => t.is_final && t.text !== '<end>').map((t) => t.text)).join('');
-      const frames = await streamRealtime({ ...s, url: proxy.url }, audio);
+      // The whole 5.3 s clip may stay non-final: a finalization forced mid-sentence gives words that depend on the
+      // machine's load (the second pass is only waited for while the session keeps up), which is not what this tests.
+      const config = { max_non_final_tokens_duration_ms: 6000 };
+      const frames = await streamRealtime({ ...s, url: proxy.url }, audio, config);
       expect(frames.at(-1)).toMatchObject({ finished: true });
       const text = finalText(frames);
       expect(wordErrorRate(clip.reference, text.toLowerCase().replace(/[^a-z' ]/g, ' ')).wer, text).toBeLessThan(0.5);
       // The proxy changes nothing: the same words as a session straight to the server.
-      directText ??= finalText(await streamRealtime(s, audio));
+      directText ??= finalText(await streamRealtime(s, audio, config));
       expect(text).toBe(directText);
     },
     120_000,

@@ -54,19 +54,32 @@ describe('TTS admission on a saturated node', () => {
   });
 
   it('a WebSocket stream started while the node is saturated ends with a limit_exceeded frame', async () => {
-    const busy = [tts(LONG), tts(LONG)];
-    // Both HTTP requests are admitted once their first audio arrives.
-    const first = await Promise.all(busy);
+    // Two streams hold both slots: each is admitted (its first audio came) and kept going with a sentence every
+    // second until the test is done, so the node stays saturated however slow the machine (a finished request would
+    // free its slot; an idle stream would time out).
+    const busy = await openTts(s.url);
     const c = await openTts(s.url);
+    const ids = ['busy-1', 'busy-2'];
+    const pump = setInterval(() => {
+      for (const id of ids) busy.send({ stream_id: id, text: 'Still holding the slot. ' });
+    }, 1000);
     try {
+      for (const id of ids) busy.send(startMsg(s.apiKey, id));
+      for (const id of ids) await busy.next((f) => f.stream_id === id && typeof f.audio === 'string', 30_000);
       c.send(startMsg(s.apiKey, 'late'));
       const err = await c.next((f) => f.stream_id === 'late' && typeof f.error_type === 'string');
       expect(err.error_type).toBe('limit_exceeded');
+      expect(String(err.error_message)).toMatch(/saturated with speech synthesis/);
       await c.next((f) => f.stream_id === 'late' && f.terminated === true);
+      // The busy streams end normally, which frees their slots.
+      clearInterval(pump);
+      for (const id of ids) busy.send({ stream_id: id, text_end: true });
+      for (const id of ids) await busy.next((f) => f.stream_id === id && f.audio_end === true, 60_000);
     } finally {
+      clearInterval(pump);
+      busy.close();
       c.close();
     }
-    await Promise.all(first.map((r) => r.arrayBuffer()));
     // Streams are admitted again afterwards.
     const c2 = await openTts(s.url);
     try {
@@ -76,5 +89,5 @@ describe('TTS admission on a saturated node', () => {
     } finally {
       c2.close();
     }
-  });
+  }, 150_000);
 });
