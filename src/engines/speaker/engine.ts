@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { BATCH_NICE } from '../../lib/priority.js';
 import { runChild } from '../../lib/spawner/spawn-child.js';
+import { RetryingLoad } from '../../lib/retrying-load.js';
 import { WorkGate } from '../../lib/work-gate.js';
 import { WorkerLane } from '../../lib/worker-lane.js';
 import type { InstalledModel } from '../model-dir/manifest.js';
@@ -46,7 +47,7 @@ interface Lane {
 }
 
 export class SpeakerEmbeddingEngine implements SpeakerEmbedder {
-  private loaded: Promise<{ lanes: Lane[]; free: Lane[]; gate: WorkGate }> | undefined;
+  private readonly loaded = new RetryingLoad(() => this.open());
   private readonly config: SpeakerEmbeddingConfig;
 
   constructor(
@@ -87,14 +88,7 @@ export class SpeakerEmbeddingEngine implements SpeakerEmbedder {
   }
 
   private load(): Promise<{ lanes: Lane[]; free: Lane[]; gate: WorkGate }> {
-    if (!this.loaded) {
-      const p = this.open();
-      this.loaded = p;
-      p.catch(() => {
-        if (this.loaded === p) this.loaded = undefined;
-      });
-    }
-    return this.loaded;
+    return this.loaded.get();
   }
 
   private async open(): Promise<{ lanes: Lane[]; free: Lane[]; gate: WorkGate }> {
@@ -126,9 +120,7 @@ export class SpeakerEmbeddingEngine implements SpeakerEmbedder {
   }
 
   async close(): Promise<void> {
-    const p = this.loaded;
-    this.loaded = undefined;
-    const loaded = await p?.catch(() => undefined);
+    const loaded = await this.loaded.take();
     await Promise.all(loaded?.lanes.map((l) => l.stop()) ?? []);
   }
 }
