@@ -22,6 +22,10 @@ import path from 'node:path';
 import { loadVad } from '../src/audio/vad.js';
 import { settingDefs } from '../src/config/setting-defs.js';
 import { BicDiarizer } from '../src/engines/diarization/index.js';
+import { DEFAULT_LIVE_RULE, identifyLive, LiveNameBook, type LiveRule } from '../src/engines/diarization/live-identifier.js';
+import { type ClosedWindow, OnlineClusterer, type OpenGuess } from '../src/engines/diarization/online-clusterer.js';
+import { SpeakerStats } from '../src/engines/diarization/speaker-stats.js';
+import { SpeakerFrameExtractor } from '../src/engines/diarization/speech-frames.js';
 import { speakerForSpan } from '../src/engines/diarization/label-tokens.js';
 import { identifyTurns, type MatchThresholds, MIN_HEARD_SPEECH_MS, mergePrints, type VoicePrint } from '../src/engines/diarization/voice-print.js';
 import { buildConversation, type Conversation, type CorpusSpeaker, decodeFile, realSpeakers, trimToSpeech } from '../test/diarization-corpus.js';
@@ -133,6 +137,8 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   };
   const grid = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8];
   const enrolSeconds = [3, 5, 10, 20];
+  // Live rules tried (ownShare > 1: a window never keeps its own name, i.e. a live speaker is named as a whole).
+  const liveRules: LiveRule[] = [1.01, 0.5, 0.3, 0.2, 0.1, 0].map((ownShare) => ({ ownShare }));
   const halves = { tune: [1, 2, 3, 4], 'held-out': [5, 6, 7, 8] } as const;
   const rows: Row[] = [];
   const raw: Record<string, unknown>[] = [];
@@ -169,30 +175,62 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
         ...c,
         enrolled: splits.filter((s) => s.name !== c.unknown).map((s) => ({ name: s.name, print: prints.get(s.name)! })),
       }));
-      const online = emptyTally();
-      if (seconds === settingDefs.speakerMinSpeechSeconds.default)
-        for (const c of cases.filter((x) => x.half === 'held-out')) {
-          const { conv, enrolled } = c;
-          const stream = diarizer.createStream({ enrolled: { prints: enrolled.map((e) => e.print), thresholds: defaults } });
-          const labels = new Map<number, string | undefined>();
+      // Online: each conversation streamed once through the live path (frames, online clustering), the clustered
+      // windows kept as they stood when each turn was labelled; every live rule then names the turns from those.
+      let online = emptyTally();
+      const onlineSweep: { rule: LiveRule; tune: Tally; heldOut: Tally }[] = [];
+      if (seconds === settingDefs.speakerMinSpeechSeconds.default) {
+        const seen: {
+          c: (typeof cases)[number];
+          snaps: { turn: number; windows: ClosedWindow[]; open: ClosedWindow | undefined; guess: OpenGuess | undefined }[];
+        }[] = [];
+        for (const c of cases) {
+          const extractor = new SpeakerFrameExtractor(vad.createStream());
+          const clusterer = new OnlineClusterer();
+          const snaps: { turn: number; windows: ClosedWindow[]; open: ClosedWindow | undefined; guess: OpenGuess | undefined }[] = [];
+          const snap = (turn: number) => {
+            const open = clusterer.openWindow();
+            // The open window's statistics keep growing: a copy as they stood.
+            const openCopy = open && { ...open, stats: new SpeakerStats().merge(open.stats) };
+            snaps.push({ turn, windows: clusterer.windows.map((w) => ({ ...w })), open: openCopy, guess: clusterer.openGuess() });
+          };
           let next = 0;
           let fed = 0;
-          const label = (t: { startMs: number; endMs: number }) => {
-            const s = stream.speakerAt(t.startMs, t.endMs) ?? 0;
-            const i = stream.identified(s);
-            return i === undefined ? undefined : enrolled[i]!.name;
-          };
-          for (const piece of chunks(conv.pcm)) {
-            await stream.push(piece);
+          for (const piece of chunks(c.conv.pcm)) {
+            clusterer.add(await extractor.push(piece));
             fed += piece.length / 32;
-            for (; next < conv.turns.length && conv.turns[next]!.endMs + 600 <= fed; next++) labels.set(next, label(conv.turns[next]!));
+            for (; next < c.conv.turns.length && c.conv.turns[next]!.endMs + 600 <= fed; next++) snap(next);
           }
-          await stream.flush();
-          for (; next < conv.turns.length; next++) labels.set(next, label(conv.turns[next]!));
-          stream.close();
-          const byStart = new Map(conv.turns.map((t, i) => [t.startMs, i]));
-          score(online, conv, new Set(enrolled.map((e) => e.name)), (startMs) => labels.get(byStart.get(startMs)!));
+          clusterer.add(await extractor.flush());
+          clusterer.flush();
+          for (; next < c.conv.turns.length; next++) snap(next);
+          seen.push({ c, snaps });
         }
+        const onlineAt = (half: keyof typeof halves, rule: LiveRule): Tally => {
+          const t = emptyTally();
+          for (const { c, snaps } of seen.filter((x) => x.c.half === half)) {
+            const enrolled = { prints: c.enrolled.map((e) => e.print), thresholds: defaults };
+            const labels = new Map<number, string | undefined>();
+            const book = new LiveNameBook();
+            for (const { turn, windows, open, guess } of snaps) {
+              book.update(identifyLive(windows, open, enrolled, rule));
+              const i = book.nameAt(windows, c.conv.turns[turn]!.startMs, c.conv.turns[turn]!.endMs, guess);
+              labels.set(turn, i === undefined ? undefined : c.enrolled[i]!.name);
+            }
+            const byStart = new Map(c.conv.turns.map((x, i) => [x.startMs, i]));
+            score(t, c.conv, new Set(c.enrolled.map((e) => e.name)), (startMs) => labels.get(byStart.get(startMs)!));
+          }
+          return t;
+        };
+        for (const rule of liveRules) {
+          const r = { rule, tune: onlineAt('tune', rule), heldOut: onlineAt('held-out', rule) };
+          onlineSweep.push(r);
+          opts.log(
+            `${set} online, own share ${rule.ownShare}: tune ${three(r.tune)}, false accept ${pct(r.tune.falseAccept, r.tune.unknownMs)}; held-out ${three(r.heldOut)}, false accept ${pct(r.heldOut.falseAccept, r.heldOut.unknownMs)}`,
+          );
+        }
+        online = onlineSweep.find((r) => r.rule.ownShare === DEFAULT_LIVE_RULE.ownShare)!.heldOut;
+      }
       const tallyAt = (half: keyof typeof halves, maxDistance: number) => {
         const t = emptyTally();
         for (const c of cases.filter((x) => x.half === half)) {
@@ -251,6 +289,7 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
         splits: splits.map((s) => ({ name: s.name, enrolClips: s.enrol.length, testClips: s.test.clips.length })),
         sweep,
         online,
+        onlineSweep,
       });
     }
   }

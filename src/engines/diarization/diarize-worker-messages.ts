@@ -7,12 +7,15 @@ import type { VadBackend } from '../../audio/vad.js';
 import type { SpeakerTurn } from './interface.js';
 import type { OfflineClusterOptions } from './offline-clusterer.js';
 import type { OnlineClusterOptions, WindowChanges } from './online-clusterer.js';
+import type { LiveNames, LiveRule } from './live-identifier.js';
 import type { MatchThresholds, VoicePrint } from './voice-print.js';
 
 /** Enrolled voices a live stream recognises, and how close a voice must be. */
 export interface LiveEnrolled {
   prints: VoicePrint[];
   thresholds: MatchThresholds;
+  /** How windows are named (default DEFAULT_LIVE_RULE; the benchmark tries others). */
+  rule?: LiveRule;
 }
 
 export type DiarizeRequest =
@@ -31,5 +34,5 @@ export type DiarizeResult =
   | { opened: true; warning?: { msg: string; detail?: Record<string, unknown> } }
   | { ok: true }
   | { turns: SpeakerTurn[] }
-  | { changes: WindowChanges; identified?: [speaker: number, enrolled: number][] }
+  | { changes: WindowChanges; names?: LiveNames }
   | { prints: [speaker: number, print: VoicePrint][] };

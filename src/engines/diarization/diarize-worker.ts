@@ -50,13 +50,13 @@ async function handle(req: DiarizeRequest): Promise<DiarizeResult> {
     case 'live-push': {
       const job = liveJob(req.job);
       job.clusterer.add(await job.extractor.push(req.pcm));
-      return { changes: job.clusterer.changes(), identified: identifyLive(job.clusterer, job.enrolled) };
+      return { changes: job.clusterer.changes(), names: identifyLive(job.clusterer.windows, job.clusterer.openWindow(), job.enrolled, job.enrolled?.rule) };
     }
     case 'live-flush': {
       const job = liveJob(req.job);
       job.clusterer.add(await job.extractor.flush());
       job.clusterer.flush();
-      return { changes: job.clusterer.changes(), identified: identifyLive(job.clusterer, job.enrolled) };
+      return { changes: job.clusterer.changes(), names: identifyLive(job.clusterer.windows, job.clusterer.openWindow(), job.enrolled, job.enrolled?.rule) };
     }
     case 'push': {
       const job = jobs.get(req.job);

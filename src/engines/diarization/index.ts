@@ -8,7 +8,7 @@ import { BATCH_NICE } from '../../lib/priority.js';
 import { WorkerLane } from '../../lib/worker-lane.js';
 import type { DiarizeRequest, DiarizeResult } from './diarize-worker-messages.js';
 import type { DiarizationEngine, DiarizationStream, DiarizeOptions, MeasureOptions, SpeakerTurn, StreamOptions } from './interface.js';
-import { identifyLive } from './live-identifier.js';
+import { identifyLive, LiveNameBook, type LiveNames } from './live-identifier.js';
 import { clusterOffline, type OfflineClusterOptions } from './offline-clusterer.js';
 import { OnlineClusterer, type OnlineClusterOptions, type OpenGuess, speakerOfWindows, type WindowChanges, type WindowLabel } from './online-clusterer.js';
 import { SpeakerFrameExtractor, type SpeakerFrame } from './speech-frames.js';
@@ -113,8 +113,8 @@ export class BicDiarizer implements DiarizationEngine {
     if (!this.options.vad && liveLane.available()) return this.streamOffThread(options);
     const extractor = this.loadVad('live').then((vad) => new SpeakerFrameExtractor(vad.createStream()));
     const clusterer = new OnlineClusterer(this.options.online);
-    let identified = new Map<number, number>();
-    const identify = () => (identified = new Map(identifyLive(clusterer, options.enrolled)));
+    const names = new LiveNameBook();
+    const identify = () => names.update(identifyLive(clusterer.windows, clusterer.openWindow(), options.enrolled, options.enrolled?.rule));
     return {
       async push(pcm) {
         clusterer.add(await (await extractor).push(pcm));
@@ -126,7 +126,7 @@ export class BicDiarizer implements DiarizationEngine {
         identify();
       },
       speakerAt: (startMs, endMs) => clusterer.speakerAt(startMs, endMs),
-      identified: (speaker) => identified.get(speaker),
+      nameAt: (startMs, endMs) => names.nameAt(clusterer.windows, startMs, endMs, clusterer.openGuess()),
       close() {},
     };
   }
@@ -144,14 +144,14 @@ export class BicDiarizer implements DiarizationEngine {
     });
     const windows: WindowLabel[] = [];
     let open: OpenGuess | undefined;
-    let identified = new Map<number, number>();
+    const names = new LiveNameBook();
     let closed = false;
     const apply = (r: DiarizeResult) => {
-      const reply = r as { changes: WindowChanges; identified?: [number, number][] };
+      const reply = r as { changes: WindowChanges; names?: LiveNames };
       const { from, windows: changed, open: guess } = reply.changes;
       windows.splice(from, windows.length - from, ...changed);
       open = guess;
-      identified = new Map(reply.identified);
+      names.update(reply.names);
     };
     const close = () => {
       if (closed) return;
@@ -170,7 +170,7 @@ export class BicDiarizer implements DiarizationEngine {
         close();
       },
       speakerAt: (startMs, endMs) => speakerOfWindows(windows, startMs, endMs, open),
-      identified: (speaker) => identified.get(speaker),
+      nameAt: (startMs, endMs) => names.nameAt(windows, startMs, endMs, open),
       close,
     };
   }

@@ -26,7 +26,7 @@ export interface MeasureOptions {
 }
 
 export interface StreamOptions {
-  /** Enrolled voices the stream recognises (identified()). */
+  /** Enrolled voices the stream recognises (nameAt()). */
   enrolled?: LiveEnrolled;
 }
 
@@ -41,8 +41,11 @@ export interface DiarizationStream {
    * not clustered yet, a provisional guess (the nearest speaker so far). Undefined before any speech was heard.
    */
   speakerAt(startMs: number, endMs: number): number | undefined;
-  /** Index of the enrolled voice (StreamOptions.enrolled) that speaker `speaker` is, as judged so far. */
-  identified(speaker: number): number | undefined;
+  /**
+   * Index of the enrolled voice (StreamOptions.enrolled) the audio in [startMs, endMs) is, as judged so far (by the
+   * clustered window it falls in; live-identifier.ts), or undefined.
+   */
+  nameAt(startMs: number, endMs: number): number | undefined;
   /** The stream is over (flushed or not): its state is released. */
   close(): void;
 }

@@ -31,7 +31,7 @@ const MIN_WINDOW_FRAMES = 50;
 /** Speech a re-clustered speaker needs to stand on its own (frames; less than offline: a turn is labelled as soon as it is final). */
 const MIN_SPEAKER_FRAMES = 150;
 
-interface ClosedWindow {
+export interface ClosedWindow {
   startMs: number;
   endMs: number;
   speaker: number;
@@ -154,6 +154,15 @@ export class OnlineClusterer {
   }
 
   /**
+   * The open window as it stands (speaker: its closest so far, -1 for none), once it has enough frames to judge. Its
+   * statistics keep growing: they are this window's own until it closes.
+   */
+  openWindow(): ClosedWindow | undefined {
+    if (this.open.n < MIN_WINDOW_FRAMES) return undefined;
+    return { startMs: this.openStart * FRAME_MS, endMs: (this.openEnd + 1) * FRAME_MS, speaker: this.closest(this.open) ?? -1, stats: this.open };
+  }
+
+  /**
    * What changed for speakerAt since the last call: windows from index `from` on (all of them after a re-clustering,
    * else the new ones) and the open window's guess. A thread that clusters reports this to the one that labels.
    */
@@ -179,6 +188,22 @@ export interface WindowChanges {
   from: number;
   windows: WindowLabel[];
   open: OpenGuess | undefined;
+}
+
+/** Index of the window overlapping [startMs, endMs) most, if any does. */
+export function windowAt(windows: readonly WindowLabel[], startMs: number, endMs: number): number | undefined {
+  let best: number | undefined;
+  let bestOverlap = 0;
+  for (let i = windows.length - 1; i >= 0; i--) {
+    const w = windows[i]!;
+    const overlap = Math.min(endMs, w.endMs) - Math.max(startMs, w.startMs);
+    if (overlap > bestOverlap) {
+      bestOverlap = overlap;
+      best = i;
+    }
+    if (w.endMs < startMs - 30_000) break;
+  }
+  return best;
 }
 
 /** Speaker of the window overlapping [startMs, endMs) most; else of the nearest window; else the open window's guess. */

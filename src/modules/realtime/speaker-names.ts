@@ -1,4 +1,4 @@
-// Speaker labels of a live session: a speaker the diarizer has identified as one of the session's enrolled speakers
+// Speaker labels of a live session: audio the diarizer has identified as one of the session's enrolled speakers
 // carries its name; the others are "1", "2", ... in order of first appearance (numbers are given to those only).
 import type { DiarizationStream } from '../../engines/diarization/interface.js';
 import { SpeakerLabels } from '../../engines/diarization/label-tokens.js';
@@ -7,8 +7,7 @@ export function liveSpeakerLabels(stream: DiarizationStream, enrolledNames: read
   const labels = new SpeakerLabels();
   return (startMs, endMs) => {
     // Before any speech window is clustered, the first speaker (number 0) is the only guess.
-    const speaker = stream.speakerAt(startMs, endMs) ?? 0;
-    const enrolled = stream.identified(speaker);
-    return enrolled === undefined ? labels.label(speaker) : enrolledNames[enrolled]!;
+    const enrolled = stream.nameAt(startMs, endMs);
+    return enrolled === undefined ? labels.label(stream.speakerAt(startMs, endMs) ?? 0) : enrolledNames[enrolled]!;
   };
 }
