@@ -8,11 +8,11 @@
 // through parseSttClientMessage (src/wire/stt-frames.ts). The session answers through `SessionIO.send` (JSON frames)
 // and `SessionIO.close` (close 1000, always after a finished or an error frame: docs/wire-compat.md, "Real-time STT
 // WebSocket"). Its parts: the timers (session-clock.ts), the audio intake (audio-intake.ts), usage
-// (session-usage.ts), the token frames (tokens.ts) and the translation step.
+// (session-usage.ts), the recognizer stream (recognizer-stream.ts), the token frames (tokens.ts) and the translation
+// step.
 import { createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
 import type { DiarizationStream } from '../../engines/diarization/interface.js';
-import { recognitionContext } from '../../engines/stt/context.js';
-import { EngineBusyError, type FinalInfo, type Recognizer, type StreamingSession, type Token } from '../../engines/stt/interface.js';
+import type { FinalInfo, StreamingSession, Token } from '../../engines/stt/interface.js';
 import { TranslationError } from '../../engines/translate/interface.js';
 import { TranscriptFormatter } from '../../text/format.js';
 import { ApiError, shuttingDownError } from '../../wire/api-error.js';
@@ -21,6 +21,7 @@ import type { EnrolledSpeaker } from '../speakers/service.js';
 import { RealtimeTranslationStep } from '../translation/realtime-step.js';
 import { AudioIntake } from './audio-intake.js';
 import { isRawInputFormat, languageOptions, parseRealtimeConfig, type RealtimeConfig } from './config.js';
+import { openRecognizerStream } from './recognizer-stream.js';
 import type { RealtimeService, SessionIO } from './service.js';
 import { SessionClock } from './session-clock.js';
 import { SessionUsage } from './session-usage.js';
@@ -173,24 +174,7 @@ export class RealtimeSession {
         ? { format: config.audioFormat, sampleRate: config.sampleRate!, channels: config.numChannels! }
         : undefined;
       this.source = createPcmSource(config.audioFormat, raw, { ffmpegPath: opts.ffmpegPath });
-      // No abort signal here: the load is shared with every other session of the model.
-      const recognizer: Recognizer = await resolved.engine.engine.load(resolved.engine.model.engineModel);
-      // All recognizers busy: wait at most the audio timeout for one, then refuse rather than queue audio forever.
-      // Loading one (a cold start) is the server's delay and does not count.
-      const engine = await recognizer
-        .stream({
-          language: 'en',
-          context: recognitionContext(config.context),
-          endpointSilenceMs: Math.min(opts.endpointSilenceMs, config.maxEndpointDelayMs),
-          partialIntervalMs: opts.partialIntervalMs,
-          signal: this.abort.signal,
-          busyWaitMs: opts.audioTimeoutMs,
-        })
-        .catch((err: unknown) => {
-          if (err instanceof EngineBusyError)
-            throw new ApiError('limit_exceeded', 'Concurrent real-time transcription streams limit reached for this server: every recognizer is busy.');
-          throw err;
-        });
+      const engine = await openRecognizerStream(resolved, config, opts, this.abort.signal);
       if (this.closed) {
         engine.abort();
         return;
