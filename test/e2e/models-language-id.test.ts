@@ -245,6 +245,28 @@ describe('real-time sessions that may not wait for the language (PARLANCE_REALTI
   }, 240_000);
 });
 
+describe('real-time sessions whose language comes too late (PARLANCE_REALTIME_LANGUAGE_ID_WAIT_MS=1)', () => {
+  let s: Parlance;
+  beforeAll(async () => {
+    s = await startParlance({
+      dataDir: dataDirWith('too-slow', true),
+      keepDataDir: true,
+      env: { PARLANCE_REALTIME_LANGUAGE_ID_WAIT_MS: '1', PARLANCE_LOG_LEVEL: 'info' },
+    });
+  }, 60_000);
+  afterAll(() => s?.stop());
+
+  it("give up on the model after the wait: finals go out with the speech model's language, and the wait is logged", async () => {
+    // No identification (a worker thread's run of the model) answers within 1 ms.
+    const frames = await streamRealtime(s, pcm, { enable_language_identification: true, enable_endpoint_detection: true });
+    expect(frames.find((f) => f.error_type)).toBeUndefined();
+    const { originals } = liveFinals(frames);
+    expect(originals.filter((t) => t.start_ms! >= splitMs).length).toBeGreaterThan(0);
+    expect(originals.every((t) => t.language === 'en')).toBe(true);
+    expect(s.stderr()).toMatch(/"wait_ms":1,.*"msg":"real-time language identification too slow: the utterance keeps the model language"/);
+  }, 240_000);
+});
+
 describe('with a language-id model sherpa-onnx cannot use', () => {
   let s: Parlance;
   beforeAll(async () => {
