@@ -87,6 +87,12 @@ describe('identifyLive', () => {
     // Past every window with no open one: the nearest window's live speaker, named by most of its windows.
     expect(new Map(names.speakers).get(0)).toBe(0);
     expect(book.nameAt(windows, 20_000, 20_500, undefined)).toBe(0);
+    // A long session reports the last minute's windows only (tokens are labelled seconds after their audio).
+    const long = windowsOf(Array.from({ length: 30 }, (_, i) => allison[i % 2]!));
+    const reported = identifyLive(long, undefined, { prints: profiles, thresholds })!.windows.map(([i]) => i);
+    expect(reported.length).toBeGreaterThan(0);
+    expect(Math.min(...reported.map((i) => long[i]!.endMs))).toBeGreaterThanOrEqual(long.at(-1)!.endMs - 60_000);
+    expect(reported).toContain(29);
     // Nothing enrolled: no names at all.
     expect(identifyLive(windows, open, undefined)).toBeUndefined();
     book.update(undefined);

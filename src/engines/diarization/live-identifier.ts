@@ -13,6 +13,7 @@ import { identifyTurn, judgeTurns, printOfStats, type VoicePrint } from './voice
 /** Names found so far: by live speaker, by closed window (by index) and of the open window (audio not clustered yet). */
 export interface LiveNames {
   speakers: [speaker: number, enrolled: number][];
+  /** The windows that ended in the last minute before the newest (REPORTED_MS). */
   windows: [window: number, enrolled: number][];
   open?: number;
 }
@@ -24,6 +25,12 @@ export interface LiveRule {
 }
 
 export const DEFAULT_LIVE_RULE: LiveRule = { ownShare: 0.2 };
+
+/**
+ * Names are reported for the windows that ended within this much of the newest: tokens are labelled as they turn
+ * final, seconds after their audio, so older names are never asked for, and a long session's report stays small.
+ */
+const REPORTED_MS = 60_000;
 
 /** A closed window never changes: its print and its own judgement are worked out once (by stream: its enrolled set). */
 const judged = new WeakMap<SpeakerStats, { print: VoicePrint; index?: number | undefined; done?: boolean }>();
@@ -75,8 +82,8 @@ export function identifyLive(
   };
   return {
     speakers: [...speakerName].flatMap(([speaker, index]) => (index === undefined ? [] : [[speaker, index] as [number, number]])),
-    windows: closed.flatMap((_, i) => {
-      const name = nameOf(i);
+    windows: closed.flatMap((w, i) => {
+      const name = w.endMs >= (closed.at(-1)?.endMs ?? 0) - REPORTED_MS ? nameOf(i) : undefined;
       return name === undefined ? [] : [[i, name] as [number, number]];
     }),
     ...(open ? { open: nameOf(closed.length) } : {}),

@@ -207,7 +207,11 @@ export function judgeTurns(
   const bySpeaker = new Map<number, VoicePrint[]>();
   turns.forEach((turn, i) => {
     const p = turnPrints.get(i);
-    if (p) bySpeaker.set(turn.speaker, [...(bySpeaker.get(turn.speaker) ?? []), p]);
+    if (p) {
+      const list = bySpeaker.get(turn.speaker);
+      if (list) list.push(p);
+      else bySpeaker.set(turn.speaker, [p]);
+    }
     if (!own[i]!.judged) return;
     const v = votes.get(turn.speaker) ?? new Map<number, number>();
     v.set(own[i]!.index ?? -1, (v.get(own[i]!.index ?? -1) ?? 0) + p!.speechMs);
