@@ -208,18 +208,13 @@ export function windowAt(windows: readonly WindowLabel[], startMs: number, endMs
 
 /** Speaker of the window overlapping [startMs, endMs) most; else of the nearest window; else the open window's guess. */
 export function speakerOfWindows(windows: readonly WindowLabel[], startMs: number, endMs: number, open: OpenGuess | undefined): number | undefined {
-  let best: number | undefined;
-  let bestOverlap = 0;
+  const at = windowAt(windows, startMs, endMs);
+  if (at !== undefined) return windows[at]!.speaker;
   let nearest: number | undefined;
   let nearestDist = Infinity;
   // Tokens are asked about in time order, near the end: scan back from the newest window.
   for (let i = windows.length - 1; i >= 0; i--) {
     const w = windows[i]!;
-    const overlap = Math.min(endMs, w.endMs) - Math.max(startMs, w.startMs);
-    if (overlap > bestOverlap) {
-      bestOverlap = overlap;
-      best = w.speaker;
-    }
     const dist = Math.max(w.startMs - endMs, startMs - w.endMs, 0);
     if (dist < nearestDist) {
       nearestDist = dist;
@@ -227,7 +222,6 @@ export function speakerOfWindows(windows: readonly WindowLabel[], startMs: numbe
     }
     if (w.endMs < startMs - 30_000) break;
   }
-  if (best !== undefined) return best;
   // Not clustered yet: the open window, once it has enough frames to judge, else the nearest window.
   if (open && open.endMs >= startMs) return open.speaker ?? nearest;
   return nearest;
