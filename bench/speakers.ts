@@ -180,14 +180,13 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
       let online = emptyTally();
       const onlineSweep: { rule: LiveRule; tune: Tally; heldOut: Tally }[] = [];
       if (seconds === settingDefs.speakerMinSpeechSeconds.default) {
-        const seen: {
-          c: (typeof cases)[number];
-          snaps: { turn: number; windows: ClosedWindow[]; open: ClosedWindow | undefined; guess: OpenGuess | undefined }[];
-        }[] = [];
+        /** The clustered windows (and the open one) as they stood when turn `turn` was labelled. */
+        type Snapshot = { turn: number; windows: ClosedWindow[]; open: ClosedWindow | undefined; guess: OpenGuess | undefined };
+        const seen: { c: (typeof cases)[number]; snaps: Snapshot[] }[] = [];
         for (const c of cases) {
           const extractor = new SpeakerFrameExtractor(vad.createStream());
           const clusterer = new OnlineClusterer();
-          const snaps: { turn: number; windows: ClosedWindow[]; open: ClosedWindow | undefined; guess: OpenGuess | undefined }[] = [];
+          const snaps: Snapshot[] = [];
           const snap = (turn: number) => {
             const open = clusterer.openWindow();
             // The open window's statistics keep growing: a copy as they stood.
