@@ -12,7 +12,6 @@ import { narrowbandOption } from './engines/stt/pocketsphinx/narrowband.js';
 import { createTranslationRegistry, translationOptionsFrom } from './engines/translate/registry.js';
 import { createJobQueue } from './jobs/index.js';
 import type { JobLog, JobQueue } from './jobs/queue.js';
-import { DownloadBlockedError, DownloadFailedError, downloadToFile } from './lib/ssrf-fetch.js';
 import { BudgetGuard } from './modules/billing/guard.js';
 import { PriceTable } from './modules/usage/prices.js';
 import { UsageRepository } from './modules/usage/repository.js';
@@ -20,7 +19,8 @@ import { usageRoutes } from './modules/usage/routes.js';
 import { UsageService } from './modules/usage/service.js';
 import { ModelCatalog } from './modules/models/catalog.js';
 import { catalogOf, installedModels, secondPassModelOf } from './modules/models/installed.js';
-import { AudioFetchError, type AudioFetcher, TranscriptionProcessor, type WebhookSender } from './modules/transcriptions/processor.js';
+import { TranscriptionProcessor } from './modules/transcriptions/processor.js';
+import { audioFetcher, webhookSender } from './modules/transcriptions/outbound-http.js';
 import { TranscriptionsRepository } from './modules/transcriptions/repository.js';
 import { transcriptionsRoutes } from './modules/transcriptions/routes.js';
 import { modelsRoutes } from './modules/models/routes.js';
@@ -47,7 +47,7 @@ import { SpeakersService } from './modules/speakers/service.js';
 import { realtimeWsHandler } from './modules/realtime/routes.js';
 import { realtimeSessionOptions } from './modules/realtime/options.js';
 import { RealtimeService } from './modules/realtime/service.js';
-import { deliverWebhook, webhookBackoffMs } from './modules/webhooks/delivery.js';
+import { webhookBackoffMs } from './modules/webhooks/delivery.js';
 import type { AppContext } from './http/context.js';
 import { nodeRole } from './config/node-role.js';
 import { notingWsProject } from './http/websocket-session.js';
@@ -104,42 +104,8 @@ export interface ContextHandle {
 
 const HOUR_MS = 3_600_000;
 
-/** audio_url fetches: SSRF-checked, size- and time-capped; failures classified for the job record. */
-function audioFetcher(settings: Settings): AudioFetcher {
-  return async (url, destPath, signal) => {
-    try {
-      await downloadToFile(url, destPath, {
-        allowPrivateHosts: settings.allowPrivateHosts,
-        maxBytes: settings.downloadMaxBytes,
-        timeoutMs: settings.downloadTimeoutMs,
-        signal,
-      });
-    } catch (err) {
-      if (err instanceof DownloadBlockedError) throw new AudioFetchError('file_download_blocked', err.message);
-      if (err instanceof DownloadFailedError) throw new AudioFetchError('file_download_failed', err.message);
-      throw err;
-    }
-  };
-}
-
-function webhookSender(settings: Settings): WebhookSender {
-  return (d) =>
-    deliverWebhook({
-      url: d.url,
-      body: d.body,
-      authHeaderName: d.authHeaderName ?? undefined,
-      authHeaderValue: d.authHeaderValue ?? undefined,
-      signingSecret: settings.webhookSigningSecret || undefined,
-      messageId: d.messageId,
-      allowPrivateHosts: settings.allowPrivateHosts,
-      timeoutMs: settings.webhookTimeoutMs,
-      signal: d.signal,
-    });
-}
-
 export async function createContext(settings: Settings): Promise<ContextHandle> {
   const { servesApi, runsJobs } = nodeRole(settings);
-  // Blob store first: an unusable S3 bucket stops the start before a database is created.
   // The data directory first (one clear line for a wrong --data-dir), then the blob store (an unusable bucket stops
   // the start before any database is created).
   ensureDataDir(settings.dataDir);
