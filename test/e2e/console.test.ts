@@ -134,6 +134,8 @@ describe('web console', () => {
       expect(await list.getByRole('listitem').count()).toBe(10);
       await page.getByRole('button', { name: 'Next page' }).click();
       await page.getByText('Page 2').waitFor();
+      // The page label changes before page 2's listing arrives: wait for the first page's rows to go.
+      await list.getByRole('listitem').nth(1).waitFor({ state: 'detached' });
       await list.getByRole('listitem').nth(0).waitFor();
       expect(await list.getByRole('listitem').count()).toBe(1);
       expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
