@@ -1,12 +1,17 @@
 // `parlance models ...`: the speech models and translation pairs this server offers; bringing (pull, import, from the
 // catalogue) and removing models.
 import type { Command } from 'commander';
+import { languageIdConfig } from '../engines/language-id/identify.js';
 import { loadCatalogue } from '../engines/model-dir/catalogue.js';
+import type { InstalledModel } from '../engines/model-dir/manifest.js';
 import { progressMode, StderrProgress } from '../engines/model-dir/progress.js';
 import { importFolder, PullError, pullModel, removeModel } from '../engines/model-dir/pull.js';
 import { scanModelsDir } from '../engines/model-dir/scan.js';
 import { resolveSource, type SourceFlags } from '../engines/model-dir/sources.js';
 import { createSttRegistry } from '../engines/stt/index.js';
+import { checkModel } from '../engines/stt/sherpa/engine.js';
+import { offlineRecognizerConfig } from '../engines/stt/sherpa/offline-config.js';
+import { onlineRecognizerConfig } from '../engines/stt/sherpa/online-config.js';
 import { TtsRegistry } from '../engines/tts/registry.js';
 import { createTranslationRegistry, translationOptionsFrom } from '../engines/translate/registry.js';
 import { ModelCatalog } from '../modules/models/catalog.js';
@@ -62,7 +67,8 @@ export function modelsCommands(program: Command): void {
       .option('--language <code...>', "languages (ISO 639-1; default: the catalogue entry's, or en)")
       .option('--alias <id...>', "public ids to take over, e.g. stt-async-v4 (instead of the catalogue entry's suggestions)")
       .option('--no-aliases', "take over no public ids, not even the catalogue entry's suggestions")
-      .option('--sha256 <hex>', "expected SHA-256 of the archive (default: the catalogue entry's, when known)");
+      .option('--sha256 <hex>', "expected SHA-256 of the archive (default: the catalogue entry's, when known)")
+      .option('--file <role=name...>', 'the file of a role instead of the one found by name, e.g. encoder=encoder.onnx');
 
   sourceOptions(
     modelsCmd
@@ -142,8 +148,13 @@ async function bring(source: string, opts: CommonOpts & SourceFlags, command: 'p
   const interval = Number(process.env.PARLANCE_PULL_PROGRESS_SECONDS) || undefined;
   const r =
     resolved.kind === 'folder'
-      ? await importFolder({ ...resolved.options, modelsDir })
-      : await pullModel({ ...resolved.options, modelsDir, progress: (file) => (mode === 'none' ? undefined : new StderrProgress(file, mode, interval)) });
+      ? await importFolder({ ...resolved.options, modelsDir, check: loadCheck })
+      : await pullModel({
+          ...resolved.options,
+          modelsDir,
+          check: loadCheck,
+          progress: (file) => (mode === 'none' ? undefined : new StderrProgress(file, mode, interval)),
+        });
   const m = r.model;
   const checked = resolved.kind === 'archive' ? resolved.checkedAgainst : undefined;
   const lines = [`${m.id}: ${m.family} ${m.type} model in ${m.dir} (restart the server to offer it)`];
@@ -164,4 +175,15 @@ async function bring(source: string, opts: CommonOpts & SourceFlags, command: 'p
     },
     lines.join('\n'),
   );
+}
+
+/**
+ * The load check the server runs before it uses a model it recognizes or identifies languages with: sherpa-onnx loads
+ * it and decodes a second of silence in a child process, which a model that aborts onnxruntime ends instead of this
+ * one. Voices and speaker embeddings are checked as the server starts them.
+ */
+async function loadCheck(model: InstalledModel): Promise<void> {
+  if (model.family === 'stt-offline') await checkModel(model, 'offline', offlineRecognizerConfig(model));
+  else if (model.family === 'stt-streaming') await checkModel(model, 'online', onlineRecognizerConfig(model));
+  else if (model.family === 'language-id') await checkModel(model, 'language-id', languageIdConfig(model));
 }

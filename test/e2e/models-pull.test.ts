@@ -15,7 +15,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canMountTmpfs, fillDisk, mountTmpfs, unmount } from '../disk-full.js';
-import { writeEnergyCtcModel } from '../fixtures/sherpa-models.js';
+import { identityOnnxModel, writeCtcModelWithoutMetadata, writeEnergyCtcModel } from '../fixtures/sherpa-models.js';
 import { CLI, runCli, startParlance, tempDir } from '../harness.js';
 
 const root = tempDir('parlance-pull-');
@@ -28,6 +28,8 @@ let catalogueFile: string;
 /** Every request: its URL and Range / If-Range headers. */
 const requests: { url: string; range?: string; ifRange?: string }[] = [];
 const hits = new Map<string, number>();
+/** The vocoder's bytes as served. */
+const vocoder = identityOnnxModel();
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const modelsOf = (dataDir: string) => (existsSync(path.join(dataDir, 'models')) ? readdirSync(path.join(dataDir, 'models')).sort() : []);
@@ -88,15 +90,25 @@ beforeAll(async () => {
   writeFileSync(path.join(onlyTokens, 'tokens.txt'), '<blk> 0\n');
   execFileSync('tar', ['-czf', path.join(root, 'tokens-only.tar.gz'), '-C', path.join(root, 'pack2'), 'tokens-only']);
   writeFileSync(path.join(root, 'not-an-archive.tar.bz2'), 'hello');
+  // The energy model with its int8 file cut short; a model sherpa-onnx cannot load (no metadata).
+  const cut = path.join(root, 'pack-cut', 'cut-model');
+  mkdirSync(cut, { recursive: true });
+  writeFileSync(path.join(cut, 'model.int8.onnx'), readFileSync(files.model).subarray(0, 100));
+  copyFileSync(files.tokens, path.join(cut, 'tokens.txt'));
+  execFileSync('tar', ['-czf', path.join(root, 'cut-model.tar.gz'), '-C', path.join(root, 'pack-cut'), 'cut-model']);
+  const unloadable = path.join(root, 'pack-unloadable', 'unloadable');
+  writeCtcModelWithoutMetadata(unloadable);
+  execFileSync('tar', ['-czf', path.join(root, 'unloadable.tar.gz'), '-C', path.join(root, 'pack-unloadable'), 'unloadable']);
   // A Matcha archive's layout (two acoustic models, tokens, espeak-ng-data) and its separately released vocoder;
-  // single-file speaker embedding models. Their bytes only need to exist: nothing loads them here.
+  // single-file speaker embedding models. Nothing loads them here: their .onnx files need only be whole ONNX files.
   const matcha = path.join(root, 'pack3', 'matcha-icefall-en_US-ljspeech');
   mkdirSync(path.join(matcha, 'espeak-ng-data'), { recursive: true });
-  for (const f of ['model-steps-2.onnx', 'model-steps-3.onnx', 'tokens.txt', 'espeak-ng-data/phontab']) writeFileSync(path.join(matcha, f), f);
+  for (const f of ['model-steps-2.onnx', 'model-steps-3.onnx', 'tokens.txt', 'espeak-ng-data/phontab'])
+    writeFileSync(path.join(matcha, f), f.endsWith('.onnx') ? identityOnnxModel() : f);
   execFileSync('tar', ['-cjf', path.join(root, 'matcha-icefall-en_US-ljspeech.tar.bz2'), '-C', path.join(root, 'pack3'), 'matcha-icefall-en_US-ljspeech']);
-  writeFileSync(path.join(root, 'vocos-22khz-univ.onnx'), 'vocoder');
+  writeFileSync(path.join(root, 'vocos-22khz-univ.onnx'), vocoder);
   writeFileSync(path.join(root, 'wespeaker_en_voxceleb_resnet34.onnx'), 'not the real wespeaker model');
-  writeFileSync(path.join(root, 'campplus-test.onnx'), 'an embedding model');
+  writeFileSync(path.join(root, 'campplus-test.onnx'), identityOnnxModel());
   writeFileSync(path.join(root, 'big.tar.bz2'), randomBytes(256 * 1024));
 
   server = createServer(serve);
@@ -200,6 +212,8 @@ describe('parlance models pull', () => {
     ['a URL that answers 404', 'plain/missing.tar.bz2', 'nemo-ctc', /could not download .*HTTP 404/, []],
     ['a file that is not an archive', 'plain/not-an-archive.tar.bz2', 'nemo-ctc', /could not unpack/, []],
     ['an archive without the files of its type', 'plain/tokens-only.tar.gz', 'nemo-ctc', /the archive has no file for model/, []],
+    ['an archive whose model file is cut short', 'plain/cut-model.tar.gz', 'nemo-ctc', /cut-model\.tar\.gz: files\.model: model\.int8\.onnx is cut short/, []],
+    ['an archive sherpa-onnx cannot load', 'plain/unloadable.tar.gz', 'nemo-ctc', /unloadable\.tar\.gz\) could not be loaded by sherpa-onnx \(exit 255\)/, []],
     ['a type the family lacks', `plain/${ARCHIVE}`, 'wav2vec', /not a stt-offline model type/, []],
     ['a checksum that does not match', `plain/${ARCHIVE}`, 'nemo-ctc', /checksum mismatch/, ['--sha256', '0'.repeat(64)]],
     ['a download cut off', `cut/${ARCHIVE}`, 'nemo-ctc', /cut off at .* MB .*pull again to resume/, []],
@@ -282,10 +296,10 @@ describe('resuming an interrupted download', () => {
     const archiveSize = statSync(path.join(root, 'matcha-icefall-en_US-ljspeech.tar.bz2')).size;
     const ranges = (file: string) => requests.filter((q) => q.url.includes(file) && q.url.endsWith('?t=416')).map((q) => q.range);
     expect(ranges('matcha-icefall')).toEqual([undefined, `bytes=${archiveSize}-`]);
-    expect(ranges('vocos')).toEqual([undefined, `bytes=${'vocoder'.length >> 1}-`]);
+    expect(ranges('vocos')).toEqual([undefined, `bytes=${vocoder.length >> 1}-`]);
     const out = JSON.parse(second.stdout) as { model: { dir: string }; archive: { resumed_from: number } };
     expect(out.archive.resumed_from).toBe(archiveSize);
-    expect(readFileSync(path.join(out.model.dir, 'vocos-22khz-univ.onnx'), 'utf8')).toBe('vocoder');
+    expect(readFileSync(path.join(out.model.dir, 'vocos-22khz-univ.onnx'))).toEqual(Buffer.from(vocoder));
     expect(modelsOf(dataDir)).toEqual(['matcha-resume-v1']);
   }, 30_000);
 });
@@ -355,7 +369,7 @@ describe('the catalogue', () => {
       expect(names).toContain(n);
     }
     for (const e of catalogue) {
-      expect(e.url).toMatch(/^https:\/\/github\.com\/k2-fsa\/sherpa-onnx\/releases\/download\/(asr-models|tts-models|speaker-recongition-models)\//);
+      expect(e.url).toMatch(/^https:\/\/github\.com\/k2-fsa\/sherpa-onnx\/releases\/download\/(asr-models|kws-models|tts-models|speaker-recongition-models)\//);
       expect(e.sha256 === null || /^[0-9a-f]{64}$/.test(e.sha256)).toBe(true);
       expect(e.installed).toBe(false);
     }

@@ -44,6 +44,7 @@ const EntrySchema = Type.Object(
 export type CatalogueEntry = Static<typeof EntrySchema>;
 
 const asr = (file: string) => `${RELEASES}/asr-models/${file}`;
+const kws = (file: string) => `${RELEASES}/kws-models/${file}`;
 const tts = (file: string) => `${RELEASES}/tts-models/${file}`;
 // (sic: the release tag is spelled this way upstream)
 const speaker = (file: string) => `${RELEASES}/speaker-recongition-models/${file}`;
@@ -149,6 +150,28 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     id: 'zipformer-streaming-en-2023-06-26-v1',
     aliases: ['stt-rt-v4'],
     sha256: '639e25b578e9e997131402199419c13a941f8e4e198e2da1ce57dbf5cf401282',
+  },
+  // Published for keyword spotting, but a small general English recognizer (3.3M parameters, GigaSpeech, BPE-500).
+  // The archive holds each file in fp32 and int8. The encoder is pinned to fp32: the int8 export of this encoder in
+  // sherpa-onnx's "-mobile" archive aborts onnxruntime, and the archive's own int8 one has not been tried here. The
+  // decoder is fp32, int8 the joiner, as sherpa-onnx's tests pair them. A copy without the fp32 encoder falls back to
+  // the int8 one (pins apply when the file exists); its bpe.model gives the manifest's bpe vocabulary (roles.ts).
+  {
+    name: 'kws-zipformer-gigaspeech-3.3m',
+    title: 'icefall streaming Zipformer transducer, 3.3M (English, GigaSpeech, 320 ms chunks)',
+    url: kws('sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01.tar.bz2'),
+    family: 'stt-streaming',
+    type: 'transducer',
+    languages: ['en'],
+    // Estimated from its files (about 20 MB unpacked, most of it weights that bzip2 hardly shrinks).
+    size_mb: 18,
+    id: 'zipformer-gigaspeech-3m-streaming-en-v1',
+    files: {
+      encoder: 'encoder-epoch-12-avg-2-chunk-16-left-64.onnx',
+      decoder: 'decoder-epoch-12-avg-2-chunk-16-left-64.onnx',
+      joiner: 'joiner-epoch-12-avg-2-chunk-16-left-64.int8.onnx',
+      tokens: 'tokens.txt',
+    },
   },
   // Speech synthesis.
   {

@@ -1,8 +1,10 @@
-// Model folders: a good manifest is read with its files resolved; every way a folder can be broken names the file
-// and the fix; folders without a manifest are left alone; two models cannot claim one name.
+// Model folders: a good manifest is read with its files resolved; every way a folder can be broken (an .onnx file cut
+// short among them) names the file and the fix; folders without a manifest are left alone; two models cannot claim
+// one name.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { identityOnnxModel } from '../../../test/fixtures/sherpa-models.js';
 import { tempDir } from '../../../test/harness.js';
 import { MANIFEST_FILE, ModelManifestError, readManifest } from './manifest.js';
 import { scanModelsDir } from './scan.js';
@@ -10,10 +12,11 @@ import { scanModelsDir } from './scan.js';
 let root: string;
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-function folder(name: string, manifest: unknown, files: string[] = ['model.onnx', 'tokens.txt']): string {
+/** A model folder: its .onnx files whole ONNX models, unless `contents` has theirs. */
+function folder(name: string, manifest: unknown, files: string[] = ['model.onnx', 'tokens.txt'], contents: Record<string, Uint8Array | string> = {}): string {
   const dir = path.join(root, name);
   mkdirSync(dir, { recursive: true });
-  for (const f of files) writeFileSync(path.join(dir, f), 'x');
+  for (const f of files) writeFileSync(path.join(dir, f), contents[f] ?? (f.endsWith('.onnx') ? identityOnnxModel() : 'x'));
   writeFileSync(path.join(dir, MANIFEST_FILE), typeof manifest === 'string' ? manifest : JSON.stringify(manifest));
   return dir;
 }
@@ -36,7 +39,14 @@ describe('model folders', () => {
     expect(m.paths).toEqual({ model: path.join(dir, 'model.onnx'), tokens: path.join(dir, 'tokens.txt') });
   });
 
-  it.each([
+  it("reads a streaming transducer's BPE modeling unit and vocabulary", () => {
+    root = tempDir('models-');
+    const files = { encoder: 'encoder.int8.onnx', decoder: 'decoder.onnx', joiner: 'joiner.int8.onnx', tokens: 'tokens.txt', bpe_vocab: 'bpe.vocab' };
+    const dir = folder('zipformer', { ...ctc({ family: 'stt-streaming', type: 'transducer', files }), modeling_unit: 'bpe' }, Object.values(files));
+    expect(readManifest(dir)).toMatchObject({ modeling_unit: 'bpe', paths: { bpe_vocab: path.join(dir, 'bpe.vocab') } });
+  });
+
+  it.each<[string, unknown, RegExp, Record<string, Uint8Array | string>?]>([
     ['not JSON', '{"id": ', /not readable JSON.*fix the JSON/],
     ['an id without a version', ctc({ id: 'tiny' }), /field id: .*end in a version, like whisper-tiny-en-v1/],
     ['an unknown family', ctc({ family: 'music' }), /field family/],
@@ -50,9 +60,16 @@ describe('model folders', () => {
       ctc({ family: 'language-id', type: 'whisper', files: { encoder: 'model.onnx' } }),
       /files\.decoder is missing \(a whisper model needs encoder, decoder\).*add "decoder"/,
     ],
-  ])('stops at %s, naming the file and the fix', (_what, manifest, message) => {
+    [
+      'an .onnx file cut short',
+      ctc(),
+      /files\.model: model\.onnx is cut short \(it ends inside a field, at \d+ bytes\).*replace it with a whole copy/,
+      { 'model.onnx': identityOnnxModel().subarray(0, 30) },
+    ],
+    ['an .onnx file that is no model', ctc(), /files\.model: model\.onnx is not an ONNX model/, { 'model.onnx': '<html>Not Found</html>' }],
+  ])('stops at %s, naming the file and the fix', (_what, manifest, message, contents) => {
     root = tempDir('models-');
-    const dir = folder('bad', manifest);
+    const dir = folder('bad', manifest, undefined, contents);
     const err = (() => {
       try {
         readManifest(dir);

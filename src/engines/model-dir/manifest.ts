@@ -1,10 +1,12 @@
 // The manifest of a model a user brings (`<models dir>/<folder>/parlance-model.json`): what kind of model it is, which
-// files make it, and the public ids it answers to. Parsed and checked at start-up, so that a broken manifest or a
-// missing file stops the start with a message naming the file and the fix, instead of failing jobs later.
+// files make it, and the public ids it answers to. Parsed and checked at start-up, so that a broken manifest, a
+// missing file or an .onnx file that is no whole model (onnx-file.ts) stops the start with a message naming the file
+// and the fix, instead of failing jobs later.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { onnxProblem } from './onnx-file.js';
 
 export const MANIFEST_FILE = 'parlance-model.json';
 
@@ -42,6 +44,9 @@ export const MODEL_TYPES = {
 
 export type ModelFamily = keyof typeof MODEL_TYPES;
 
+/** Speech-to-text types whose models are a transducer (encoder, decoder, joiner), offline or streaming. */
+export const TRANSDUCER_TYPES: ReadonlySet<string> = new Set(['transducer', 'nemo-transducer']);
+
 const VERSIONED_ID = '^[a-z0-9][a-z0-9._-]*-v[0-9]+$';
 
 /** A model family (MODEL_TYPES' keys), as manifests and catalogue entries name it. */
@@ -72,8 +77,8 @@ export const ManifestSchema = Type.Object(
     /** Decoder threads of ONNX Runtime per recognizer (default 1: the server runs several at once). */
     threads: Type.Optional(Type.Integer({ minimum: 1, maximum: 16 })),
     /**
-     * Offline transducer STT: how words split into the model's tokens (sherpa-onnx's modeling unit; `bpe` needs
-     * files.bpe_vocab). Set, the model is decoded with modified_beam_search and honours a request's context terms.
+     * Transducer STT, offline or streaming: how words split into the model's tokens (sherpa-onnx's modeling unit;
+     * `bpe` needs files.bpe_vocab), so that context terms can be given to the model as hotwords.
      */
     modeling_unit: Type.Optional(Type.Union([Type.Literal('bpe'), Type.Literal('cjkchar'), Type.Literal('cjkchar+bpe')])),
     /** Offline STT: this model decodes each utterance of live sessions again for their final tokens. */
@@ -98,7 +103,7 @@ export interface InstalledModel extends Manifest {
 export class ModelManifestError extends Error {
   constructor(
     readonly file: string,
-    problem: string,
+    readonly problem: string,
     readonly fix: string,
   ) {
     super(`${file}: ${problem} (${fix})`);
@@ -144,6 +149,8 @@ export function readManifest(dir: string): InstalledModel {
     const p = path.resolve(dir, name);
     if (!existsSync(p)) throw new ModelManifestError(file, `files.${role}: ${name} does not exist`, `copy the file into ${dir}, or correct its name`);
     if (role !== 'data_dir' && !statSync(p).isFile()) throw new ModelManifestError(file, `files.${role}: ${name} is not a file`, 'name the file itself');
+    const problem = /\.onnx$/i.test(name) ? onnxProblem(p) : undefined;
+    if (problem) throw new ModelManifestError(file, `files.${role}: ${name} ${problem}`, 'replace it with a whole copy of the file');
     paths[role] = p;
   }
   return { ...manifest, dir, paths };

@@ -2,16 +2,31 @@
 // server never downloads anything). An archive (sherpa-onnx's release .tar.bz2 files, or .tar.gz / .tar.xz / .tar)
 // or a single .onnx file is fetched from a URL (resumably, download.ts) or read from a local path, unpacked in the
 // download area, given a parlance-model.json whose file roles are found by name (roles.ts), checked as the server
-// checks it at start, and only then moved into its own folder of the models directory. A local folder is copied the
-// same way. On any failure the models directory is left as it was; only an interrupted download's partial file stays
-// in the download area (`<models dir>/.downloads`, which the server skips) for the next pull to continue.
+// checks it at start (and loaded as it would load it, with the caller's `check`), and only then moved into its own
+// folder of the models directory. A local folder is copied the same way. On any failure the models directory is left
+// as it was; only an interrupted download's partial file stays in the download area (`<models dir>/.downloads`,
+// which the server skips) for the next pull to continue.
 import { execFile } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { stripArchiveExt } from './catalogue.js';
 import { discardPart, type DownloadProgress, downloadResumable, hashFile, partFileFor } from './download.js';
-import { type InstalledModel, MANIFEST_FILE, type ModelFamily, readManifest } from './manifest.js';
+import { type InstalledModel, MANIFEST_FILE, type ModelFamily, ModelManifestError, readManifest } from './manifest.js';
 import { diskError, PullError } from './pull-error.js';
 import { findRoles, neededRoles } from './roles.js';
 import { scanModelsDir } from './scan.js';
@@ -37,10 +52,18 @@ export interface ModelFields {
   voices?: Record<string, number>;
 }
 
-export interface PullOptions extends ModelFields {
+/** What pull and import take besides the source and the manifest's fields. */
+interface InstallOptions extends ModelFields {
+  modelsDir: string;
+  /** Role → file name chosen by the operator (--file): the source must have that file. */
+  chosenFiles?: Record<string, string>;
+  /** The server's load check of the model (the CLI's runs sherpa-onnx in a child process): a rejection refuses it. */
+  check?: (model: InstalledModel) => Promise<void>;
+}
+
+export interface PullOptions extends InstallOptions {
   /** http(s) URL or local path of the archive or .onnx file. */
   source: string;
-  modelsDir: string;
   family: ModelFamily;
   type: string;
   /** Expected SHA-256 of the archive (hex); a mismatch fails the pull. */
@@ -53,10 +76,9 @@ export interface PullOptions extends ModelFields {
   progress?: (file: string) => DownloadProgress | undefined;
 }
 
-export interface FolderImportOptions extends ModelFields {
+export interface FolderImportOptions extends InstallOptions {
   /** A local folder holding the model's files, with or without its parlance-model.json. */
   source: string;
-  modelsDir: string;
   /** Needed when the folder has no parlance-model.json (which has them otherwise). */
   family?: ModelFamily;
   type?: string;
@@ -75,7 +97,7 @@ export interface PullResult {
 }
 
 export async function pullModel(opts: PullOptions): Promise<PullResult> {
-  neededRoles(opts.family, opts.type);
+  neededRoles(opts.family, opts.type, opts.chosenFiles);
   const remote = /^https?:\/\//.test(opts.source);
   const file = path.basename(remote ? new URL(opts.source).pathname : opts.source);
   if (!remote && !(existsSync(opts.source) && statSync(opts.source).isFile())) throw new PullError(`${opts.source} is not a file`);
@@ -120,13 +142,14 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
     if (!/\.onnx$/.test(file)) await unpack(part ? archive : opts.source, work, opts.source);
     else if (part) renameSync(archive, path.join(work, file));
     else copyFileSync(opts.source, path.join(work, file));
+    ownCopy(work);
     const top = topFolder(work);
     for (const x of extras) {
       renameSync(x.part, path.join(top, x.file));
       discardPart(x.part);
     }
-    const files = findRoles(top, opts.family, opts.type, 'the archive', opts.files);
-    const model = install(top, target.folder, manifestOf(target, opts, opts.family, opts.type, files));
+    const files = findRoles(top, opts.family, opts.type, 'the archive', opts.files, opts.chosenFiles);
+    const model = await install(top, target.folder, foundManifest(target, opts, opts.family, opts.type, files), opts.source, opts.check);
     return { model, sha256: digest, checked: !!expected, resumedFrom, skippedAliases: target.skipped };
   } catch (err) {
     throw diskError(err, opts.modelsDir);
@@ -148,11 +171,12 @@ export async function importFolder(opts: FolderImportOptions): Promise<PullResul
     if ((opts.family && opts.family !== m.family) || (opts.type && opts.type !== m.type)) {
       throw new PullError(`${path.join(opts.source, MANIFEST_FILE)} says ${m.family} ${m.type}; drop --family/--type, or fix the manifest`);
     }
+    neededRoles(m.family, m.type, opts.chosenFiles);
     raw = JSON.parse(readFileSync(path.join(opts.source, MANIFEST_FILE), 'utf8')) as Record<string, unknown>;
   } else if (!opts.family || !opts.type) {
     throw new PullError(`${opts.source} has no ${MANIFEST_FILE}: give --family and --type`);
   } else {
-    neededRoles(opts.family, opts.type);
+    neededRoles(opts.family, opts.type, opts.chosenFiles);
   }
   const id = opts.id ?? (raw?.id as string | undefined) ?? defaultId(path.basename(path.resolve(opts.source)));
   const target = plan(opts.modelsDir, id, { ...opts, aliases: opts.aliases ?? (raw?.aliases as string[] | undefined) });
@@ -162,6 +186,7 @@ export async function importFolder(opts: FolderImportOptions): Promise<PullResul
     rmSync(work, { recursive: true, force: true });
     mkdirSync(downloads, { recursive: true });
     cpSync(opts.source, work, { recursive: true });
+    ownCopy(work);
     const manifest = raw
       ? {
           ...raw,
@@ -170,11 +195,11 @@ export async function importFolder(opts: FolderImportOptions): Promise<PullResul
             { ...opts, languages: opts.languages ?? (raw.languages as string[]), name: opts.name ?? (raw.name as string | undefined) },
             raw.family as ModelFamily,
             raw.type as string,
-            raw.files as Record<string, string>,
+            { ...(raw.files as Record<string, string>), ...opts.chosenFiles },
           ),
         }
-      : manifestOf(target, opts, opts.family!, opts.type!, findRoles(work, opts.family!, opts.type!, 'the folder'));
-    const model = install(work, target.folder, manifest);
+      : foundManifest(target, opts, opts.family!, opts.type!, findRoles(work, opts.family!, opts.type!, 'the folder', {}, opts.chosenFiles));
+    const model = await install(work, target.folder, manifest, opts.source, opts.check);
     return { model, checked: false, resumedFrom: 0, skippedAliases: target.skipped };
   } catch (err) {
     throw diskError(err, opts.modelsDir);
@@ -210,7 +235,11 @@ function plan(modelsDir: string, id: string, fields: ModelFields): Target {
   };
 }
 
-function manifestOf(target: Target, fields: ModelFields, family: ModelFamily, type: string, files: Record<string, string>): Record<string, unknown> {
+interface ManifestDraft extends Record<string, unknown> {
+  files: Record<string, string>;
+}
+
+function manifestOf(target: Target, fields: ModelFields, family: ModelFamily, type: string, files: Record<string, string>): ManifestDraft {
   return {
     id: target.id,
     ...(fields.name ? { name: fields.name } : {}),
@@ -223,14 +252,69 @@ function manifestOf(target: Target, fields: ModelFields, family: ModelFamily, ty
   };
 }
 
-/** Write the manifest into `dir`, check it as the server would, and move `dir` into place as `folder`. */
-function install(dir: string, folder: string, manifest: Record<string, unknown>): InstalledModel {
-  writeFileSync(path.join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
-  readManifest(dir);
+/** The manifest of a model whose files were found by name (findRoles): a BPE vocabulary among them is its modeling unit. */
+function foundManifest(target: Target, fields: ModelFields, family: ModelFamily, type: string, files: Record<string, string>): ManifestDraft {
+  return { ...manifestOf(target, fields, family, type, files), ...(files.bpe_vocab ? { modeling_unit: 'bpe' } : {}) };
+}
+
+/**
+ * Write the manifest into `dir`, check the model as the server would, and move `dir` into place as `folder`. Errors
+ * name `source`, where the files came from, rather than their copy in the download area.
+ */
+async function install(dir: string, folder: string, manifest: ManifestDraft, source: string, check: InstallOptions['check']): Promise<InstalledModel> {
+  const failure = await whyUnusable(dir, manifest, source, check);
+  if (failure) throw new PullError((await int8EncoderFailure(dir, manifest, source, check, failure)) ?? failure.message);
   // Another pull may have installed one there meanwhile.
   if (existsSync(folder)) throw new PullError(`${folder} exists already: remove it, or pull with another --id`);
   renameSync(dir, folder);
   return readManifest(folder);
+}
+
+interface Failure {
+  message: string;
+  /** The files passed the start-up checks; loading them failed. */
+  loading: boolean;
+}
+
+/** Why the model in `dir` cannot be used with `manifest`: its files fail the start-up checks, or `check` refuses it. */
+async function whyUnusable(dir: string, manifest: ManifestDraft, source: string, check: InstallOptions['check']): Promise<Failure | undefined> {
+  writeFileSync(path.join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+  let model: InstalledModel;
+  try {
+    model = readManifest(dir);
+  } catch (err) {
+    if (err instanceof ModelManifestError) return { message: `${source}: ${err.problem}`, loading: false };
+    throw err;
+  }
+  try {
+    await check?.(model);
+  } catch (err) {
+    return { message: (err as Error).message.replaceAll(dir, source), loading: true };
+  }
+  return undefined;
+}
+
+/**
+ * The error of a model whose encoder is an int8 file, which not every export makes loadable (the int8 encoder of
+ * sherpa-onnx's "mobile" KWS Zipformer aborts onnxruntime): when the fp32 encoder beside it passes, the error names
+ * it and how to choose it; when there is none, a failed load says which encoder it tried. Undefined otherwise.
+ */
+async function int8EncoderFailure(
+  dir: string,
+  manifest: ManifestDraft,
+  source: string,
+  check: InstallOptions['check'],
+  failure: Failure,
+): Promise<string | undefined> {
+  const encoder = manifest.files.encoder;
+  if (!encoder?.endsWith('.int8.onnx')) return undefined;
+  const fp32 = encoder.replace(/\.int8\.onnx$/, '.onnx');
+  if (!existsSync(path.join(dir, fp32)))
+    return failure.loading
+      ? `${failure.message}; the encoder is the int8 ${encoder}: an fp32 encoder, if you have one, can be chosen with --file encoder=FILE`
+      : undefined;
+  if (await whyUnusable(dir, { ...manifest, files: { ...manifest.files, encoder: fp32 } }, source, check)) return undefined;
+  return `the int8 encoder ${encoder} could not be loaded, the fp32 encoder ${fp32} beside it can: bring the model again with --file encoder=${fp32} (the failure: ${failure.message})`;
 }
 
 async function unpack(archive: string, into: string, source: string): Promise<void> {
@@ -243,6 +327,17 @@ async function unpack(archive: string, into: string, source: string): Promise<vo
 function topFolder(dir: string): string {
   const entries = readdirSync(dir);
   return entries.length === 1 && statSync(path.join(dir, entries[0]!)).isDirectory() ? path.join(dir, entries[0]!) : dir;
+}
+
+/**
+ * Copies and unpacked archives keep their source's modes: those of a read-only folder (a mounted medium) are made
+ * writable, for the manifest and `models remove`.
+ */
+function ownCopy(dir: string): void {
+  for (const p of [dir, ...(readdirSync(dir, { recursive: true }) as string[]).map((f) => path.join(dir, f))]) {
+    const stat = lstatSync(p);
+    if (!stat.isSymbolicLink() && !(stat.mode & 0o200)) chmodSync(p, stat.mode | 0o200);
+  }
 }
 
 function defaultId(base: string): string {

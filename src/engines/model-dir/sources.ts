@@ -19,6 +19,8 @@ export interface SourceFlags {
   /** false with --no-aliases: not even the catalogue's suggested aliases. */
   aliases?: boolean;
   sha256?: string;
+  /** --file role=name: the file of a role, instead of the one found by name. */
+  file?: string[];
 }
 
 export type ResolvedSource =
@@ -35,6 +37,7 @@ export function resolveSource(source: string, flags: SourceFlags, catalogue: rea
   if (flags.family !== undefined && !(flags.family in MODEL_TYPES)) throw new PullError(`--family must be one of: ${Object.keys(MODEL_TYPES).join(', ')}`);
   if (flags.sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(flags.sha256)) throw new PullError('--sha256 must be 64 hex digits');
   const aliases = flags.aliases === false ? [] : flags.alias;
+  const chosenFiles = chosenFilesOf(flags.file);
   const remote = /^https?:\/\//.test(source);
   if (command === 'import' && remote) throw new PullError('`parlance models import` takes a local archive or folder; use `parlance models pull` for a URL');
   const local = !remote && existsSync(source);
@@ -49,6 +52,7 @@ export function resolveSource(source: string, flags: SourceFlags, catalogue: rea
         name: flags.name,
         languages: flags.language,
         aliases,
+        chosenFiles,
       },
     };
   }
@@ -85,8 +89,17 @@ export function resolveSource(source: string, flags: SourceFlags, catalogue: rea
       suggestedAliases: entry?.aliases,
       sha256,
       files: entry?.files,
+      chosenFiles,
       extras: entry?.extras,
       voices: entry?.voices,
     },
   };
+}
+
+/** --file flags as role → file name; a PullError for one that is not `role=name`. */
+function chosenFilesOf(flags: string[] = []): Record<string, string> | undefined {
+  if (!flags.length) return undefined;
+  const bad = flags.find((f) => !/^[a-z_]+=[^/\\]+$/.test(f));
+  if (bad !== undefined) throw new PullError(`--file ${bad}: give a role and a file name of the model, e.g. --file encoder=encoder.onnx`);
+  return Object.fromEntries(flags.map((f) => [f.slice(0, f.indexOf('=')), f.slice(f.indexOf('=') + 1)]));
 }
