@@ -106,6 +106,12 @@ export interface StreamingSession {
    * past it the faster words are final. Default: the engine's own limit.
    */
   finalize(options?: { waitMs?: number }): Promise<void>;
+  /**
+   * Make final the words heard so far that can no longer change, without ending the utterance: for decoders that keep
+   * their context going, where a cut mid-sentence costs the words around it. The words still forming stay partial.
+   * Resolves with the end of the last word made final (ms), or undefined when none could be (finalize() then).
+   */
+  settle?(): Promise<number | undefined>;
   /** Finalize and release the engine. No events after the promise resolves. */
   end(): Promise<void>;
   /** Drop the session at once without final results; idempotent. */

@@ -37,35 +37,50 @@ export interface ResolvedCatalogModel {
   engine: ResolvedModel;
 }
 
+/** A public id that stands for a catalog model: in the target's modes, or in `mode` only. */
+export interface CatalogAlias {
+  alias: string;
+  target: string;
+  /** A target offered in both modes (a streaming model) is aliased in this one only (`stt-async-v4`, not real time). */
+  mode?: TranscriptionMode;
+}
+
+/** Catalog key: a streaming model is offered under one id in both modes, as two entries. */
+const keyOf = (id: string, mode: TranscriptionMode) => `${mode}\u0000${id}`;
+
 export class ModelCatalog {
-  private readonly byId = new Map<string, CatalogModel>();
-  private readonly aliases = new Map<string, string>();
+  private readonly entries = new Map<string, CatalogModel>();
+  private readonly ids = new Set<string>();
+  private readonly aliases = new Map<string, CatalogAlias>();
 
   constructor(
     private readonly registry: SttRegistry,
     models: readonly CatalogModel[] = defaultCatalog,
-    aliasPairs: readonly string[] = [],
+    /** Operator pairs (`alias=model`) and the claims of installed models. */
+    aliasPairs: readonly (string | CatalogAlias)[] = [],
     /** Installed translation directions (an empty registry: no translation). */
     readonly translation: TranslationRegistry = new TranslationRegistry(),
   ) {
     for (const m of models) {
       if (!registry.resolve(m.engineModelId)) throw new Error(`catalog model ${m.id} names unknown engine model ${m.engineModelId}`);
-      this.byId.set(m.id, m);
+      this.entries.set(keyOf(m.id, m.mode), m);
+      this.ids.add(m.id);
     }
     for (const pair of aliasPairs) {
-      const [alias, target, extra] = pair.split('=').map((s) => s.trim());
-      if (!alias || !target || extra !== undefined) throw new Error(`model alias "${pair}" must look like alias=model`);
-      if (!this.byId.has(target)) throw new Error(`model alias ${alias} points at unknown model ${target}`);
-      if (this.byId.has(alias)) throw new Error(`model alias ${alias} hides a model of the same id`);
-      this.aliases.set(alias, target);
+      const a = typeof pair === 'string' ? parseAliasPair(pair) : pair;
+      if (!this.ids.has(a.target)) throw new Error(`model alias ${a.alias} points at unknown model ${a.target}`);
+      if (this.ids.has(a.alias)) throw new Error(`model alias ${a.alias} hides a model of the same id`);
+      this.aliases.set(a.alias, a);
     }
   }
 
   /** The model for `id` in `mode`, or 400 model_not_available naming what exists. */
   resolve(id: string, mode: TranscriptionMode): ResolvedCatalogModel {
-    const model = this.byId.get(this.aliases.get(id) ?? id);
-    if (!model || model.mode !== mode) {
-      const offered = [...this.byId.values()].filter((m) => m.mode === mode).map((m) => m.id);
+    const alias = this.aliases.get(id);
+    const target = alias ? (alias.mode === undefined || alias.mode === mode ? alias.target : undefined) : id;
+    const model = target === undefined ? undefined : this.entries.get(keyOf(target, mode));
+    if (!model) {
+      const offered = [...this.entries.values()].filter((m) => m.mode === mode).map((m) => m.id);
       throw new ApiError(
         'model_not_available',
         `Model "${id}" is not available for ${mode === 'async' ? 'async' : 'real-time'} transcription. Available: ${offered.join(', ')}.`,
@@ -116,8 +131,20 @@ export class ModelCatalog {
         two_way_translation: pairs.length ? 'specific_pairs' : null,
       };
     };
-    const out = [...this.byId.values()].map((m) => entry(m.id, m, null));
-    for (const [alias, target] of this.aliases) out.push(entry(alias, this.byId.get(target)!, target));
+    const out = [...this.entries.values()].map((m) => entry(m.id, m, null));
+    for (const a of this.aliases.values()) {
+      for (const mode of a.mode ? [a.mode] : (['async', 'real_time'] as const)) {
+        const target = this.entries.get(keyOf(a.target, mode));
+        if (target) out.push(entry(a.alias, target, a.target));
+      }
+    }
     return out;
   }
+}
+
+/** An operator's `alias=model` pair. */
+export function parseAliasPair(pair: string): CatalogAlias {
+  const [alias, target, extra] = pair.split('=').map((s) => s.trim());
+  if (!alias || !target || extra !== undefined) throw new Error(`model alias "${pair}" must look like alias=model`);
+  return { alias, target };
 }

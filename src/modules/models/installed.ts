@@ -3,7 +3,7 @@
 import { ConfigError } from '../../config/settings.js';
 import { type InstalledModel, ModelManifestError } from '../../engines/model-dir/manifest.js';
 import { scanModelsDir } from '../../engines/model-dir/scan.js';
-import { type CatalogModel, defaultCatalog } from './catalog.js';
+import { type CatalogAlias, type CatalogModel, defaultCatalog, parseAliasPair, type TranscriptionMode } from './catalog.js';
 
 export class ModelClaimError extends Error {}
 
@@ -46,7 +46,7 @@ export function secondPassModelOf(
 export function catalogOf(
   installed: readonly InstalledModel[],
   settings: { sttModelAliases: readonly string[] },
-): { catalog: CatalogModel[]; aliases: string[] } {
+): { catalog: CatalogModel[]; aliases: CatalogAlias[] } {
   try {
     return withInstalledModels(installed, defaultCatalog, settings.sttModelAliases);
   } catch (err) {
@@ -55,30 +55,36 @@ export function catalogOf(
   }
 }
 
-/** The catalog entries and alias table with the installed models in; throws ModelClaimError on a claim that cannot hold. */
+/**
+ * The catalog entries and alias table with the installed models in; throws ModelClaimError on a claim that cannot
+ * hold. An offline model is offered for async transcription; a streaming one for real time and for async (its files
+ * decoded segment by segment), under the same id. A claimed alias keeps the mode it had (`stt-async-v4` stays async,
+ * `stt-rt-v4` real time); a new one is offered in every mode of its model.
+ */
 export function withInstalledModels(
   installed: readonly InstalledModel[],
   catalog: readonly CatalogModel[],
   aliasPairs: readonly string[],
-): { catalog: CatalogModel[]; aliases: string[] } {
+): { catalog: CatalogModel[]; aliases: CatalogAlias[] } {
   const models = [...catalog];
-  const aliases = new Map(aliasPairs.map((p) => [p.split('=')[0]!.trim(), p] as const));
+  const aliases = new Map<string, CatalogAlias>();
+  for (const pair of aliasPairs) {
+    const a = parseAliasPair(pair);
+    aliases.set(a.alias, a);
+  }
   for (const m of installed) {
     if (m.family !== 'stt-offline' && m.family !== 'stt-streaming') continue;
     if (models.some((c) => c.id === m.id)) throw new ModelClaimError(`model ${m.id} (${m.dir}) has the id of a built-in model: give it another id`);
-    const entry: CatalogModel = { id: m.id, name: m.name ?? m.id, mode: m.family === 'stt-streaming' ? 'real_time' : 'async', engineModelId: m.id };
-    models.push(entry);
+    const modes: TranscriptionMode[] = m.family === 'stt-streaming' ? ['real_time', 'async'] : ['async'];
+    for (const mode of modes) models.push({ id: m.id, name: m.name ?? m.id, mode, engineModelId: m.id });
     for (const alias of m.aliases ?? []) {
       const previous = aliases.get(alias);
-      const previousTarget = previous?.split('=')[1]?.trim();
-      const previousMode = models.find((c) => c.id === previousTarget)?.mode;
-      if (previousMode && previousMode !== entry.mode) {
-        const what =
-          entry.mode === 'async' ? 'transcribes files only and cannot take over the real-time' : 'is a real-time model and cannot take over the async';
-        throw new ModelClaimError(`model ${m.id} (${m.dir}) ${what} model id ${alias}`);
-      }
+      const previousModes = models.filter((c) => c.id === previous?.target).map((c) => c.mode);
+      const previousMode = previousModes.length === 1 ? previousModes[0] : undefined;
+      if (previousMode && !modes.includes(previousMode))
+        throw new ModelClaimError(`model ${m.id} (${m.dir}) transcribes files only and cannot take over the real-time model id ${alias}`);
       if (models.some((c) => c.id === alias)) throw new ModelClaimError(`model ${m.id} (${m.dir}) claims ${alias}, the id of a model: claim aliases only`);
-      aliases.set(alias, `${alias}=${m.id}`);
+      aliases.set(alias, { alias, target: m.id, ...(previousMode && modes.length > 1 ? { mode: previousMode } : {}) });
     }
   }
   return { catalog: models, aliases: [...aliases.values()] };

@@ -109,6 +109,11 @@ export class AudioIntake {
     // How far the engine's intake is behind a client sending in real time (negative when it sends faster).
     const behindMs = Date.now() - (this.firstAudioAt ?? Date.now()) - engine.audioMs;
     return this.hooks.whileFinalizing(async () => {
+      // An engine that can make the settled words final without cutting the utterance does so; the word still forming
+      // stays non-final (and is cut next time, should it outlive the bound on its own).
+      const settledTo = await engine.settle?.();
+      if (this.hooks.closed()) return;
+      if (settledTo !== undefined) return this.hooks.finalizedUpTo(settledTo);
       await engine.finalize({ waitMs: Math.max(0, MAX_BEHIND_MS - behindMs) });
       if (this.hooks.closed()) return;
       await this.hooks.finalizedUpTo(engine.audioMs);

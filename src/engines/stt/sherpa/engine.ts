@@ -123,40 +123,58 @@ export class SherpaEngine implements SttEngine {
     if (model.family === 'stt-streaming') return this.openStreaming(model);
     const config = offlineRecognizerConfig(model);
     await checkModel(model, 'offline', config);
-    const vad = await loadVadOffThread({ ...this.options.vad, lane: 'batch', log: this.options.log });
-    const concurrency = this.options.concurrency ?? Math.max(1, Math.floor(availableParallelism() / 2));
     if (!existsSync(WORKER_FILE)) {
       // Running from sources (tests importing modules): one recognizer on this thread's async decoder.
       const recognizer = await sherpa().OfflineRecognizer.createAsync(config);
       const decoder = { decode: (samples: Int16Array, hotwords?: string) => recognizer.decodeAsync(streamOf(recognizer, pcmToFloat32(samples), hotwords)) };
-      return new SherpaOfflineRecognizer(model, vad, [decoder], this.options.segmentation);
+      return this.fileRecognizer(model, [decoder]);
     }
-    const lanes = Array.from({ length: concurrency }, () => new WorkerLane<Request, OfflineReply>(WORKER_FILE, { nice: BATCH_NICE }));
-    await Promise.all(lanes.map((l) => l.call({ op: 'load', config })));
-    const decoders = lanes.map((lane) => ({
-      decode: async (samples: Int16Array, hotwords?: string) =>
-        ((await lane.call({ op: 'decode', samples, hotwords })) as Extract<OfflineReply, { result: unknown }>).result,
-      stop: () => lane.stop(),
-    }));
-    return new SherpaOfflineRecognizer(model, vad, decoders, this.options.segmentation);
+    return this.fileRecognizer(model, await this.batchDecoders<Request, OfflineReply>(WORKER_FILE, { op: 'load', config }));
   }
 
   private async openStreaming(model: InstalledModel): Promise<SherpaStreamingRecognizer> {
     const config = onlineRecognizerConfig(model);
     await checkModel(model, 'online', config);
     let lanes: OnlineLane[];
+    let files: () => Promise<SherpaOfflineRecognizer>;
     if (!existsSync(ONLINE_WORKER_FILE)) {
-      // Running from sources: one recognizer on this thread.
+      // Running from sources: one recognizer on this thread, for sessions and files.
       const handler = onlineHandler();
       lanes = [{ call: async (req) => handler(req), stop: async () => {}, sessions: 0 }];
+      const decoder = { decode: async (samples: Int16Array, hotwords?: string) => resultOf(handler({ op: 'decode', samples, hotwords })) };
+      files = () => this.fileRecognizer(model, [decoder]);
     } else {
       lanes = Array.from({ length: this.options.streamingRecognizers ?? availableParallelism() }, () => {
         const lane = new WorkerLane<OnlineCall, OnlineReply>(ONLINE_WORKER_FILE);
         return { call: (req: OnlineCall) => lane.call(req), stop: () => lane.stop(), sessions: 0 };
       });
+      files = async () => this.fileRecognizer(model, await this.batchDecoders<OnlineCall, OnlineReply>(ONLINE_WORKER_FILE, { op: 'load', config }));
     }
     await Promise.all(lanes.map((l) => l.call({ op: 'load', config })));
-    return new SherpaStreamingRecognizer(SHERPA_ENGINE_ID, model, lanes, DEFAULT_ENDPOINT_MS, await this.streamingSecondPass(model));
+    const hotwordsCase = takesHotwords(model) ? tokenCase(model.paths.tokens!) : undefined;
+    return new SherpaStreamingRecognizer(SHERPA_ENGINE_ID, model, lanes, {
+      endpointSilenceMs: DEFAULT_ENDPOINT_MS,
+      files,
+      hotwords: hotwordsCase && ((context) => hotwordsOf(context, hotwordsCase)),
+      secondPass: await this.streamingSecondPass(model),
+    });
+  }
+
+  /** Files of `model`: cut into speech segments by the VAD, each decoded by one of `decoders`. */
+  private async fileRecognizer(model: InstalledModel, decoders: SegmentDecoder[]): Promise<SherpaOfflineRecognizer> {
+    const vad = await loadVadOffThread({ ...this.options.vad, lane: 'batch', log: this.options.log });
+    return new SherpaOfflineRecognizer(model, vad, decoders, this.options.segmentation);
+  }
+
+  /** Worker threads at batch priority that each load the model and decode whole segments (options.concurrency). */
+  private async batchDecoders<Req extends { op: string }, Res extends object>(file: string, load: Req): Promise<SegmentDecoder[]> {
+    const concurrency = this.options.concurrency ?? Math.max(1, Math.floor(availableParallelism() / 2));
+    const lanes = Array.from({ length: concurrency }, () => new WorkerLane<Req, Res>(file, { nice: BATCH_NICE }));
+    await Promise.all(lanes.map((l) => l.call(load)));
+    return lanes.map((lane) => ({
+      decode: async (samples: Int16Array, hotwords?: string) => resultOf(await lane.call({ op: 'decode', samples, hotwords } as unknown as Req)),
+      stop: () => lane.stop(),
+    }));
   }
 
   /** The second passes of a streaming model's sessions; none (one-pass finals, logged) if that model cannot load. */
@@ -177,6 +195,12 @@ export class SherpaEngine implements SttEngine {
     this.loaded.clear();
     await Promise.all(all.map(async (p) => (await p.catch(() => undefined))?.close()));
   }
+}
+
+/** The decoded segment of a worker's reply to a 'decode' request. */
+function resultOf(reply: object): OfflineResult {
+  if (!('result' in reply)) throw new Error('the recognizer answered a decode without a result');
+  return reply.result as OfflineResult;
 }
 
 function streamOf(recognizer: OfflineRecognizer, samples: Float32Array, hotwords?: string) {
@@ -218,6 +242,8 @@ export class SherpaOfflineRecognizer implements Recognizer {
   private readonly gate: WorkGate;
   /** Case of the model's letters, for context terms as hotwords (undefined: the model takes none). */
   private readonly hotwordsCase: ReturnType<typeof tokenCase> | undefined;
+  /** The model writes in capitals only. */
+  private readonly capitals: boolean;
 
   constructor(
     readonly model: InstalledModel,
@@ -227,7 +253,9 @@ export class SherpaOfflineRecognizer implements Recognizer {
   ) {
     this.free = [...decoders];
     this.gate = new WorkGate(decoders.length);
-    this.hotwordsCase = takesHotwords(model) ? tokenCase(model.paths.tokens!) : undefined;
+    const letters = model.paths.tokens ? tokenCase(model.paths.tokens) : 'mixed';
+    this.hotwordsCase = takesHotwords(model) ? letters : undefined;
+    this.capitals = letters === 'upper';
   }
 
   get engineModel(): string {
@@ -273,7 +301,7 @@ export class SherpaOfflineRecognizer implements Recognizer {
     const hotwords = this.hotwordsCase && hotwordsOf(options.context, this.hotwordsCase);
     return this.gate
       .run(() => this.decodeOn(samples, hotwords), options.signal, options.live ? LIVE_PRIORITY : 0)
-      .then((r) => resultWords(r, Math.round(startSample / 16), Math.round(samples.length / 16)));
+      .then((r) => resultWords(r, Math.round(startSample / 16), Math.round(samples.length / 16), this.capitals));
   }
 
   private async decodeOn(samples: Int16Array, hotwords: string | undefined): Promise<OfflineResult> {

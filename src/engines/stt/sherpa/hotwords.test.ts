@@ -13,13 +13,14 @@ const model = (over: Partial<InstalledModel>): InstalledModel =>
   ({ id: 'm-v1', family: 'stt-offline', type: 'transducer', files: {}, languages: ['en'], dir, paths: {}, ...over }) as InstalledModel;
 
 describe('takesHotwords', () => {
-  it('is true only for offline transducers whose manifest names a modeling unit', () => {
+  it('is true only for transducers (offline and streaming) whose manifest names a modeling unit', () => {
     expect(takesHotwords(model({ modeling_unit: 'bpe' }))).toBe(true);
     expect(takesHotwords(model({ type: 'nemo-transducer', modeling_unit: 'bpe' }))).toBe(true);
     expect(takesHotwords(model({}))).toBe(false);
     expect(takesHotwords(model({ type: 'whisper', modeling_unit: 'bpe' }))).toBe(false);
     expect(takesHotwords(model({ type: 'nemo-ctc', modeling_unit: 'bpe' }))).toBe(false);
-    expect(takesHotwords(model({ family: 'stt-streaming', modeling_unit: 'bpe' }))).toBe(false);
+    expect(takesHotwords(model({ family: 'stt-streaming', modeling_unit: 'bpe' }))).toBe(true);
+    expect(takesHotwords(model({ family: 'stt-streaming', type: 'paraformer', modeling_unit: 'bpe' }))).toBe(false);
   });
 });
 

@@ -1,19 +1,20 @@
-// A request's context terms as sherpa-onnx hotwords: phrases the decoder favours while searching. Only offline
-// transducer models (Zipformer, NeMo transducers such as Parakeet TDT) take them per stream, and only when decoded
-// with modified_beam_search and told how to split words into their tokens (the manifest's `modeling_unit`, with the
-// `bpe_vocab` file for BPE models). Other model types ignore context; sherpa-onnx would end the process if given
-// hotwords for them, so they never are.
+// A request's context terms as sherpa-onnx hotwords: phrases the decoder favours while searching. Only transducer
+// models (Zipformer, NeMo transducers such as Parakeet TDT; offline ones per stream, streaming ones per recognizer)
+// take them, and only when decoded with modified_beam_search and told how to split words into their tokens (the
+// manifest's `modeling_unit`, with the `bpe_vocab` file for BPE models). Other model types ignore context;
+// sherpa-onnx would end the process if given hotwords for them, so they never are.
 import { readFileSync } from 'node:fs';
-import type { InstalledModel } from '../../model-dir/manifest.js';
+import { type InstalledModel, TRANSDUCER_TYPES } from '../../model-dir/manifest.js';
 import type { RecognitionContext } from '../interface.js';
 
-const TRANSDUCER_TYPES = new Set(['transducer', 'nemo-transducer']);
+/** Bonus per token of a context term in the beam search (sherpa-onnx's default; higher biases harder). */
+export const HOTWORDS_SCORE = 1.5;
 /** Most phrases sent per stream (each adds states to the search's context graph). */
 const MAX_PHRASES = 100;
 
 /** The model can be biased toward context terms. */
 export function takesHotwords(model: InstalledModel): boolean {
-  return model.family === 'stt-offline' && TRANSDUCER_TYPES.has(model.type) && model.modeling_unit !== undefined;
+  return (model.family === 'stt-offline' || model.family === 'stt-streaming') && TRANSDUCER_TYPES.has(model.type) && model.modeling_unit !== undefined;
 }
 
 /** How the model writes Latin letters: its tokens are all upper case (older LibriSpeech models), all lower, or mixed. */

@@ -2,10 +2,7 @@
 // manifest's file roles mapped onto the config keys of its model type.
 import type sherpa from 'sherpa-onnx-node';
 import type { InstalledModel } from '../../model-dir/manifest.js';
-import { takesHotwords } from './hotwords.js';
-
-/** Bonus per token of a context term in the beam search (sherpa-onnx's default; higher biases harder). */
-const HOTWORDS_SCORE = 1.5;
+import { HOTWORDS_SCORE, takesHotwords } from './hotwords.js';
 
 export type OfflineRecognizerConfig = sherpa.OfflineRecognizerConfig;
 

@@ -2,16 +2,22 @@
 // per session; each reply carries the results that audio produced, in order.
 import type { Token } from '../interface.js';
 import type { OnlineRecognizerConfig } from './online-config.js';
+import type { OfflineResult } from './words.js';
 
 export type OnlineRequest =
   | { id: number; op: 'load'; config: OnlineRecognizerConfig }
-  | { id: number; op: 'open'; session: number; endpointMs: number }
+  /** `hotwords`: the session's context terms, "/"-separated (transducers with a modeling unit only). */
+  | { id: number; op: 'open'; session: number; endpointMs: number; hotwords?: string }
   | { id: number; op: 'audio'; session: number; samples: Int16Array }
   /** Close the open utterance now (finalize, end of stream): its words are final. `end`: drop the session after. */
   | { id: number; op: 'finalize'; session: number; end: boolean }
-  | { id: number; op: 'close'; session: number };
+  /** Make final the words of the open utterance that can no longer change, without ending it. */
+  | { id: number; op: 'settle'; session: number }
+  | { id: number; op: 'close'; session: number }
+  /** Decode a whole segment of a file (no session): its words, as an offline model gives them. */
+  | { id: number; op: 'decode'; samples: Int16Array; hotwords?: string };
 
 /** A final without tokens closes an utterance that had no words. */
 export type OnlineEvent = { type: 'partial'; tokens: Token[] } | { type: 'final'; tokens: Token[]; endpoint: boolean };
 
-export type OnlineReply = { ok: true } | { events: OnlineEvent[] };
+export type OnlineReply = { ok: true } | { events: OnlineEvent[] } | { result: OfflineResult };

@@ -1,7 +1,8 @@
 // Real-time recognition with streaming models users bring (sherpa-onnx OnlineRecognizer: Zipformer transducers,
 // streaming Paraformer, Zipformer2 CTC). Each of the model's recognizers lives on a worker thread at the priority of
 // live audio and serves several sessions (online-sessions.ts); a session goes to the recognizer with the fewest.
-// Audio written to a session resolves once decoded (backpressure), with its partial and final results emitted.
+// Audio written to a session resolves once decoded (backpressure), with its partial and final results emitted. Files
+// are cut into speech segments and decoded by other recognizers of the model, at batch priority (engine.ts).
 // With a second-pass model (an offline one, ../second-pass.ts), each utterance the streaming model closes is decoded
 // again and those words are its final tokens; the streaming words show as partial results meanwhile.
 import { StreamListeners } from '../stream-listeners.js';
@@ -30,15 +31,26 @@ export interface OnlineLane {
 
 let nextSession = 1;
 
+/** What a streaming recognizer needs besides its live lanes. */
+export interface StreamingParts {
+  /** Pause that ends an utterance when a session does not say, ms. */
+  endpointSilenceMs: number;
+  /** The recognizers that decode files (speech segments, at batch priority), started on first use. */
+  files: () => Promise<Recognizer & { close(): Promise<void> }>;
+  /** Context terms as the model's hotwords (undefined: the model takes none). */
+  hotwords?: (context: RecognitionContext | undefined) => string | undefined;
+  /** Second passes of the sessions' utterances (undefined: the streaming words are final). */
+  secondPass?: SecondPassPool<RecognitionContext>;
+}
+
 export class SherpaStreamingRecognizer implements Recognizer {
+  private files: Promise<Recognizer & { close(): Promise<void> }> | undefined;
+
   constructor(
     readonly engineId: string,
     readonly model: InstalledModel,
     private readonly lanes: OnlineLane[],
-    /** Pause that ends an utterance when a session does not say, ms. */
-    private readonly endpointSilenceMs: number,
-    /** Second passes of the sessions' utterances (undefined: the streaming words are final). */
-    private readonly secondPass?: SecondPassPool<RecognitionContext>,
+    private readonly parts: StreamingParts,
   ) {}
 
   get engineModel(): string {
@@ -50,36 +62,29 @@ export class SherpaStreamingRecognizer implements Recognizer {
     const id = nextSession++;
     lane.sessions++;
     try {
-      await lane.call({ op: 'open', session: id, endpointMs: options.endpointSilenceMs ?? this.endpointSilenceMs });
+      const hotwords = this.parts.hotwords?.(options.context);
+      await lane.call({ op: 'open', session: id, endpointMs: options.endpointSilenceMs ?? this.parts.endpointSilenceMs, ...(hotwords ? { hotwords } : {}) });
     } catch (err) {
       lane.sessions--;
       throw err;
     }
-    return new SherpaStream(lane, id, this.secondPass && new SecondPass(this.secondPass, options.context));
+    const second = this.parts.secondPass;
+    return new SherpaStream(lane, id, second && new SecondPass(second, options.context));
   }
 
-  /** A file through a session: its final words (each utterance's as soon as it is closed). */
+  /** A file: its speech segments decoded as fast as the CPU allows, each by a stream of its own (not in real time). */
   async transcribe(pcm: AsyncIterable<Uint8Array>, options: TranscribeOptions = {}): Promise<Token[]> {
-    const session = await this.stream();
-    const words: Token[] = [];
-    session.on('final', (tokens) => {
-      words.push(...tokens);
-      options.onTokens?.(tokens);
-    });
-    try {
-      for await (const chunk of pcm) {
-        options.signal?.throwIfAborted();
-        await session.write(chunk);
-      }
-      await session.end();
-      return words;
-    } finally {
-      session.abort();
+    if (!this.files) {
+      this.files = this.parts.files();
+      this.files.catch(() => (this.files = undefined)); // tried again by the next file
     }
+    return (await this.files).transcribe(pcm, options);
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.lanes.map((l) => l.stop()));
+    const files = this.files;
+    this.files = undefined;
+    await Promise.all([...this.lanes.map((l) => l.stop()), (await files?.catch(() => undefined))?.close()]);
   }
 }
 
@@ -144,6 +149,20 @@ class SherpaStream implements StreamingSession {
   finalize(options: { waitMs?: number } = {}): Promise<void> {
     if (this.isClosed) return Promise.reject(this.failure ?? new Error('streaming session is closed'));
     return this.serial(() => this.lane.call({ op: 'finalize', session: this.id, end: false }), { closes: true }).then(() => this.finals.settle(options.waitMs));
+  }
+
+  async settle(): Promise<number | undefined> {
+    // A second pass decodes whole utterances again: its finals need the cut.
+    if (this.second || this.isClosed) return undefined;
+    let settledTo: number | undefined;
+    const before = (tokens: Token[]) => (settledTo = tokens.at(-1)?.end_ms);
+    this.listeners.on('final', before);
+    try {
+      await this.serial(() => this.lane.call({ op: 'settle', session: this.id }));
+    } finally {
+      this.listeners.off('final', before);
+    }
+    return settledTo;
   }
 
   async end(): Promise<void> {
