@@ -1,13 +1,16 @@
 // Shared pieces of the benchmark suites: the build step, the server environment, machine facts,
-// percentiles, process memory, autocannon runs, cleanup and the results table.
-import { execFileSync } from 'node:child_process';
+// percentiles, process memory, autocannon runs, cleanup, the results table, and real recordings as 16 kHz PCM over a
+// noise floor.
+import { execFile, execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { settingDefs } from '../src/config/settings.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
+const execFileP = promisify(execFile);
 
 /** One line of the results table. `met` is null for informational rows without a target. */
 export interface Row {
@@ -219,3 +222,26 @@ export const HARVARD_SENTENCES: readonly string[] = [
   'four hours of steady work faced us',
   'a large size in stockings is hard to sell',
 ];
+
+/** An audio file decoded by ffmpeg to 16 kHz mono s16le. */
+export async function pcm16k(file: string): Promise<Buffer> {
+  const { stdout } = await execFileP('ffmpeg', ['-v', 'error', '-i', file, '-f', 's16le', '-ac', '1', '-ar', '16000', 'pipe:1'], {
+    encoding: 'buffer',
+    maxBuffer: 1 << 28,
+  });
+  return stdout;
+}
+
+/** Pink-ish noise at about -60 dBFS RMS (a microphone's floor) as 16 kHz s16le, deterministic for a seed. */
+export function noiseFloor(ms: number, seed = 1): Buffer {
+  const n = Math.round(ms * 16);
+  const out = Buffer.alloc(n * 2);
+  let x = seed;
+  let b = 0;
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    b = 0.97 * b + 0.03 * ((x / 0x7fffffff) * 2 - 1);
+    out.writeInt16LE(Math.round(b * 32768 * 0.02), i * 2);
+  }
+  return out;
+}

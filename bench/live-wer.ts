@@ -1,40 +1,16 @@
-// Final-token accuracy of live sessions against file transcription on the same real recordings (pocketsphinx-testdata:
-// librivox read speech and the cards set), through the engine's own code paths in this process:
+// Engine-only, in-process figure (not the product's: no server, socket, pacing or finalize; `npm run bench -- live`
+// measures the product): final-token accuracy of live sessions against file transcription on the same real recordings
+// (pocketsphinx-testdata: librivox read speech and the cards set), through the engine's own code paths in this process:
 //   - async: Recognizer.transcribe (the file path: VAD segments, batch decoders)
 //   - live, one pass: Recognizer.stream with the second pass off (the streaming decoder's own finals)
 //   - live, two passes: Recognizer.stream with the second pass on (the default)
 // Each clip is streamed alone (0.5 s of a -60 dBFS noise floor around it) and all clips one after another in one
 // session (1 s of noise between them: several utterances through one decoder, as in a conversation). Audio is fed
 // in 20 ms chunks as fast as the engine takes it (accuracy does not depend on pace; latency is measured apart).
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { PocketsphinxEngine } from '../src/engines/stt/pocketsphinx/engine.js';
 import { testdataClips, werOf } from '../test/real-speech.js';
 import type { Recognizer, Token } from '../src/engines/stt/interface.js';
-
-const execFileP = promisify(execFile);
-
-async function pcm16k(file: string): Promise<Buffer> {
-  const { stdout } = await execFileP('ffmpeg', ['-v', 'error', '-i', file, '-f', 's16le', '-ac', '1', '-ar', '16000', 'pipe:1'], {
-    encoding: 'buffer',
-    maxBuffer: 1 << 28,
-  });
-  return stdout;
-}
-
-/** Pink-ish noise at about -60 dBFS RMS (a microphone's floor), deterministic. */
-function noise(ms: number, seed = 1): Buffer {
-  const n = ms * 16;
-  const out = Buffer.alloc(n * 2);
-  let x = seed;
-  let b = 0;
-  for (let i = 0; i < n; i++) {
-    x = (x * 1103515245 + 12345) & 0x7fffffff;
-    b = 0.97 * b + 0.03 * ((x / 0x7fffffff) * 2 - 1);
-    out.writeInt16LE(Math.round(b * 32768 * 0.02), i * 2);
-  }
-  return out;
-}
+import { noiseFloor, pcm16k } from './lib.js';
 
 async function* chunks(pcm: Buffer): AsyncIterable<Uint8Array> {
   for (let off = 0; off < pcm.length; off += 640) yield pcm.subarray(off, off + 640);
@@ -63,9 +39,9 @@ export async function liveWer(waitMs = 600_000): Promise<Record<string, { wer: n
         results.async = werOf(clips.map((c, i) => ({ reference: c.reference, text: texts[i]! })));
       }
       const alone: string[] = [];
-      for (const a of audio) alone.push(await live(recognizer, Buffer.concat([noise(500), a, noise(500, 7)])));
+      for (const a of audio) alone.push(await live(recognizer, Buffer.concat([noiseFloor(500), a, noiseFloor(500, 7)])));
       results[`live ${secondPass ? 'two-pass' : 'one-pass'}, clip per session`] = werOf(clips.map((c, i) => ({ reference: c.reference, text: alone[i]! })));
-      const joined = Buffer.concat(audio.flatMap((a, i) => [noise(1000, i + 3), a]).concat([noise(1000, 99)]));
+      const joined = Buffer.concat(audio.flatMap((a, i) => [noiseFloor(1000, i + 3), a]).concat([noiseFloor(1000, 99)]));
       const text = await live(recognizer, joined);
       results[`live ${secondPass ? 'two-pass' : 'one-pass'}, all clips in one session`] = werOf([{ reference: clips.map((c) => c.reference).join(' '), text }]);
     } finally {

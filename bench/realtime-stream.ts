@@ -60,7 +60,7 @@ interface WireFrame {
 }
 
 /** Speech onset and end: first and last 10 ms window with a peak above -30 dBFS. */
-function speechBounds(pcm: Buffer): { start: number; end: number } {
+export function speechBounds(pcm: Buffer): { start: number; end: number } {
   let start = -1;
   let end = 0;
   for (let w = 0; w + 320 <= pcm.length; w += 320) {

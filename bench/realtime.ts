@@ -10,7 +10,8 @@
 //      stream
 //   4. token lag per audio format: pcm_s16le, wav, mp3, ogg-opus, webm-opus, flac (realtime-formats.ts)
 //   5. cold start: a fresh server's first session against a warm one, preload on and off (realtime-cold.ts)
-//   6. live final-token WER against async transcription (live-wer.ts, in-process)
+//   6. live final-token WER against async transcription (live-wer.ts): an engine-only, in-process figure, not the
+//      product's (no server, socket, pacing or finalize; `npm run bench -- live` measures that)
 import { execFile } from 'node:child_process';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -150,17 +151,22 @@ export async function run({ quick, cleanup, log }: SuiteOptions): Promise<SuiteR
   raw.cold_start = cold.raw;
   rows.push(...cold.rows);
 
-  log('accuracy: final tokens of live sessions against file transcription of the same real recordings');
+  log('engine-only, in-process accuracy: final tokens of live sessions against file transcription of the same real recordings');
   const wer = await timed('live WER', () => liveWer());
   raw.live_wer = wer;
   const pct = (k: string) => `${round(wer[k]!.wer * 100, 1)} % (${wer[k]!.errors}/${wer[k]!.words})`;
-  rows.push({ benchmark: 'WER, async transcription of the 10 pocketsphinx-testdata recordings', result: pct('async'), target: '— (reference)', met: null });
+  rows.push({
+    benchmark: 'engine-only, in-process WER (not through the server): async transcription of the 10 pocketsphinx-testdata recordings',
+    result: pct('async'),
+    target: '— (reference)',
+    met: null,
+  });
   for (const mode of ['one-pass', 'two-pass']) {
     for (const layout of ['clip per session', 'all clips in one session']) {
       const key = `live ${mode}, ${layout}`;
       const twoPass = mode === 'two-pass';
       rows.push({
-        benchmark: `WER, live final tokens, ${mode}, ${layout}`,
+        benchmark: `engine-only, in-process WER (not through the server): live final tokens, ${mode}, ${layout}`,
         result: pct(key),
         target: twoPass ? '≤ async + 2 points' : '— (before)',
         met: twoPass ? wer[key]!.wer <= wer.async!.wer + 0.02 : null,

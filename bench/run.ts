@@ -10,6 +10,12 @@ const suites: Record<string, { about: string; options?: string[]; load: () => Pr
     load: async () => (await import('./diarization.js')).run,
   },
   http: { about: 'files API: count req/s, listing 1,000 files, 1 GiB streaming upload', load: async () => (await import('./http.js')).run },
+  live: {
+    about:
+      'the live path through the server for every installed model, as a voice agent drives it: held-out real recordings as one conversation at real-time pace with a finalize after each clip, 1 and 4 streams (--streams=1,4,16): final-token WER vs async, first token, non-final lag, finalize → final, final lag, streams kept up',
+    options: ['streams'],
+    load: async () => (await import('./live.js')).run,
+  },
   load: {
     about:
       'mixed load (uploads, transcriptions, TTS, list calls, /health, 3 live streams) on a fixed schedule: p50/p99 per endpoint, 429s, timeouts, live-stream lag, event-loop delay, server CPU',
