@@ -10,7 +10,7 @@ import WebSocket from 'ws';
 import type { SttReceivedFrame } from '../../src/wire/stt-frames.js';
 import { type Parlance, startParlance, streamRealtime, tempDir, type TranscriptBody, transcribeFile } from '../harness.js';
 import { hasRealModel, importRealModel, realSpeechClips } from '../real-model.js';
-import { werOf } from '../real-speech.js';
+import { asteriskEnClips, werOf } from '../real-speech.js';
 
 const MODEL = 'gigaspeech-kws-3m-v1';
 const clips = hasRealModel ? realSpeechClips() : [];
@@ -155,6 +155,41 @@ describe.skipIf(!hasRealModel)('the real neural streaming model', () => {
     const formatted = await transcribeFile(s, clips[i]!.file, { model: MODEL });
     expect(formatted.text[0]).toBe(formatted.text[0]!.toUpperCase());
     expect(formatted.text).toMatch(/\.$/);
+  }, 120_000);
+
+  it('hears context terms as hotwords, in files and live: words it misses without them', async () => {
+    // Two Asterisk prompts (tuning half of the real-speech set) whose term the model spells otherwise without context.
+    const cases = [
+      { name: 'vm-undeleted.wav', term: 'undeleted' },
+      { name: 'demo-thanks.wav', term: 'PBX' },
+    ].map((c) => ({ ...c, clip: asteriskEnClips().find((x) => x.file.endsWith(`/${c.name}`))! }));
+    for (const { clip, term } of cases) {
+      const has = (text: string) =>
+        text
+          .toLowerCase()
+          .split(/[^a-z]+/)
+          .includes(term.toLowerCase());
+      const plain = await transcribeFile(s, clip.file, { model: MODEL });
+      const biased = await transcribeFile(s, clip.file, { model: MODEL, context: { terms: [term] } });
+      expect([has(plain.text), has(biased.text)]).toEqual([false, true]);
+    }
+    // Live, the session's terms reach its decoder (a recognizer built with them).
+    const { clip, term } = cases[0]!;
+    const live = async (config: Record<string, unknown>) =>
+      words((await streamRealtime(s, Buffer.concat([pcm(clip.file), GAP]), { model: MODEL, ...config })).flatMap((f) => f.tokens).filter((t) => t.is_final));
+    expect(await live({})).not.toMatch(new RegExp(`\\b${term}\\b`, 'i'));
+    expect(await live({ context: { terms: [term] } })).toMatch(new RegExp(`\\b${term}\\b`, 'i'));
+  }, 180_000);
+
+  it('ends utterances at pauses with <end> when endpoint detection is on', async () => {
+    const two = clips.filter((c) => c.set === 'gigaspeech-test-wavs').map((c) => audio[clips.indexOf(c)]!);
+    // Silence after the last one too: an utterance the end of the stream closes has no <end>.
+    const { frames } = await converse([two[0]!, Buffer.concat([two[1]!, GAP])], { enable_endpoint_detection: true }, false);
+    const tokens = frames.flatMap((f) => f.tokens);
+    const ends = tokens.map((t, i) => (t.text === '<end>' ? i : -1)).filter((i) => i >= 0);
+    expect(ends.length).toBeGreaterThanOrEqual(2);
+    // Each <end> follows final words of the utterance it closes.
+    for (const i of ends) expect(tokens[i - 1]?.is_final).toBe(true);
   }, 120_000);
 
   it('serves the OpenAI transcription endpoint under its id: the words of the async path', async () => {
