@@ -33,6 +33,8 @@ interface Session {
   settledFrom: number;
   /** Trailing silence after words that ends an utterance, ms (0: only the longest-utterance rule). */
   endpointMs: number;
+  /** Words of the open utterance this far behind the audio (and not its last) turn final as it goes on (0: never). */
+  settleMs: number;
 }
 
 interface Recognizer {
@@ -112,10 +114,18 @@ export function onlineHandler(): (req: OnlineCall) => OnlineReply {
       // Without words too: the utterance's audio is over (a second pass drops it).
       events.push({ type: 'final', tokens: r.text.trim() ? words(s, r) : [], endpoint: paused });
       reset(s);
-    } else if (r.text !== s.lastText) {
-      s.lastText = r.text;
-      const tokens = words(s, r);
-      if (tokens.length) events.push({ type: 'partial', tokens });
+    } else {
+      const open = words(s, r);
+      const settled = s.settleMs > 0 ? settledCount(open, Math.round(s.samples / 16) - s.settleMs) : 0;
+      if (settled > 0) {
+        events.push({ type: 'final', tokens: open.slice(0, settled), endpoint: false });
+        s.settledFrom = open[settled - 1]!.start_ms;
+        s.lastText = '';
+      }
+      if (r.text !== s.lastText) {
+        s.lastText = r.text;
+        if (open.length > settled) events.push({ type: 'partial', tokens: open.slice(settled) });
+      }
     }
   };
 
@@ -146,6 +156,7 @@ export function onlineHandler(): (req: OnlineCall) => OnlineReply {
           paddedMs: 0,
           lastText: '',
           settledFrom: -1,
+          settleMs: req.settleMs ?? 0,
           endpointMs: req.endpointMs,
         });
         return { ok: true };
@@ -182,7 +193,16 @@ export function onlineHandler(): (req: OnlineCall) => OnlineReply {
         if (!config) throw new Error('recognizer not loaded');
         const recognizer = recognizerFor(req.hotwords ?? '');
         try {
-          const s: Session = { recognizer, stream: recognizer.native.createStream(), samples: 0, paddedMs: 0, lastText: '', settledFrom: -1, endpointMs: 0 };
+          const s: Session = {
+            recognizer,
+            stream: recognizer.native.createStream(),
+            samples: 0,
+            paddedMs: 0,
+            lastText: '',
+            settledFrom: -1,
+            endpointMs: 0,
+            settleMs: 0,
+          };
           s.stream.acceptWaveform({ samples: pcmToFloat32(req.samples), sampleRate: 16_000 });
           s.samples = req.samples.length;
           const r = flush(s, true);
@@ -206,6 +226,13 @@ function flush(s: Session, end: boolean): sherpaTypes.OnlineRecognizerResult {
   if (end) s.stream.inputFinished();
   while (rec.isReady(s.stream)) rec.decode(s.stream);
   return rec.getResult(s.stream);
+}
+
+/** How many words lead `words` that end by `untilMs`, the last word excepted (it may still be growing). */
+function settledCount(words: readonly { end_ms: number }[], untilMs: number): number {
+  let n = 0;
+  while (n < words.length - 1 && words[n]!.end_ms <= untilMs) n++;
+  return n;
 }
 
 /** A recognizer of the model; with hotwords, one that favours them (written to the file sherpa-onnx reads them from). */

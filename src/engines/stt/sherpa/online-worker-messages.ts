@@ -7,7 +7,7 @@ import type { OfflineResult } from './words.js';
 export type OnlineRequest =
   | { id: number; op: 'load'; config: OnlineRecognizerConfig }
   /** `hotwords`: the session's context terms, "/"-separated (transducers with a modeling unit only). */
-  | { id: number; op: 'open'; session: number; endpointMs: number; hotwords?: string }
+  | { id: number; op: 'open'; session: number; endpointMs: number; hotwords?: string; settleMs?: number }
   | { id: number; op: 'audio'; session: number; samples: Int16Array }
   /** Close the open utterance now (finalize, end of stream): its words are final. `end`: drop the session after. */
   | { id: number; op: 'finalize'; session: number; end: boolean }

@@ -35,6 +35,8 @@ let nextSession = 1;
 export interface StreamingParts {
   /** Pause that ends an utterance when a session does not say, ms. */
   endpointSilenceMs: number;
+  /** Words this far behind the audio turn final while their utterance goes on, ms (not with a second pass). */
+  settleMs: number;
   /** The recognizers that decode files (speech segments, at batch priority), started on first use. */
   files: () => Promise<Recognizer & { close(): Promise<void> }>;
   /** Context terms as the model's hotwords (undefined: the model takes none). */
@@ -63,7 +65,14 @@ export class SherpaStreamingRecognizer implements Recognizer {
     lane.sessions++;
     try {
       const hotwords = this.parts.hotwords?.(options.context);
-      await lane.call({ op: 'open', session: id, endpointMs: options.endpointSilenceMs ?? this.parts.endpointSilenceMs, ...(hotwords ? { hotwords } : {}) });
+      await lane.call({
+        op: 'open',
+        session: id,
+        endpointMs: options.endpointSilenceMs ?? this.parts.endpointSilenceMs,
+        // A second pass decodes whole utterances again: its finals come at the utterance's end.
+        settleMs: this.parts.secondPass ? 0 : this.parts.settleMs,
+        ...(hotwords ? { hotwords } : {}),
+      });
     } catch (err) {
       lane.sessions--;
       throw err;
