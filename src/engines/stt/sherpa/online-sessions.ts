@@ -148,17 +148,7 @@ export function onlineHandler(): (req: OnlineCall) => OnlineReply {
         return { ok: true };
       case 'open': {
         if (!config) throw new Error('recognizer not loaded');
-        const recognizer = recognizerFor(req.hotwords ?? '');
-        sessions.set(req.session, {
-          recognizer,
-          stream: recognizer.native.createStream(),
-          samples: 0,
-          paddedMs: 0,
-          lastText: '',
-          settledFrom: -1,
-          settleMs: req.settleMs ?? 0,
-          endpointMs: req.endpointMs,
-        });
+        sessions.set(req.session, newSession(recognizerFor(req.hotwords ?? ''), req.endpointMs, req.settleMs ?? 0));
         return { ok: true };
       }
       case 'audio': {
@@ -193,16 +183,7 @@ export function onlineHandler(): (req: OnlineCall) => OnlineReply {
         if (!config) throw new Error('recognizer not loaded');
         const recognizer = recognizerFor(req.hotwords ?? '');
         try {
-          const s: Session = {
-            recognizer,
-            stream: recognizer.native.createStream(),
-            samples: 0,
-            paddedMs: 0,
-            lastText: '',
-            settledFrom: -1,
-            endpointMs: 0,
-            settleMs: 0,
-          };
+          const s = newSession(recognizer, 0, 0);
           s.stream.acceptWaveform({ samples: pcmToFloat32(req.samples), sampleRate: 16_000 });
           s.samples = req.samples.length;
           const r = flush(s, true);
@@ -226,6 +207,10 @@ function flush(s: Session, end: boolean): sherpaTypes.OnlineRecognizerResult {
   if (end) s.stream.inputFinished();
   while (rec.isReady(s.stream)) rec.decode(s.stream);
   return rec.getResult(s.stream);
+}
+
+function newSession(recognizer: Recognizer, endpointMs: number, settleMs: number): Session {
+  return { recognizer, stream: recognizer.native.createStream(), samples: 0, paddedMs: 0, lastText: '', settledFrom: -1, endpointMs, settleMs };
 }
 
 /** How many words lead `words` that end by `untilMs`, the last word excepted (it may still be growing). */
