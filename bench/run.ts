@@ -31,6 +31,11 @@ const suites: Record<string, { about: string; options?: string[]; load: () => Pr
       'real-time STT WebSocket: first-token and finalization latency, token lag per audio format, cold start, concurrent streams and finalization with the second pass off/on, memory per stream, live WER',
     load: async () => (await import('./realtime.js')).run,
   },
+  terms: {
+    about:
+      'term recall of the real neural streaming model through the server, files and sessions, with and without context terms (its hotwords), per half of the real-speech set',
+    load: async () => (await import('./terms.js')).run,
+  },
   stt: {
     about: 'async transcription: WER (real vs synthetic), RTF with 1 and 2 workers, server overhead, head of line',
     load: async () => (await import('./stt.js')).run,
