@@ -136,6 +136,8 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     },
     sherpa: { log: jobLog },
     secondPassModel: secondPassModelOf(installed, settings),
+    loadRetryMs: settings.sttLoadRetrySeconds * 1000,
+    log: jobLog,
   });
   const translation = await createTranslationRegistry(translationOptionsFrom(settings));
   if (settings.translationEnabled && translation.pairs().length === 0)
@@ -246,6 +248,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const synthesisProcesses = settings.ttsProcesses || availableParallelism();
   synthesisGate.resize(synthesisProcesses);
   metrics.engineSlots(stt, { gate: synthesisGate, slots: synthesisProcesses });
+  metrics.modelLoadFailures(stt);
   // WebSocket sessions name their project in the access log through the keys they authenticate with.
   const tts = new TtsService(ttsRegistry, notingWsProject(auth), rateLimits, billing, cursors, concurrency, {
     maxTextChars: settings.ttsMaxTextChars,
@@ -333,10 +336,8 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     queue,
     live: [realtime, ttsSockets],
     preloadSpeech: () =>
-      stt.preload((model, outcome) => {
-        if ('ms' in outcome) log.info({ model, ms: outcome.ms }, 'speech model loaded');
-        else log.warn({ model, err: outcome.error }, 'speech model could not be preloaded; it loads on first use');
-      }),
+      // A model that cannot load is logged by the registry, which refuses it until a request tries it again.
+      stt.preload((model, ms) => log.info({ model, ms }, 'speech model loaded')),
     startHousekeeping() {
       const sweep = async () => {
         // Expired temporary keys can never authenticate again; keep a day of them for troubleshooting.

@@ -312,6 +312,24 @@ export interface TranscriptBody {
  * Upload `file`, create a transcription of it (model stt-async-v4 unless `body` names another, plus `body`), wait
  * for it to end and return its transcript; throws with the status and error when it does not complete.
  */
+export interface TranscriptionRecord {
+  id: string;
+  status: string;
+  model: string;
+  audio_duration_ms: number | null;
+  error_type: string | null;
+  error_message: string | null;
+}
+
+/** The transcription's record once it ended (completed, or failed: `error` in the soniox-sdk profile). */
+export async function settledTranscription(s: Parlance, id: string, timeoutMs = 120_000): Promise<TranscriptionRecord> {
+  return waitFor(
+    async () => (await (await s.request(`/v1/transcriptions/${id}`)).json()) as TranscriptionRecord,
+    (r) => r.status === 'completed' || r.status === 'error' || r.status === 'failed',
+    timeoutMs,
+  );
+}
+
 export async function transcribeFile(s: Parlance, file: string, body: Record<string, unknown> = {}, timeoutMs = 120_000): Promise<TranscriptBody> {
   const fileId = await uploadFile(s, file);
   const res = await s.request('/v1/transcriptions', {
@@ -321,11 +339,7 @@ export async function transcribeFile(s: Parlance, file: string, body: Record<str
   });
   if (res.status !== 201) throw new Error(`create transcription: ${res.status} ${await res.text()}`);
   const { id } = (await res.json()) as { id: string };
-  const rec = await waitFor(
-    async () => (await (await s.request(`/v1/transcriptions/${id}`)).json()) as { status: string; error_type?: string; error_message?: string },
-    (r) => r.status === 'completed' || r.status === 'error' || r.status === 'failed',
-    timeoutMs,
-  );
+  const rec = await settledTranscription(s, id, timeoutMs);
   if (rec.status !== 'completed') throw new Error(`transcription ${id} ended ${rec.status}: ${rec.error_type} ${rec.error_message}`);
   return (await (await s.request(`/v1/transcriptions/${id}/transcript`)).json()) as TranscriptBody;
 }

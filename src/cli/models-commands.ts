@@ -26,7 +26,7 @@ export function modelsCommands(program: Command): void {
     modelsCmd
       .command('list')
       .description(
-        'list speech-to-text models and aliases (as GET /v1/models), text-to-speech models and aliases (as GET /v1/tts-models), then installed models that label speech (language identification, speaker embeddings)',
+        'list speech-to-text models and aliases (as GET /v1/models; a speech-to-text model you brought is loaded once in a separate process, and shown failed with the reason if it cannot be), text-to-speech models and aliases (as GET /v1/tts-models), then installed models that label speech (language identification, speaker embeddings)',
       ),
   ).action(async (opts: CommonOpts) => {
     const settings = settingsFrom(opts);
@@ -37,7 +37,14 @@ export function modelsCommands(program: Command): void {
     const installed = installedModels(settings);
     const offered = catalogOf(installed, settings);
     const catalog = new ModelCatalog(createSttRegistry({ installed }), offered.catalog, offered.aliases, translation);
-    const models = catalog.list() as { id: string; aliased_model_id: string | null; transcription_mode: string; name: string }[];
+    const loadErrors = await sttLoadErrors(installed);
+    // Models you brought (and their aliases) say whether they load: the server refuses those that fail.
+    const models = (catalog.list() as SttModelRow[]).map((m): SttModelRow => {
+      const target = m.aliased_model_id ?? m.id;
+      if (!loadErrors.has(target)) return m;
+      const error = loadErrors.get(target);
+      return { ...m, status: error === undefined ? 'ok' : 'failed', load_error: error ?? null };
+    });
     // A brought voice that cannot be loaded is left out here as by the server, its reason on stderr.
     const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases, settings.ttsModels, { installed });
     const ttsModels = ttsModelRecords(ttsRegistry);
@@ -50,7 +57,7 @@ export function modelsCommands(program: Command): void {
       opts,
       { models, tts_models: ttsModels, labelling_models: labelling },
       [
-        ...models.map((m) => line(m.id, m.transcription_mode, m.aliased_model_id, m.name)),
+        ...models.map((m) => line(m.id, m.transcription_mode, m.aliased_model_id, m.name) + (m.load_error ? `  FAILED to load: ${m.load_error}` : '')),
         ...ttsModels.map((m) => line(m.id, 'tts', m.aliased_model_id, `${m.name}, ${m.voices.length} voices`)),
         ...labelling.map((m) => line(m.id, m.family, null, `${m.name} (${m.type}; ${m.languages.join(', ')})`)),
       ].join('\n'),
@@ -175,6 +182,32 @@ async function bring(source: string, opts: CommonOpts & SourceFlags, command: 'p
     },
     lines.join('\n'),
   );
+}
+
+/** A GET /v1/models entry as listed; a model you brought (or an alias of one) also says whether it loads. */
+type SttModelRow = {
+  id: string;
+  aliased_model_id: string | null;
+  transcription_mode: string;
+  name: string;
+  status?: 'ok' | 'failed';
+  load_error?: string | null;
+};
+
+/** Each speech-to-text model brought → why it cannot load (undefined: it loads), checked one after another. */
+async function sttLoadErrors(installed: readonly InstalledModel[]): Promise<Map<string, string | undefined>> {
+  const out = new Map<string, string | undefined>();
+  for (const m of installed) {
+    if (m.family !== 'stt-offline' && m.family !== 'stt-streaming') continue;
+    out.set(
+      m.id,
+      await loadCheck(m).then(
+        () => undefined,
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      ),
+    );
+  }
+  return out;
 }
 
 /**

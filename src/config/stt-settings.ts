@@ -36,6 +36,13 @@ export const sttSettings = {
     default: true,
     doc: 'Load the speech models and a first warm real-time decoder before the server listens (about 2 s; more decoders keep loading in the background), so the first sessions and transcriptions do not wait for a model to load.',
   },
+  sttLoadRetrySeconds: {
+    env: 'PARLANCE_STT_LOAD_RETRY_SECONDS',
+    kind: 'int',
+    min: 1,
+    default: 60,
+    doc: 'A speech model that failed to load (a model folder sherpa-onnx cannot use; the reason is logged) is refused with `model_not_available` for this long; the next request after it tries to load it again.',
+  },
   textFormatting: {
     env: 'PARLANCE_TEXT_FORMATTING',
     kind: 'bool',

@@ -1,6 +1,6 @@
 // Prometheus metrics of one node (prom-client): the process's defaults (CPU, memory, event-loop delay), HTTP
 // requests by route and status with latency histograms, job durations and queue depth by kind, webhook outcomes,
-// usage recorded, engine slots, and gauges the services report through read callbacks.
+// usage recorded, engine slots, STT models that failed to load, and gauges the services report through read callbacks.
 // Served at GET /metrics; with PARLANCE_METRICS_TOKEN set, only to `Authorization: Bearer <token>`.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { timingSafeEqual } from 'node:crypto';
@@ -186,6 +186,16 @@ export class Metrics {
     );
     this.labelledGauge('parlance_engine_slots_busy', 'Engine slots in use now, by pool and STT model (see parlance_engine_slots).', ['pool', 'model'], () =>
       read().map((p): Sample<'pool' | 'model'> => [labels(p), p.busy]),
+    );
+  }
+
+  /** Every STT model, 1 while its last load failed (requests for it get model_not_available), else 0. */
+  modelLoadFailures(stt: SttRegistry): void {
+    this.labelledGauge(
+      'parlance_stt_model_load_failed',
+      'STT models by id: 1 when its last load failed (requests for it get model_not_available; the reason is logged), 0 when it loaded or was not tried yet.',
+      ['model'],
+      () => stt.list().map((m): Sample<'model'> => [{ model: m.id }, stt.loadFailure(m.id) === undefined ? 0 : 1]),
     );
   }
 

@@ -3,12 +3,12 @@
 import type { InstalledModel } from '../model-dir/manifest.js';
 import { PocketsphinxEngine, POCKETSPHINX_FEATURES } from './pocketsphinx/engine.js';
 import type { PocketsphinxOptions } from './pocketsphinx/options.js';
-import { SttRegistry, type SttModelDescriptor } from './registry.js';
+import { type ModelLoadPolicy, SttRegistry, type SttModelDescriptor } from './registry.js';
 import { SHERPA_ENGINE_ID, SHERPA_OFFLINE_FEATURES, SHERPA_STREAMING_FEATURES, SherpaEngine, type SherpaOptions } from './sherpa/engine.js';
 
 export type { Recognizer, StreamingSession, SttEngine, SttFeatures, Token } from './interface.js';
 export { EngineUnavailableError, STT_SAMPLE_RATE } from './interface.js';
-export { SttRegistry, type ResolvedModel, type SttModelDescriptor } from './registry.js';
+export { ModelLoadFailedError, SttRegistry, type ResolvedModel, type SttModelDescriptor } from './registry.js';
 export type { PocketsphinxStats, PocketsphinxTranscribeOptions, TranscriptionReport } from './pocketsphinx/engine.js';
 export type { PocketsphinxOptions } from './pocketsphinx/options.js';
 
@@ -22,7 +22,7 @@ export const POCKETSPHINX_EN_MODEL: SttModelDescriptor = {
   description: 'English, CMU pocketsphinx 0.8 with the en-us continuous model (Debian pocketsphinx-en-us)',
 };
 
-export interface SttRegistryOptions {
+export interface SttRegistryOptions extends ModelLoadPolicy {
   pocketsphinx?: PocketsphinxOptions;
   /** Models users brought (the models directory); the STT ones are registered under their manifest ids. */
   installed?: readonly InstalledModel[];
@@ -41,7 +41,7 @@ export function createSttRegistry(options: SttRegistryOptions = {}): SttRegistry
   const secondPass = options.secondPassModel && ps.secondPass !== false ? { model: options.secondPassModel, ...ps.secondPass } : undefined;
   const sherpa = stt.length ? new SherpaEngine(stt, { ...options.sherpa, ...(secondPass ? { secondPass } : {}) }) : undefined;
   const pocketsphinx = new PocketsphinxEngine(secondPass && sherpa ? { ...ps, externalSecondPass: () => sherpa.secondPassPool() } : ps);
-  const registry = new SttRegistry().registerEngine(pocketsphinx).registerModel(POCKETSPHINX_EN_MODEL);
+  const registry = new SttRegistry(options).registerEngine(pocketsphinx).registerModel(POCKETSPHINX_EN_MODEL);
   if (!sherpa) return registry;
   registry.registerEngine(sherpa);
   for (const m of stt) {

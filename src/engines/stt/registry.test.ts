@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Recognizer, SttEngine } from './interface.js';
-import { parseVersionedId, SttRegistry } from './registry.js';
+import { ModelLoadFailedError, parseVersionedId, SttRegistry } from './registry.js';
 
 function fakeEngine(id: string, languages: string[]): SttEngine {
   return {
@@ -54,5 +54,77 @@ describe('SttRegistry', () => {
   it('parses version suffixes', () => {
     expect(parseVersionedId('parlance-en-pocketsphinx-v12')).toEqual({ family: 'parlance-en-pocketsphinx', version: 12 });
     expect(parseVersionedId('plain')).toBeUndefined();
+  });
+});
+
+describe('SttRegistry.load', () => {
+  /** A registry whose one model's engine fails its loads while `broken` says so; `calls` counts the engine's loads. */
+  function withEngine(opts: { broken: () => boolean; settle?: Promise<void> }) {
+    let clock = 1_000_000;
+    const logs: { level: string; msg: string; detail?: Record<string, unknown> }[] = [];
+    const recognizer = { engineId: 'e', engineModel: 'm' } as Recognizer;
+    const engine = { ...fakeEngine('e', ['en']), calls: 0 };
+    engine.load = async () => {
+      engine.calls++;
+      await opts.settle;
+      if (opts.broken()) throw new Error('the model file is not an encoder');
+      return recognizer;
+    };
+    const registry = new SttRegistry({ loadRetryMs: 60_000, now: () => clock, log: (level, msg, detail) => logs.push({ level, msg, detail }) })
+      .registerEngine(engine)
+      .registerModel({ id: 'broken-v1', engineId: 'e', engineModel: 'm', languages: ['en'], features });
+    return { registry, engine, logs, recognizer, advance: (ms: number) => (clock += ms) };
+  }
+
+  it('remembers a failed load: logged once with the reason, refused without trying until the retry window passed', async () => {
+    const { registry, engine, logs, advance } = withEngine({ broken: () => true });
+    await expect(registry.load('broken-v1')).rejects.toThrow(ModelLoadFailedError);
+    expect(registry.loadFailure('broken-v1')).toBe('the model file is not an encoder');
+    expect(logs).toEqual([
+      {
+        level: 'error',
+        msg: 'speech model could not be loaded: requests for it get model_not_available',
+        detail: { model: 'broken-v1', reason: 'the model file is not an encoder', retry_after_s: 60 },
+      },
+    ]);
+    advance(59_000);
+    expect(registry.refusal('broken-v1')).toBeInstanceOf(ModelLoadFailedError);
+    await expect(registry.load('broken-v1')).rejects.toMatchObject({ modelId: 'broken-v1', reason: 'the model file is not an encoder' });
+    expect(engine.calls).toBe(1);
+    expect(logs).toHaveLength(1);
+    // Past the window the next request tries again (and fails again: logged again).
+    advance(1_000);
+    expect(registry.refusal('broken-v1')).toBeUndefined();
+    expect(registry.loadFailure('broken-v1')).toBe('the model file is not an encoder');
+    await expect(registry.load('broken-v1')).rejects.toThrow(ModelLoadFailedError);
+    expect(engine.calls).toBe(2);
+    expect(logs).toHaveLength(2);
+  });
+
+  it('forgets the failure once a later attempt loads the model', async () => {
+    let broken = true;
+    const { registry, logs, recognizer, advance } = withEngine({ broken: () => broken });
+    await expect(registry.load('broken-v1')).rejects.toThrow(ModelLoadFailedError);
+    broken = false;
+    advance(60_000);
+    await expect(registry.load('broken-v1')).resolves.toBe(recognizer);
+    expect(registry.loadFailure('broken-v1')).toBeUndefined();
+    expect(registry.refusal('broken-v1')).toBeUndefined();
+    expect(logs.at(-1)).toMatchObject({ level: 'info', detail: { model: 'broken-v1' } });
+  });
+
+  it('shares one attempt among concurrent requests; a request that gives up leaves it to the others', async () => {
+    let release!: () => void;
+    const settle = new Promise<void>((r) => (release = r));
+    const { registry, engine, logs } = withEngine({ broken: () => true, settle });
+    const gone = new AbortController();
+    const leaving = registry.load('broken-v1', { signal: gone.signal });
+    const waiting = [registry.load('broken-v1'), registry.load('broken-v1')];
+    gone.abort(new Error('client went away'));
+    await expect(leaving).rejects.toThrow('client went away');
+    release();
+    for (const w of waiting) await expect(w).rejects.toThrow(ModelLoadFailedError);
+    expect(engine.calls).toBe(1);
+    expect(logs).toHaveLength(1);
   });
 });

@@ -4,7 +4,11 @@
 // unversioned family name ("parlance-en-pocketsphinx"), which follows the highest registered version. Lookups are
 // exact (case-sensitive), like the ids clients send. The API layer turns `resolve() === undefined` into
 // model_not_available.
-import type { SttEngine, SttFeatures } from './interface.js';
+//
+// Models are loaded through the registry (load()), which remembers a model whose load failed (a folder sherpa-onnx
+// cannot use): it is logged once per attempt, and requests for it are refused for `loadRetryMs` before the next
+// request tries it again (the files may have been fixed), so a broken model costs one load attempt per window.
+import type { LoadOptions, Recognizer, SttEngine, SttFeatures } from './interface.js';
 
 export interface SttModelDescriptor {
   /** Canonical id, ending in `-v<N>`. */
@@ -28,6 +32,32 @@ export interface ResolvedModel {
 
 const VERSIONED = /^(.+)-v(\d+)$/;
 
+/** The model's last load failed; requests for it are refused (model_not_available) until its retry window passed. */
+export class ModelLoadFailedError extends Error {
+  constructor(
+    readonly modelId: string,
+    /** Why, as the engine said it (for the operator: it may name files). */
+    readonly reason: string,
+  ) {
+    super(`speech model ${modelId} could not be loaded: ${reason}`);
+    this.name = 'ModelLoadFailedError';
+  }
+}
+
+export type RegistryLog = (level: 'info' | 'warn' | 'error', msg: string, detail?: Record<string, unknown>) => void;
+
+export interface ModelLoadPolicy {
+  /** How long a model whose load failed is refused before a request tries it again, ms (default 60 s). */
+  loadRetryMs?: number;
+  log?: RegistryLog;
+  now?: () => number;
+}
+
+interface LoadFailure {
+  reason: string;
+  at: number;
+}
+
 /** Split "name-v3" into its family and version; undefined when the id has no version suffix. */
 export function parseVersionedId(id: string): { family: string; version: number } | undefined {
   const m = VERSIONED.exec(id);
@@ -43,6 +73,17 @@ export class SttRegistry {
   private readonly aliases = new Map<string, string>();
   /** unversioned family name → canonical id of its newest version */
   private readonly families = new Map<string, string>();
+  /** canonical id → the load under way, shared by every request that waits for it */
+  private readonly loading = new Map<string, Promise<Recognizer>>();
+  /** canonical id → why its last load failed (until it loads) */
+  private readonly failures = new Map<string, LoadFailure>();
+  private readonly loadRetryMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: ModelLoadPolicy = {}) {
+    this.loadRetryMs = options.loadRetryMs ?? 60_000;
+    this.now = options.now ?? Date.now;
+  }
 
   registerEngine(engine: SttEngine): this {
     if (this.engines.has(engine.id)) throw new Error(`STT engine '${engine.id}' is already registered`);
@@ -95,21 +136,74 @@ export class SttRegistry {
   }
 
   /**
-   * Load every model now, and what its first live session needs (the first warm streaming decoder; more keep loading
-   * in the background), one after another, rather than on first use; `onLoaded` hears of each model loaded or failed.
-   * A model that cannot load is reported and left for first use.
+   * The recognizer of a registered model (canonical id), loading it on first use. Rejects with ModelLoadFailedError
+   * when the load fails, and at once, without trying, while the last failure is younger than the retry window.
    */
-  async preload(onLoaded: (model: string, outcome: { ms: number } | { error: Error }) => void): Promise<void> {
+  load(canonicalId: string, options: LoadOptions = {}): Promise<Recognizer> {
+    const refusal = this.refusal(canonicalId);
+    if (refusal) return Promise.reject(refusal);
+    let attempt = this.loading.get(canonicalId);
+    if (!attempt) {
+      const model = this.models.get(canonicalId);
+      if (!model) return Promise.reject(new Error(`no STT model ${canonicalId}`));
+      // No caller's signal: the load is shared with every other request for the model.
+      attempt = this.engines
+        .get(model.engineId)!
+        .load(model.engineModel)
+        .then(
+          (recognizer) => {
+            if (this.failures.delete(canonicalId)) this.options.log?.('info', 'speech model loaded (its last load had failed)', { model: canonicalId });
+            return recognizer;
+          },
+          (err: unknown) => {
+            const reason = err instanceof Error ? err.message : String(err);
+            this.failures.set(canonicalId, { reason, at: this.now() });
+            this.options.log?.('error', 'speech model could not be loaded: requests for it get model_not_available', {
+              model: canonicalId,
+              reason,
+              retry_after_s: Math.round(this.loadRetryMs / 1000),
+            });
+            throw new ModelLoadFailedError(canonicalId, reason);
+          },
+        )
+        .finally(() => this.loading.delete(canonicalId));
+      attempt.catch(() => undefined); // a caller that gave up (its signal) leaves the rejection to nobody
+      this.loading.set(canonicalId, attempt);
+    }
+    return options.signal ? untilAborted(attempt, options.signal) : attempt;
+  }
+
+  /** Why the model's last load failed; undefined when it has not failed, or has loaded since. */
+  loadFailure(canonicalId: string): string | undefined {
+    return this.failures.get(canonicalId)?.reason;
+  }
+
+  /** The model's last load failed within the retry window: requests for it are refused without trying again. */
+  refusal(canonicalId: string): ModelLoadFailedError | undefined {
+    const failure = this.failures.get(canonicalId);
+    return failure && this.now() - failure.at < this.loadRetryMs ? new ModelLoadFailedError(canonicalId, failure.reason) : undefined;
+  }
+
+  /**
+   * Load every model now, and what its first live session needs (the first warm streaming decoder; more keep loading
+   * in the background), one after another, rather than on first use; `onLoaded` hears of each model loaded. A model
+   * that cannot load is logged (load()) and refused until a request tries it again.
+   */
+  async preload(onLoaded: (model: string, ms: number) => void): Promise<void> {
     for (const model of this.list()) {
       if (this.closed) return;
       const started = Date.now();
+      const recognizer = await this.load(model.id).catch(() => undefined);
+      if (!recognizer) continue;
       try {
-        const recognizer = await this.engines.get(model.engineId)!.load(model.engineModel);
         await recognizer.prewarm?.();
-        onLoaded(model.id, { ms: Date.now() - started });
       } catch (err) {
-        onLoaded(model.id, { error: err instanceof Error ? err : new Error(String(err)) });
+        this.options.log?.('warn', 'speech model loaded, but no live decoder could be warmed: the first session loads one', {
+          model: model.id,
+          reason: (err as Error).message,
+        });
       }
+      onLoaded(model.id, Date.now() - started);
     }
   }
 
@@ -118,4 +212,17 @@ export class SttRegistry {
     this.closed = true;
     await Promise.all([...this.engines.values()].map((e) => e.close()));
   }
+}
+
+/** `work`, or the signal's reason once it aborts (the work itself goes on for whoever else waits for it). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  let onAbort: (() => void) | undefined;
+  return Promise.race([
+    work,
+    new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal.reason as Error);
+      signal.addEventListener('abort', onAbort, { once: true });
+    }),
+  ]).finally(() => signal.removeEventListener('abort', onAbort!));
 }

@@ -1,6 +1,7 @@
 // The public STT model catalog: ids clients send, what serves them, and the operator-editable alias table
 // (public ids that client code pins, e.g. the SDK docs' `stt-async-v4`, mapped onto our models).
-import type { ResolvedModel, SttRegistry } from '../../engines/stt/registry.js';
+import type { LoadOptions, Recognizer } from '../../engines/stt/interface.js';
+import { ModelLoadFailedError, type ResolvedModel, type SttRegistry } from '../../engines/stt/registry.js';
 import { TranslationRegistry } from '../../engines/translate/registry.js';
 import { oneWayTargets, type PlanResult, planTranslation, type TranslationConfig, twoWayPairs } from '../translation/plan.js';
 import { ApiError } from '../../wire/api-error.js';
@@ -35,6 +36,8 @@ export interface ResolvedCatalogModel {
   /** The catalog model (after following an alias). */
   model: CatalogModel;
   engine: ResolvedModel;
+  /** The model's recognizer, loaded on first use; a model that cannot load is 400 model_not_available. */
+  load(options?: LoadOptions): Promise<Recognizer>;
 }
 
 /** A public id that stands for a catalog model: in the target's modes, or in `mode` only. */
@@ -74,7 +77,10 @@ export class ModelCatalog {
     }
   }
 
-  /** The model for `id` in `mode`, or 400 model_not_available naming what exists. */
+  /**
+   * The model for `id` in `mode`, or 400 model_not_available naming what exists, or saying that it failed to load
+   * (while the registry refuses it: it is tried again after its retry window).
+   */
   resolve(id: string, mode: TranscriptionMode): ResolvedCatalogModel {
     const alias = this.aliases.get(id);
     const target = alias ? (alias.mode === undefined || alias.mode === mode ? alias.target : undefined) : id;
@@ -86,7 +92,14 @@ export class ModelCatalog {
         `Model "${id}" is not available for ${mode === 'async' ? 'async' : 'real-time'} transcription. Available: ${offered.join(', ')}.`,
       );
     }
-    return { model, engine: this.registry.resolve(model.engineModelId)! };
+    const engine = this.registry.resolve(model.engineModelId)!;
+    const failure = this.registry.refusal(engine.canonicalId);
+    if (failure) throw notLoaded(id, failure);
+    const load = (options?: LoadOptions) =>
+      this.registry.load(engine.canonicalId, options).catch((err: unknown) => {
+        throw err instanceof ModelLoadFailedError ? notLoaded(id, err) : err;
+      });
+    return { model, engine, load };
   }
 
   /** The translation a request gets with `modelId` (a resolved catalog id) recognising `languages`, or why not. */
@@ -141,6 +154,14 @@ export class ModelCatalog {
     return out;
   }
 }
+
+/** A model that failed to load: the reason (file names, the engine's words) is the operator's, in the server log. */
+function notLoaded(id: string, cause: ModelLoadFailedError): ApiError {
+  return new ApiError('model_not_available', `Model "${id}" is not available: it failed to load on this server (the server log says why).`, { cause });
+}
+
+/** The error refuses a model that exists but failed to load (an unknown model's error lists those that exist). */
+export const failedToLoad = (err: unknown): boolean => err instanceof ApiError && err.cause instanceof ModelLoadFailedError;
 
 /** An operator's `alias=model` pair. */
 export function parseAliasPair(pair: string): CatalogAlias {

@@ -13,8 +13,9 @@ export async function openRecognizerStream(
   opts: RealtimeOptions,
   signal: AbortSignal,
 ): Promise<StreamingSession> {
-  // No abort signal here: the load is shared with every other session of the model.
-  const recognizer: Recognizer = await resolved.engine.engine.load(resolved.engine.model.engineModel);
+  // No abort signal here: the load is shared with every other session of the model. A model that cannot load is
+  // model_not_available.
+  const recognizer: Recognizer = await resolved.load();
   // All recognizers busy: wait at most the audio timeout for one, then refuse rather than queue audio forever.
   // Loading one (a cold start) is the server's delay and does not count.
   return recognizer

@@ -4,7 +4,8 @@
 import { AudioDecodeError, decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
 import { AudioProbeError, AudioProbeInterrupted, probeAudioFile } from '../../audio/probe.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
-import type { Token } from '../../engines/stt/interface.js';
+import type { Recognizer, Token } from '../../engines/stt/interface.js';
+import type { ResolvedModel } from '../../engines/stt/registry.js';
 import { TranslationError } from '../../engines/translate/interface.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { type Job, type JobQueue, PermanentJobError } from '../../jobs/queue.js';
@@ -225,14 +226,24 @@ export class TranscriptionProcessor {
     return { ...row, status: 'transcribing', audio_duration_ms: durationMs, audio_blob_key: key };
   }
 
+  /** The job's model, loaded; one that failed to load (or was retired since) fails the job with model_not_available. */
+  private async modelOf(row: TranscriptionRow): Promise<{ engine: ResolvedModel; recognizer: Recognizer }> {
+    try {
+      const resolved = this.catalog.resolve(row.resolved_model, 'async');
+      return { engine: resolved.engine, recognizer: await resolved.load() };
+    } catch (err) {
+      if (err instanceof ApiError && err.type === 'model_not_available') throw new JobFailure(err.type, err.message);
+      throw err;
+    }
+  }
+
   /** transcribing → completed: decode, recognise, store the transcript and schedule the webhook together. */
   private async transcribe(row: TranscriptionRow, signal: AbortSignal): Promise<void> {
     await this.billing.assertCanStart(row.organization_id, row.project_id).catch((err: unknown) => {
       if (err instanceof ApiError && err.status === 402) throw new JobFailure(err.type, err.message);
       throw err;
     });
-    const { engine } = this.catalog.resolve(row.resolved_model, 'async');
-    const recognizer = await engine.engine.load(engine.model.engineModel);
+    const { engine, recognizer } = await this.modelOf(row);
     // Decoding and diarization read a file: a scoped local copy of the audio where blobs are not local files.
     const { labelled, decodedBytes, segmentLanguages } = await this.blobs.withLocalFile(row.audio_blob_key!, async (path) => {
       const maxBytes = Math.ceil((this.opts.maxAudioMs / 1000) * PCM_BYTES_PER_SECOND);

@@ -8,7 +8,7 @@ import { formatTranscript } from '../../text/format.js';
 import { ApiError } from '../../wire/api-error.js';
 import type { AuthContext } from '../auth/service.js';
 import type { BillingGuard } from '../billing/guard.js';
-import type { ModelCatalog, ResolvedCatalogModel } from '../models/catalog.js';
+import { failedToLoad, type ModelCatalog, type ResolvedCatalogModel } from '../models/catalog.js';
 import type { TtsService } from '../tts/service.js';
 import type { UsageActor, UsageMeter } from '../usage/service.js';
 
@@ -203,7 +203,8 @@ export class WyomingService {
       let resolved: ResolvedCatalogModel;
       try {
         resolved = this.deps.models.resolve(name, 'async');
-      } catch {
+      } catch (err) {
+        if (failedToLoad(err)) throw err;
         throw new WyomingRequestError(
           'model_not_available',
           `Speech-to-text model "${name}" is not available. Available: ${models.map((m) => m.id).join(', ')}.`,
@@ -230,12 +231,12 @@ export class WyomingService {
   async transcribe(pcm: Buffer[], request: { name?: string; language?: string }, signal: AbortSignal): Promise<{ text: string; language: string }> {
     const startedAt = new Date();
     const model = this.sttModelFor(request.name, request.language);
-    const { engine } = this.deps.models.resolve(model.id, 'async');
+    const resolved = this.deps.models.resolve(model.id, 'async');
     const bytes = pcm.reduce((n, b) => n + b.length, 0);
     const lang = request.language && model.languages.includes(primary(request.language)) ? primary(request.language) : (model.languages[0] ?? 'en');
     if (bytes < 2) return { text: '', language: lang };
     await this.admit();
-    const recognizer = await engine.engine.load(engine.model.engineModel, { signal });
+    const recognizer = await resolved.load({ signal });
     let words = await recognizer.transcribe(
       (async function* () {
         yield* pcm;
