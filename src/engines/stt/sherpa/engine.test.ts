@@ -114,6 +114,23 @@ describe.each([
   ['from sources (in-process)', () => source],
   ['compiled (worker threads)', () => compiled],
 ])('a sherpa-onnx streaming model %s', (_how, impl) => {
+  it('serves its live sessions up to its cap: one more waits for a session to end, or is refused as busy', async () => {
+    const model = readManifest(modelFolder(`cap-${impl() === source ? 'src' : 'dist'}`, (d) => writeEnergyStreamingModel(d), streamingManifest));
+    const engine = new (impl().SherpaEngine)([model], { streamingSessions: 2 });
+    try {
+      const recognizer = await engine.load(model.id);
+      const [a, b] = [await recognizer.stream(), await recognizer.stream()];
+      await expect(recognizer.stream({ busyWaitMs: 50 })).rejects.toMatchObject({ name: 'EngineBusyError' });
+      const third = recognizer.stream({ busyWaitMs: 60_000 });
+      a.abort();
+      const c = await third;
+      await c.end();
+      await b.end();
+    } finally {
+      await engine.close();
+    }
+  }, 60_000);
+
   it('gives partial words as audio arrives, final ones at each pause, at finalize and at the end', async () => {
     const files = (d: string) => writeEnergyStreamingModel(d);
     const model = readManifest(modelFolder(`live-${impl() === source ? 'src' : 'dist'}`, files, streamingManifest));

@@ -47,6 +47,12 @@ const DEFAULT_ENDPOINT_MS = 600;
  * words at 800 and 1200 ms; docs/benchmarks.md, issue 32).
  */
 const LIVE_SETTLE_MS = 2000;
+/**
+ * Live sessions of a streaming model per core: measured through the server with the GigaSpeech 3.3M zipformer, 16
+ * conversations kept up on 2 cores (docs/benchmarks.md, issue 32). A larger model keeps up fewer: its sessions past
+ * that fall behind (no per-model setting yet), where the sessions beyond this cap are refused with limit_exceeded.
+ */
+const LIVE_SESSIONS_PER_CORE = 8;
 const CHECK_FILE = fileURLToPath(new URL('./check-model.js', import.meta.url));
 const CHECK_TIMEOUT_MS = 120_000;
 
@@ -60,6 +66,8 @@ export interface SherpaOptions {
   concurrency?: number;
   /** Recognizers per streaming model, each serving several live sessions; default: one per core. */
   streamingRecognizers?: number;
+  /** Live sessions of one streaming model at once; default: LIVE_SESSIONS_PER_CORE per core. */
+  streamingSessions?: number;
   segmentation?: SegmenterOptions;
   /** Voice activity detector of the segmenter: Silero (default, falls back to energy) or energy. */
   vad?: { backend?: VadBackend; modelPath?: string };
@@ -164,6 +172,7 @@ export class SherpaEngine implements SttEngine {
       files,
       hotwords: hotwordsCase && ((context) => hotwordsOf(context, hotwordsCase)),
       secondPass: await this.streamingSecondPass(model),
+      maxSessions: this.options.streamingSessions ?? LIVE_SESSIONS_PER_CORE * availableParallelism(),
     });
   }
 

@@ -5,18 +5,20 @@
 // are cut into speech segments and decoded by other recognizers of the model, at batch priority (engine.ts).
 // With a second-pass model (an offline one, ../second-pass.ts), each utterance the streaming model closes is decoded
 // again and those words are its final tokens; the streaming words show as partial results meanwhile.
+import { WorkGate } from '../../../lib/work-gate.js';
 import { StreamListeners } from '../stream-listeners.js';
 import { S16leReader } from '../../../audio/s16le.js';
 import type { InstalledModel } from '../../model-dir/manifest.js';
-import type {
-  RecognitionContext,
-  Recognizer,
-  SecondPassReport,
-  StreamEvents,
-  StreamingSession,
-  StreamOptions,
-  Token,
-  TranscribeOptions,
+import {
+  EngineBusyError,
+  type RecognitionContext,
+  type Recognizer,
+  type SecondPassReport,
+  type StreamEvents,
+  type StreamingSession,
+  type StreamOptions,
+  type Token,
+  type TranscribeOptions,
 } from '../interface.js';
 import { SecondPass, type SecondPassPool } from '../second-pass.js';
 import { TwoPassFinals } from '../two-pass-finals.js';
@@ -43,23 +45,30 @@ export interface StreamingParts {
   hotwords?: (context: RecognitionContext | undefined) => string | undefined;
   /** Second passes of the sessions' utterances (undefined: the streaming words are final). */
   secondPass?: SecondPassPool<RecognitionContext>;
+  /** Live sessions at once; a session asked for beyond them waits for one to end (at most its busyWaitMs). */
+  maxSessions: number;
 }
 
 export class SherpaStreamingRecognizer implements Recognizer {
   private files: Promise<Recognizer & { close(): Promise<void> }> | undefined;
+  /** A slot per live session. */
+  private readonly sessions: WorkGate;
 
   constructor(
     readonly engineId: string,
     readonly model: InstalledModel,
     private readonly lanes: OnlineLane[],
     private readonly parts: StreamingParts,
-  ) {}
+  ) {
+    this.sessions = new WorkGate(parts.maxSessions);
+  }
 
   get engineModel(): string {
     return this.model.id;
   }
 
-  async stream(options: StreamOptions = {}): Promise<StreamingSession> {
+  async stream(options: StreamOptions & { signal?: AbortSignal; busyWaitMs?: number } = {}): Promise<StreamingSession> {
+    const free = await this.slot(options.signal, options.busyWaitMs);
     const lane = this.lanes.reduce((a, b) => (b.sessions < a.sessions ? b : a));
     const id = nextSession++;
     lane.sessions++;
@@ -75,10 +84,24 @@ export class SherpaStreamingRecognizer implements Recognizer {
       });
     } catch (err) {
       lane.sessions--;
+      free();
       throw err;
     }
     const second = this.parts.secondPass;
-    return new SherpaStream(lane, id, second && new SecondPass(second, options.context));
+    return new SherpaStream(lane, id, free, second && new SecondPass(second, options.context));
+  }
+
+  /** Take a session slot (waiting at most `busyWaitMs` for one: then EngineBusyError); resolves with its release. */
+  private slot(signal: AbortSignal | undefined, busyWaitMs: number | undefined): Promise<() => void> {
+    const timeout = busyWaitMs === undefined ? undefined : AbortSignal.timeout(busyWaitMs);
+    const gave = [signal, timeout].filter((x) => x !== undefined);
+    return new Promise((resolve, reject) => {
+      this.sessions
+        .run(() => new Promise<void>((release) => resolve(release)), gave.length ? AbortSignal.any(gave) : undefined)
+        .catch((err: unknown) =>
+          reject(timeout?.aborted && !signal?.aborted ? new EngineBusyError(`all ${this.parts.maxSessions} live sessions of ${this.model.id} are taken`) : err),
+        );
+    });
   }
 
   /** A file: its speech segments decoded as fast as the CPU allows, each by a stream of its own (not in real time). */
@@ -110,6 +133,8 @@ class SherpaStream implements StreamingSession {
   constructor(
     private readonly lane: OnlineLane,
     private readonly id: number,
+    /** Gives the session's slot back. */
+    private readonly free: () => void,
     private readonly second?: SecondPass<RecognitionContext>,
   ) {
     this.finals = new TwoPassFinals(second, {
@@ -195,6 +220,7 @@ class SherpaStream implements StreamingSession {
     if (this.released) return;
     this.released = true;
     this.lane.sessions--;
+    this.free();
   }
 
   /**
