@@ -11,7 +11,6 @@ import { type Clock, systemClock } from '../../lib/clock.js';
 import { type Job, type JobQueue, PermanentJobError } from '../../jobs/queue.js';
 import type { BlobStore } from '../../storage/blob-store.js';
 import { isTransientDatabaseError } from '../../storage/transient-errors.js';
-import { ApiError } from '../../wire/api-error.js';
 import { type CompatProfile, type TranscriptionStatus, wireWebhookStatus } from '../../wire/compat.js';
 import type { BillingGuard } from '../billing/guard.js';
 import type { FilesService } from '../files/service.js';
@@ -29,6 +28,7 @@ import { PROCESS_JOB, type ProcessJobPayload, type TranscriptionsService, WEBHOO
 import { formatTranscript } from '../../text/format.js';
 import { recognitionContext } from '../../engines/stt/context.js';
 import { BATCH_NICE } from '../../lib/priority.js';
+import { JobFailure, recordingApiErrors } from './job-failure.js';
 
 /** A failed audio_url fetch, already classified into the spec's two record-only error types. */
 export class AudioFetchError extends Error {
@@ -76,16 +76,6 @@ export interface ProcessorOptions {
 
 /** Webhook deliveries in flight at once per node. */
 const WEBHOOK_CONCURRENCY = 16;
-
-/** An error meant for the job's record (error_type + message), as opposed to a bug. */
-class JobFailure extends Error {
-  constructor(
-    readonly type: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** The audio's stated duration (0 when the container states none), or a record-only invalid_audio_file. */
 async function probeDuration(file: string): Promise<number> {
@@ -142,10 +132,7 @@ export class TranscriptionProcessor {
     const active: TranscriptionStatus[] = ['queued', 'downloading', 'transcribing'];
     try {
       // Budget and balance are checked at the start of download and of transcription (spec).
-      await this.billing.assertCanStart(row.organization_id, row.project_id).catch((err: unknown) => {
-        if (err instanceof ApiError && err.status === 402) throw new JobFailure(err.type, err.message);
-        throw err;
-      });
+      await this.assertCanStart(row);
       if (row.status === 'queued') {
         if (!(await this.repo.transition(id, ['queued'], 'downloading', {}, this.now()))) return; // failed or deleted meanwhile
         row = { ...row, status: 'downloading' };
@@ -226,23 +213,23 @@ export class TranscriptionProcessor {
     return { ...row, status: 'transcribing', audio_duration_ms: durationMs, audio_blob_key: key };
   }
 
+  /** A budget or balance that refuses the work (402) fails the job. */
+  private assertCanStart(row: TranscriptionRow): Promise<void> {
+    return recordingApiErrors(this.billing.assertCanStart(row.organization_id, row.project_id), (err) => err.status === 402);
+  }
+
   /** The job's model, loaded; one that failed to load (or was retired since) fails the job with model_not_available. */
-  private async modelOf(row: TranscriptionRow): Promise<{ engine: ResolvedModel; recognizer: Recognizer }> {
-    try {
+  private modelOf(row: TranscriptionRow): Promise<{ engine: ResolvedModel; recognizer: Recognizer }> {
+    const model = (async () => {
       const resolved = this.catalog.resolve(row.resolved_model, 'async');
       return { engine: resolved.engine, recognizer: await resolved.load() };
-    } catch (err) {
-      if (err instanceof ApiError && err.type === 'model_not_available') throw new JobFailure(err.type, err.message);
-      throw err;
-    }
+    })();
+    return recordingApiErrors(model, (err) => err.type === 'model_not_available');
   }
 
   /** transcribing → completed: decode, recognise, store the transcript and schedule the webhook together. */
   private async transcribe(row: TranscriptionRow, signal: AbortSignal): Promise<void> {
-    await this.billing.assertCanStart(row.organization_id, row.project_id).catch((err: unknown) => {
-      if (err instanceof ApiError && err.status === 402) throw new JobFailure(err.type, err.message);
-      throw err;
-    });
+    await this.assertCanStart(row);
     const { engine, recognizer } = await this.modelOf(row);
     // Decoding and diarization read a file: a scoped local copy of the audio where blobs are not local files.
     const { labelled, decodedBytes, segmentLanguages } = await this.blobs.withLocalFile(row.audio_blob_key!, async (path) => {
