@@ -119,6 +119,21 @@ describe('spawnChild through the spawner process', () => {
     expect(spawners()[0]).not.toBe(old);
   });
 
+  it('sends a request to a new spawner when the one asked was killed an instant before', async () => {
+    const first = mod.spawnChild('sleep', ['30']);
+    await new Promise((r) => first.once('spawn', r));
+    const firstDone = closed(first);
+    // Its parent is the spawner; killed here, its exit is not seen before the next request is sent to it.
+    const old = Number(readFileSync(`/proc/${first.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+    process.kill(old, 'SIGKILL');
+    const next = mod.spawnChild('echo', ['still here']);
+    const failed = new Promise((resolve) => next.once('error', resolve));
+    const out = collect(next.stdout);
+    expect(await Promise.race([out, failed])).toBe('still here\n');
+    expect(await closed(next)).toEqual([0, null]);
+    expect(await firstDone).toEqual([null, 'SIGKILL']);
+  });
+
   it('does not block the event loop while a 1 GB process starts children', async () => {
     const ballast: Buffer[] = [];
     for (let i = 0; i < 1024; i++) ballast.push(Buffer.alloc(1 << 20, 1));

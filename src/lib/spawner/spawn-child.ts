@@ -54,6 +54,8 @@ class RemoteChild extends EventEmitter implements Child {
   private readonly attached = new Set<0 | 1 | 2>();
   /** Whether this child keeps the process alive. */
   refed = true;
+  /** Sends the spawn request again, while that may still be tried (notStarted). */
+  retry: (() => void) | undefined;
 
   constructor(
     private readonly stdio: [StdioMode, StdioMode, StdioMode],
@@ -143,7 +145,7 @@ class RemoteChild extends EventEmitter implements Child {
    */
   orphaned(): void {
     if (this.exited) return;
-    if (this.pid === undefined) return this.fail(new Error('the spawner process exited before the child started'));
+    if (this.pid === undefined) return this.notStarted(new Error('the spawner process exited before the child started'));
     try {
       process.kill(this.detached ? -this.pid : this.pid, 'SIGKILL');
     } catch {
@@ -151,6 +153,17 @@ class RemoteChild extends EventEmitter implements Child {
     }
     for (const fd of [0, 1, 2] as const) if (this.stdio[fd] === 'pipe' && !this.attached.has(fd)) this.attach(fd, undefined);
     this.exit(null, 'SIGKILL');
+  }
+
+  /**
+   * The request never reached a live spawner (it died first, or the channel broke): asked once more of a new one,
+   * which nothing can tell from a slow start; a second loss fails the child.
+   */
+  notStarted(err: Error): void {
+    const retry = this.retry;
+    this.retry = undefined;
+    if (retry) retry();
+    else this.fail(err);
   }
 
   fail(err: Error): void {
@@ -179,10 +192,11 @@ class RemoteChild extends EventEmitter implements Child {
 
 let spawner: ChildProcess | undefined;
 let nextId = 0;
-const children = new Map<number, RemoteChild>();
+/** The children waiting for reports, by request id, with the spawner asked. */
+const children = new Map<number, { child: RemoteChild; from: ChildProcess }>();
 
 function onMessage(msg: FromSpawner, handle: unknown): void {
-  const child = children.get(msg.id);
+  const child = children.get(msg.id)?.child;
   if (!child) {
     (handle as Socket | undefined)?.destroy();
     return;
@@ -212,7 +226,7 @@ function forget(id: number): void {
 function updateChannelRef(): void {
   const channel = spawner?.channel;
   if (!channel) return;
-  if ([...children.values()].some((c) => c.refed)) channel.ref();
+  if ([...children.values()].some((c) => c.child.refed)) channel.ref();
   else channel.unref();
 }
 
@@ -225,8 +239,10 @@ function getSpawner(): ChildProcess | undefined {
   sp.once('exit', () => {
     // The next spawnChild forks a new spawner (from this process as it is now: one slow fork, once).
     if (spawner === sp) spawner = undefined;
-    // Children it started lost their reporter: end them, and report them ended.
-    for (const [id, child] of children) {
+    // Children it started lost their reporter: end them, and report them ended. Requests it never answered go
+    // to the next spawner.
+    for (const [id, { child, from }] of children) {
+      if (from !== sp) continue;
       children.delete(id);
       child.orphaned();
     }
@@ -251,13 +267,9 @@ export function spawnChild(command: string, args: readonly string[], options: Sp
   const stdio = options.stdio ?? ['pipe', 'pipe', 'pipe'];
   const sp = getSpawner();
   if (!sp?.connected) return spawnDirect(command, args, stdio, options);
-  const id = nextId++;
   const child = new RemoteChild(stdio, options.detached);
-  children.set(id, child);
-  updateChannelRef();
-  const req: ToSpawner = {
+  const req: Omit<ToSpawner, 'id'> = {
     op: 'spawn',
-    id,
     command,
     args: [...args],
     stdio,
@@ -266,12 +278,30 @@ export function spawnChild(command: string, args: readonly string[], options: Sp
     detached: options.detached,
     nice: options.nice,
   };
-  sp.send(req, (err) => {
-    if (!err) return;
-    forget(id);
-    child.fail(err);
-  });
+  // A spawner killed an instant ago still looks connected until its exit is seen: the request then goes to the
+  // next one, so the caller never sees the old one's death.
+  child.retry = () => {
+    if (spawner === sp) {
+      spawner = undefined;
+      sp.kill('SIGKILL');
+    }
+    const next = getSpawner();
+    if (next?.connected) ask(next, child, req);
+    else child.fail(new Error('the spawner process could not be restarted'));
+  };
+  ask(sp, child, req);
   return child;
+}
+
+function ask(sp: ChildProcess, child: RemoteChild, req: Omit<ToSpawner, 'id'>): void {
+  const id = nextId++;
+  children.set(id, { child, from: sp });
+  updateChannelRef();
+  sp.send({ ...req, id }, (err) => {
+    if (!err || children.get(id)?.child !== child) return;
+    forget(id);
+    child.notStarted(err);
+  });
 }
 
 function spawnDirect(command: string, args: readonly string[], stdio: [StdioMode, StdioMode, StdioMode], options: SpawnOptions): Child {
