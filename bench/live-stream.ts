@@ -1,12 +1,14 @@
 // One live conversation over /transcribe-websocket as a voice-agent client (Pipecat) drives it: the default
 // configuration with pcm_s16le 16 kHz mono, audio in 20 ms pieces at real-time pace on an absolute schedule (timer
-// lateness does not add up), `{"type":"finalize"}` right after the piece that holds each clip's last sample, and the
+// lateness does not add up; another payload, such as the conversation in a container from live-formats.ts, goes out
+// on the same schedule), `{"type":"finalize"}` right after the piece that holds each clip's last sample, and the
 // empty frame after the last piece. Records when each piece, finalize and the end went out and when each frame came
 // in (performance.now()); live-score.ts turns that into the figures.
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import type { SttReceivedFrame } from '../src/wire/stt-frames.js';
 import type { Conversation } from './live-conversation.js';
+import { type Payload, pcmPayload } from './live-formats.js';
 import { BYTES_PER_MS, CHUNK_MS } from './realtime-stream.js';
 
 /** How long after the end frame the finished frame may take before the stream is given up (and counted not kept up). */
@@ -27,7 +29,13 @@ export interface Recording {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function streamConversation(wsUrl: string, apiKey: string, model: string, conversation: Conversation): Promise<Recording> {
+export async function streamConversation(
+  wsUrl: string,
+  apiKey: string,
+  model: string,
+  conversation: Conversation,
+  payload: Payload = pcmPayload(conversation),
+): Promise<Recording> {
   const ws = new WebSocket(wsUrl);
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
@@ -45,10 +53,10 @@ export async function streamConversation(wsUrl: string, apiKey: string, model: s
     });
     ws.on('close', () => resolve());
   });
-  ws.send(JSON.stringify({ api_key: apiKey, model, audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1 }));
+  ws.send(JSON.stringify({ api_key: apiKey, model, ...payload.config }));
 
   const pieceBytes = CHUNK_MS * BYTES_PER_MS;
-  const pieces = Math.ceil(conversation.pcm.length / pieceBytes);
+  const pieces = payload.pieces.length;
   /** Piece index → the turn whose last sample it holds. */
   const finalizeAfter = new Map(conversation.turns.map((t, i) => [Math.ceil((t.endMs * BYTES_PER_MS) / pieceBytes) - 1, i]));
   const pieceSentAt: number[] = [];
@@ -58,7 +66,8 @@ export async function streamConversation(wsUrl: string, apiKey: string, model: s
       const wait = pieceSentAt[0]! + k * CHUNK_MS - performance.now();
       if (wait > 0) await sleep(wait);
     }
-    ws.send(conversation.pcm.subarray(k * pieceBytes, (k + 1) * pieceBytes));
+    // An empty message would end the stream: a piece with no bytes is not sent (its time is still the schedule's).
+    if (payload.pieces[k]!.length) ws.send(payload.pieces[k]!);
     pieceSentAt.push(performance.now());
     const turn = finalizeAfter.get(k);
     if (turn !== undefined) {
