@@ -82,10 +82,11 @@ echo "setup: installing Debian packages: ${missing[*]}"
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 
 # Tools whose package enables a boot-time service: disable it when this run installed them (the tests start
-# their own nginx in a temporary directory). A machine that had them before keeps its setup.
+# their own nginx in a temporary directory, and their own PostgreSQL and Redis when none listens: Debian's
+# PostgreSQL service would ask the tests for a password). A machine that had them before keeps its setup.
 for pkg in "${missing[@]}"; do
   case "$pkg" in
-    nginx | nginx-light | caddy)
+    nginx | nginx-light | caddy | postgresql | redis-server)
       unit=${pkg%-light}.service
       if command -v systemctl >/dev/null 2>&1; then "${sudo[@]}" systemctl disable --now "$unit" >/dev/null 2>&1 || true; fi
       ;;

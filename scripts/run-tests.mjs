@@ -2,11 +2,14 @@
 //   tests: N passed, N failed, N skipped
 // Vitest prints its own report (default reporter) and a JSON report to a temporary file; the summary and a
 // list of the ten slowest tests (so creeping durations show before they cross a timeout) are computed from the JSON. The exit code is vitest's, and non-zero whenever anything failed.
+// Before vitest it makes sure PostgreSQL and Redis answer (scripts/test-services.mjs: it uses the machine's when they
+// listen, else starts private ones for the run) and stops what it started once vitest ends, interrupted or not.
 // Usage: node scripts/run-tests.mjs [extra vitest arguments]
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { startTestServices } from './test-services.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const vitest = path.join(root, 'node_modules', 'vitest', 'vitest.mjs');
@@ -19,9 +22,29 @@ const tmp = mkdtempSync(path.join(tmpdir(), 'parlance-vitest-'));
 const jsonFile = path.join(tmp, 'results.json');
 const args = [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${jsonFile}`, ...process.argv.slice(2)];
 
-const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit' });
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+let child;
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.on(signal, () => {
+    interrupted = true;
+    child?.kill(signal);
+  });
 
+let services;
+try {
+  services = await startTestServices({ root });
+} catch (err) {
+  rmSync(tmp, { recursive: true, force: true });
+  console.error(`run-tests: the test services did not start: ${err.message}`);
+  process.exit(1);
+}
+if (interrupted) {
+  await services.stop();
+  rmSync(tmp, { recursive: true, force: true });
+  process.exit(130);
+}
+
+child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...services.env } });
 const code = await new Promise((resolve) => {
   child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
   child.on('error', (err) => {
@@ -29,6 +52,7 @@ const code = await new Promise((resolve) => {
     resolve(1);
   });
 });
+await services.stop();
 
 let report;
 try {

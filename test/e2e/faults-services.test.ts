@@ -85,7 +85,10 @@ try {
   postgresUser = null;
 }
 const pgAvailable = Boolean(initdb && pgCtl && (!isRoot || (postgresUser && findBinary('runuser'))));
-if (!pgAvailable) console.warn('faults-services: PostgreSQL restart scenarios skipped (needs initdb, pg_ctl, and as root runuser and a postgres user)');
+// `make test` installs PostgreSQL (scripts/debian-packages.txt) and puts its tools on PATH: missing, the scenarios fail.
+const requirePostgres = (): void => {
+  if (!pgAvailable) throw new Error('PostgreSQL scenarios need initdb, pg_ctl, and as root runuser and a postgres user: run `make setup` (package postgresql)');
+};
 
 class PrivatePostgres {
   private constructor(
@@ -166,7 +169,9 @@ class PrivatePostgres {
 // A private Redis.
 
 const redisServer = findBinary('redis-server');
-if (!redisServer) console.warn('faults-services: Redis scenarios skipped (redis-server is not installed)');
+const requireRedis = (): void => {
+  if (!redisServer) throw new Error('Redis scenarios need redis-server: run `make setup` (package redis-server)');
+};
 
 class PrivateRedis {
   private child: ChildProcess | null = null;
@@ -325,7 +330,8 @@ async function refusedSession(s: Parlance): Promise<Record<string, unknown>> {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-describe.skipIf(!pgAvailable)('PostgreSQL crashing and restarting under a running server (pg-boss queue)', () => {
+describe('PostgreSQL crashing and restarting under a running server (pg-boss queue)', () => {
+  beforeAll(requirePostgres);
   let cluster: PrivatePostgres;
   let s: Parlance;
   let gate: GatedAudioServer;
@@ -569,7 +575,8 @@ describe.skipIf(!pgAvailable)('PostgreSQL crashing and restarting under a runnin
 
 // ---------------------------------------------------------------------------------------------------------------
 
-describe.skipIf(!pgAvailable)('PostgreSQL failing over, restarting and freezing under transcriptions (local job queue)', () => {
+describe('PostgreSQL failing over, restarting and freezing under transcriptions (local job queue)', () => {
+  beforeAll(requirePostgres);
   let cluster: PrivatePostgres;
   let s: Parlance;
   let work: string;
@@ -780,7 +787,8 @@ describe.skipIf(!pgAvailable)('PostgreSQL failing over, restarting and freezing 
 
 // ---------------------------------------------------------------------------------------------------------------
 
-describe.skipIf(!redisServer)('Redis going away and coming back under two server processes', () => {
+describe('Redis going away and coming back under two server processes', () => {
+  beforeAll(requireRedis);
   const FILES_PER_MIN = 6;
   let redis: PrivateRedis;
   let db: { url: string; drop(): Promise<void> };

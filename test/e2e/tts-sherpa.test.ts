@@ -7,7 +7,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findEspeakNgData, TONE_VITS, writeToneVitsModel, writeVitsModelWithoutMetadata } from '../fixtures/sherpa-models.js';
+import { TONE_VITS, writeToneVitsModel, writeVitsModelWithoutMetadata } from '../fixtures/sherpa-models.js';
 import { KITTEN_TONE, writeToneKittenModel } from '../fixtures/sherpa-kitten-model.js';
 import { type Parlance, runCli, startParlance, tempDir } from '../harness.js';
 import { openTts, probeAudio, startMsg, streamAudio } from './tts-helpers.js';
@@ -38,7 +38,6 @@ function modelFolder(name: string, manifest: Record<string, unknown>, write: (di
 }
 
 beforeAll(async () => {
-  if (!findEspeakNgData()) return;
   modelFolder('tone', { id: MODEL, name: 'Tone test voices', voices: { Low: 0, High: 1 }, aliases: ['tts-rt-v2'], sample_rate: RATE }, (d) =>
     writeToneVitsModel(d, { sampleRate: RATE, numSpeakers: 2 }),
   );
@@ -87,7 +86,7 @@ function zeroCrossings(pcm: Buffer): number {
   return n;
 }
 
-describe.skipIf(!findEspeakNgData())('a TTS model in the models directory', () => {
+describe('a TTS model in the models directory', () => {
   it('is listed with its voices and the alias it claimed; the broken model is not, and says why in the log', async () => {
     const { models } = (await (await s.request('/v1/tts-models')).json()) as { models: Record<string, unknown>[] };
     const mine = models.find((m) => m.id === MODEL);
@@ -198,7 +197,7 @@ describe.skipIf(!findEspeakNgData())('a TTS model in the models directory', () =
   }, 60_000);
 });
 
-describe.skipIf(!findEspeakNgData())('a Kitten TTS model in the models directory', () => {
+describe('a Kitten TTS model in the models directory', () => {
   const KITTEN_RATE = KITTEN_TONE.sampleRate;
   const slot = (KITTEN_RATE * KITTEN_TONE.idMs) / 1000;
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from '../../../test/harness.js';
-import { findEspeakNgData, writeToneVitsModel, writeVitsModelWithoutMetadata } from '../../../test/fixtures/sherpa-models.js';
+import { writeToneVitsModel, writeVitsModelWithoutMetadata } from '../../../test/fixtures/sherpa-models.js';
 import { type InstalledModel, MANIFEST_FILE, readManifest } from '../model-dir/manifest.js';
 import type * as registryModule from './registry.js';
 
@@ -44,7 +44,6 @@ beforeAll(async () => {
   const dist = path.join(ROOT, 'dist', 'engines', 'tts', 'registry.js');
   if (!existsSync(dist)) execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   compiled = (await import(pathToFileURL(dist).href)) as typeof registryModule;
-  if (!findEspeakNgData()) return;
   tone = modelFolder('tone', { name: 'Tone voices', voices: { Low: 0, High: 1 }, aliases: ['tts-rt-v2'] }, (d) =>
     writeToneVitsModel(d, { sampleRate: 16000, numSpeakers: 2 }),
   );
@@ -52,7 +51,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-describe.skipIf(!findEspeakNgData())('models users bring in the TTS registry', () => {
+describe('models users bring in the TTS registry', () => {
   it('offers a checked model with its voices; its aliases win over the defaults; a broken one is left out, logged', async () => {
     const logged: { level: string; msg: string }[] = [];
     const reg = await compiled.TtsRegistry.create(DEFAULT_ALIASES, [ESPEAK, 'tone-v1', 'broken-v1'], {

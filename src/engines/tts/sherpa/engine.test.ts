@@ -8,7 +8,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from '../../../../test/harness.js';
-import { findEspeakNgData, TONE_VITS, writeToneVitsModel, writeVitsModelWithoutMetadata } from '../../../../test/fixtures/sherpa-models.js';
+import { TONE_VITS, writeToneVitsModel, writeVitsModelWithoutMetadata } from '../../../../test/fixtures/sherpa-models.js';
 import { WorkGate } from '../../../lib/work-gate.js';
 import { MANIFEST_FILE, readManifest } from '../../model-dir/manifest.js';
 import type { SynthesisChunk } from '../interface.js';
@@ -77,7 +77,7 @@ function deferred(): { promise: Promise<void>; resolve(): void } {
 
 const LONG = 'Hello world, this is a longer sentence.';
 
-describe.skipIf(!findEspeakNgData())('a sherpa-onnx VITS model', () => {
+describe('a sherpa-onnx VITS model', () => {
   let one: string;
   let two: string;
   beforeAll(() => {
