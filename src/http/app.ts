@@ -132,11 +132,13 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     }
   });
 
-  // Text with a NUL character is refused alike on both dialects (PostgreSQL cannot store it and would answer 500;
-  // SQLite would store it): path parameters, query and JSON body, before validation.
+  // Text that cannot be stored as sent is refused alike on both dialects, before validation: a NUL character
+  // (PostgreSQL cannot store it and would answer 500; SQLite would store it), or a lone surrogate escape such as
+  // "\ud800" in JSON (no UTF-8 form exists: the databases keep U+FFFD or bytes that read back as it, so a record
+  // would differ from the answer that created it). Path parameters, query and JSON body.
   app.addHook('preValidation', async (req) => {
-    const field = nulField(req.params, '') ?? nulField(req.query, '') ?? nulField(req.body, '');
-    if (field !== undefined) throw invalidField(field || 'body', 'must not contain NUL characters', 'invalid_format');
+    const bad = unstorableText(req.params, '') ?? unstorableText(req.query, '') ?? unstorableText(req.body, '');
+    if (bad !== undefined) throw invalidField(bad.at || 'body', bad.problem, 'invalid_format');
   });
 
   app.setErrorHandler((err, req, reply) => {
@@ -237,14 +239,31 @@ ${rows}
 </tbody></table></body></html>`;
 }
 
-/** Path of the first string (or key) holding U+0000 inside a parsed value, '' for the value itself; else undefined. */
-export function nulField(value: unknown, at: string, depth = 0): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? at : undefined;
+/** A UTF-16 surrogate that is not half of a pair (with the u flag, a pair is one code point, never a surrogate). */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** Why `text` cannot be stored as sent, or undefined. */
+function textProblem(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'must not contain NUL characters';
+  if (LONE_SURROGATE.test(text)) return 'must be valid Unicode text (an unpaired surrogate such as \\ud800 is not)';
+  return undefined;
+}
+
+/**
+ * The first string (or key) inside a parsed value that cannot be stored as sent (textProblem): its path ('' for the
+ * value itself) and why; else undefined.
+ */
+export function unstorableText(value: unknown, at: string, depth = 0): { at: string; problem: string } | undefined {
+  if (typeof value === 'string') {
+    const problem = textProblem(value);
+    return problem ? { at, problem } : undefined;
+  }
   if (value === null || typeof value !== 'object' || depth > 32) return undefined;
   for (const [k, v] of Object.entries(value)) {
     const name = at ? `${at}.${k}` : k;
-    if (k.includes('\u0000')) return at || 'a field name';
-    const found = nulField(v, name, depth + 1);
+    const keyProblem = textProblem(k);
+    if (keyProblem) return { at: at || 'a field name', problem: keyProblem };
+    const found = unstorableText(v, name, depth + 1);
     if (found !== undefined) return found;
   }
   return undefined;
