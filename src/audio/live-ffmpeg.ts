@@ -6,7 +6,8 @@
 // - `-flags low_delay`, output flushed after every packet (`-flush_packets 1`), bytes written to stdin as they arrive.
 //   (`-fflags nobuffer` is not used: it drops the packets read while opening the stream and gains nothing here.)
 // - FLAC and MPEG audio are rewrapped as Ogg on the way in (flac-ogg.ts, mp3-ogg.ts): ffmpeg's raw FLAC parser holds
-//   ten frames back, and its mp3 demuxer waits for 1,024 bytes.
+//   ten frames back, and its mp3 demuxer waits for 1,024 bytes. Ogg Opus is repaginated a packet per page
+//   (ogg-repage.ts): the Ogg demuxer waits for a whole page, up to a second of audio.
 // Undecodable input ends the output with AudioDecodeError naming the format in words; ffmpeg's own stderr (heap
 // addresses, pipe names) is kept apart on `detail` for logs.
 // mark() waits until ffmpeg has taken all input and been quiet for 150 ms (at most 1 s): a container's output cannot

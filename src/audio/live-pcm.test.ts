@@ -194,18 +194,19 @@ describe('raw formats, in-process', () => {
 });
 
 describe('compressed formats through ffmpeg', () => {
-  const formats: [string, string[], string][] = [
-    ['mp3', ['-c:a', 'libmp3lame', '-f', 'mp3'], 'mp3'],
-    // A live Ogg writer flushes pages often (ffmpeg's file default is one page a second).
-    ['ogg', ['-c:a', 'libopus', '-page_duration', '20000', '-f', 'ogg'], 'ogg'],
-    ['webm', ['-c:a', 'libopus', '-f', 'webm'], 'webm'],
-    ['flac', ['-f', 'flac'], 'flac'],
+  const formats: [string, string, string[], string][] = [
+    ['mp3', 'mp3', ['-c:a', 'libmp3lame', '-f', 'mp3'], 'mp3'],
+    // A live Ogg writer may flush a page a packet; a file's pages hold up to a second (ffmpeg's default), repaginated.
+    ['ogg/opus, 20 ms pages', 'ogg', ['-c:a', 'libopus', '-page_duration', '20000', '-f', 'ogg'], 'ogg'],
+    ['ogg/opus, 1 s pages', 'ogg', ['-c:a', 'libopus', '-f', 'ogg'], 'ogg'],
+    ['webm', 'webm', ['-c:a', 'libopus', '-f', 'webm'], 'webm'],
+    ['flac', 'flac', ['-f', 'flac'], 'flac'],
   ];
 
   describe.concurrent('at real-time pace, the first PCM arrives before the stream ends', () => {
     it.each(formats)(
       '%s (auto and named)',
-      async (name, args, ext) => {
+      async (_label, name, args, ext) => {
         const seconds = 3;
         const bytes = await tone(seconds, 48_000, args, ext);
         const pieces = [Math.ceil(bytes.length / (seconds * 10))]; // 100 ms of audio a write

@@ -5,7 +5,7 @@
 //   its header (declared `wav`, or `auto` starting with RIFF/RF64....WAVE) and parsed as the bytes arrive.
 // - Compressed containers go through one low-delay ffmpeg per session (live-ffmpeg.ts); for `auto` the first bytes
 //   name the demuxer (container-sniff.ts), so ffmpeg does not probe. FLAC and mp3 reach it rewrapped as Ogg, a frame
-//   per page (flac-ogg.ts, mp3-ogg.ts).
+//   per page (flac-ogg.ts, mp3-ogg.ts), and Ogg Opus repaginated, a packet per page (ogg-repage.ts).
 //   A WAV with a codec not decoded here (ADPCM...) is handed to ffmpeg too, with the bytes so far replayed into it.
 // Markers: `mark()` resolves once everything written before it has come out of the source and been consumed (the
 // pump reached it), so a finalize lands after the audio that preceded it. In-process this is exact (the resampler
@@ -14,6 +14,7 @@ import { demuxerOf, SNIFF_BYTES, sniffContainer } from './container-sniff.js';
 import { FlacToOgg } from './flac-ogg.js';
 import { FfmpegSource } from './live-ffmpeg.js';
 import { Mp3ToOgg } from './mp3-ogg.js';
+import { OggRepage } from './ogg-repage.js';
 import { AsyncQueue, AudioDecodeError, type PcmItem, type PcmSource } from './pcm-source.js';
 import { StreamResampler } from './resampler.js';
 import { floatToS16, rawEncoding, SampleDecoder } from './sample-decoder.js';
@@ -171,7 +172,7 @@ class LiveSource implements PcmSource {
 
   /** `format`: a container name (undefined: let ffmpeg probe). */
   private startFfmpeg(format: string | undefined, described: string): void {
-    const rewrite = format === 'flac' ? new FlacToOgg() : format === 'mp3' ? new Mp3ToOgg() : undefined;
+    const rewrite = format === 'flac' ? new FlacToOgg() : format === 'mp3' ? new Mp3ToOgg() : format === 'ogg' ? new OggRepage() : undefined;
     const input = rewrite ? { demuxer: 'ogg', rewrite } : { demuxer: format && demuxerOf(format) };
     this.ffmpeg = new FfmpegSource({ ...input, described }, this.ffmpegPath);
     this.queue.push({ delegate: this.ffmpeg });
