@@ -45,6 +45,8 @@ export interface StreamScore {
   /** Final words that start near no clip. */
   unattributedFinal: string;
   nonFinalLagMs: number[];
+  /** The word of each non-final lag (same order), to pair the words of two streams of the same audio. */
+  nonFinalWords: { text: string; startMs: number; endMs: number }[];
   /** Non-final tokens that re-sent a word already shown with other timings. */
   nonFinalRetimed: number;
   finalLagMs: number[];
@@ -87,6 +89,7 @@ export function scoreStream(conversation: Conversation, rec: Recording): StreamS
   const shownWords: { text: string; start: number; end: number }[] = [];
   let nonFinalRetimed = 0;
   const nonFinalLagMs: number[] = [];
+  const nonFinalWords: StreamScore['nonFinalWords'] = [];
   const finalLagMs: number[] = [];
   const finAt: number[] = [];
   let finished: { at: number; total: number } | undefined;
@@ -115,7 +118,10 @@ export function scoreStream(conversation: Conversation, rec: Recording): StreamS
       seenNonFinal.add(key);
       const word = { text: t.text.trim().toLowerCase(), start: t.start_ms, end: t.end_ms };
       if (shownWords.some((w) => w.text === word.text && w.start < word.end && word.start < w.end)) nonFinalRetimed++;
-      else nonFinalLagMs.push(at - sentUpTo(t.end_ms));
+      else {
+        nonFinalLagMs.push(at - sentUpTo(t.end_ms));
+        nonFinalWords.push({ text: word.text, startMs: t.start_ms, endMs: t.end_ms });
+      }
       shownWords.push(word);
     }
     shown.forEach((words, i) => {
@@ -143,6 +149,7 @@ export function scoreStream(conversation: Conversation, rec: Recording): StreamS
     }),
     unattributedFinal: unattributed.join(''),
     nonFinalLagMs,
+    nonFinalWords,
     nonFinalRetimed,
     finalLagMs,
     finalizes: rec.finalizeSentAt.filter((x) => x !== undefined).length,
