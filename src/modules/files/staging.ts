@@ -43,9 +43,14 @@ export async function stagePart(
   limits: { maxBytes: number; roomBytes?: number },
 ): Promise<StagedUpload> {
   const { tempPath, stream } = blobs.createTemp();
-  // An error of the part stream itself means the multipart body was cut off or malformed (the client's fault).
+  // An error of the part stream itself means the multipart body was cut off or malformed (the client's fault); so
+  // does its closing before its end without one (the client went away, or was cut for sending too slowly), which
+  // pipeline() reports as a premature close of every stream.
   let sourceError: unknown;
-  file.once('error', (err) => (sourceError = err));
+  file.once('error', (err) => (sourceError ??= err));
+  file.once('close', () => {
+    if (!file.readableEnded) sourceError ??= new Error('the part closed before its end');
+  });
   // An error the temp file raised itself (disk full, no permission) is the server's. pipeline() hands the first error
   // to every stream, so the file's error counts only when no other stream failed first.
   let sinkError: unknown;
@@ -72,7 +77,7 @@ export async function stagePart(
     if (err instanceof ByteLimitExceeded) throw err;
     if (sinkError !== undefined) throw storageFailure(sinkError);
     if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new ByteLimitExceeded('file', size);
-    if (sourceError !== undefined && err === sourceError) throw new ApiError('invalid_request', 'Malformed multipart body: the file part ended early.');
+    if (sourceError !== undefined) throw new ApiError('invalid_request', 'Malformed multipart body: the file part ended early.');
     throw err;
   }
   return { tempPath, size, partFilename };
