@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { ConfigError, type Settings } from './config/settings.js';
 import { startSpawner } from './lib/spawner/spawn-child.js';
 import { startWyoming } from './modules/wyoming/server.js';
-import { buildApp, type App } from './http/app.js';
+import { buildApp, httpTimeouts, type App } from './http/app.js';
 import type { AppContext } from './http/context.js';
 import { nodeRole } from './config/node-role.js';
 import { attachWebSockets, type WebSocketDispatcher } from './http/websocket.js';
@@ -146,7 +146,8 @@ const TTS_HTTP_PATHS = new Set(['/tts', '/v1/tts-models', '/health', '/ready']);
  * WebSocket.
  */
 async function listenTts(app: App, ctx: AppContext, settings: Settings): Promise<{ server: Server; sockets: WebSocketDispatcher; close(): Promise<void> }> {
-  const server = createServer((req, res) => {
+  // The main port's request timeouts; Node's own 408 (no body) answers a request not received in time.
+  const server = createServer(httpTimeouts(settings), (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     if (TTS_HTTP_PATHS.has(path)) return app.routing(req, res);
     const err = new ApiError('invalid_request', `This is the text-to-speech interface: ${path} is served on the main port.`, { status: 404 });

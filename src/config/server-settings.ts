@@ -117,6 +117,13 @@ export const serverSettings = {
     default: 1_048_576,
     doc: 'Largest JSON request body accepted.',
   },
+  httpRequestTimeoutSeconds: {
+    env: 'PARLANCE_HTTP_REQUEST_TIMEOUT_SECONDS',
+    kind: 'number',
+    min: 0.1,
+    default: 600,
+    doc: 'Longest a client may take to send one whole HTTP request, headers and body (its headers: at most 60 s of it); a slower one gets 408 `request_timeout` and its connection is closed, so a client trickling bytes cannot hold a connection and its upload for ever. The answer may take longer. At 600 s a 1 GiB upload needs about 15 Mbit/s: raise it for large uploads over slow links.',
+  },
   wsMaxMessageBytes: {
     env: 'PARLANCE_WS_MAX_MESSAGE_BYTES',
     kind: 'int',

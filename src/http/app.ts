@@ -3,9 +3,10 @@
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { nodeRole } from '../config/node-role.js';
-import type { RateCategory } from '../config/settings.js';
+import type { RateCategory, Settings } from '../config/settings.js';
 import { sql } from 'kysely';
 import { newRequestId } from '../lib/ids.js';
 import type { PermissionLevel, PermissionScope } from '../modules/auth/permissions.js';
@@ -46,9 +47,29 @@ export type App = FastifyInstance<
 
 /** Longest wait for the database's answer to a readiness check. */
 const READY_TIMEOUT_MS = 1000;
+/** After an answer to a malformed or late request, a peer that does not close its side is cut. */
+const CLOSE_GRACE_MS = 1000;
+
+/**
+ * Node's HTTP server timeouts from PARLANCE_HTTP_REQUEST_TIMEOUT_SECONDS: the whole request within it, the headers
+ * within at most 60 s of it (Node's default), both checked often enough (Node: every 30 s) to hold a short one.
+ */
+export function httpTimeouts(settings: Pick<Settings, 'httpRequestTimeoutSeconds'>): {
+  requestTimeout: number;
+  headersTimeout: number;
+  connectionsCheckingInterval: number;
+} {
+  const requestTimeout = Math.max(1, Math.round(settings.httpRequestTimeoutSeconds * 1000));
+  return {
+    requestTimeout,
+    headersTimeout: Math.min(60_000, requestTimeout),
+    connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.round(requestTimeout / 4))),
+  };
+}
 
 export async function buildApp(ctx: AppContext): Promise<App> {
   const { settings } = ctx;
+  const timeouts = httpTimeouts(settings);
   const app = Fastify({
     loggerInstance: ctx.log,
     // Fastify's own request lines (with the URL, query string included) are off at every level: the access line
@@ -60,17 +81,33 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     return503OnClosing: false,
     trustProxy: settings.trustProxy,
     bodyLimit: settings.jsonBodyLimitBytes,
-    // Requests Node's HTTP parser rejects (a control character in a header, a broken request line) never
-    // reach Fastify's routing: answer them on the socket with the same REST body, then close.
+    // Fastify turns Node's request timeout off; without one, a client trickling its body holds the connection
+    // (and its staged upload) for ever.
+    requestTimeout: timeouts.requestTimeout,
+    http: { headersTimeout: timeouts.headersTimeout, connectionsCheckingInterval: timeouts.connectionsCheckingInterval },
+    // Requests Node's HTTP parser rejects (a control character in a header, a broken request line), and requests
+    // not received in time, never reach Fastify's routing: answer them on the socket with the same REST body, then
+    // close.
     clientErrorHandler: (err: NodeJS.ErrnoException, socket: import('node:net').Socket) => {
-      if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+      // Nothing to answer on a reset socket, nor on one whose response has begun (a request refused before its
+      // body was read, whose body then came too slowly).
+      const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+      if (err.code === 'ECONNRESET' || !socket.writable || answering) return void socket.destroy();
       const requestId = newRequestId();
-      ctx.log.info({ request_id: requestId, status: 400, err: err.code }, 'malformed HTTP request refused');
-      const body = JSON.stringify(restErrorBody(new ApiError('invalid_request', 'Malformed HTTP request.'), requestId, ctx.errorReferenceUrl()));
+      const apiErr =
+        err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? new ApiError('request_timeout', `Request timeout: the request was not received within ${settings.httpRequestTimeoutSeconds} s.`)
+          : err.code === 'HPE_HEADER_OVERFLOW'
+            ? new ApiError('invalid_request', 'Malformed HTTP request: the headers are too large.')
+            : new ApiError('invalid_request', 'Malformed HTTP request.');
+      ctx.log.info({ request_id: requestId, status: apiErr.status, err: err.code }, 'malformed or late HTTP request refused');
+      const body = JSON.stringify(restErrorBody(apiErr, requestId, ctx.errorReferenceUrl()));
       socket.end(
-        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-          `x-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+        `HTTP/1.1 ${apiErr.status} ${STATUS_CODES[apiErr.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
       );
+      // A peer that neither reads the answer nor closes its side is cut after a moment.
+      setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
     },
     // Errors raised by the router before any hook runs (bad percent-encoding, a path parameter over
     // maxParamLength): answer with the REST error body and request id, not Fastify's own JSON.

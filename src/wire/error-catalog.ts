@@ -33,7 +33,8 @@ export const errorCatalog = {
   // Organization administration 404s: the spec lists 404 for an unknown project or key but names no type.
   project_not_found: { status: 404, surfaces: ['rest'], message: 'Project not found.' },
   api_key_not_found: { status: 404, surfaces: ['rest'], message: 'API key not found.' },
-  request_timeout: { status: 408, surfaces: STREAMING, message: 'Request timed out.' },
+  // REST: a request not received within PARLANCE_HTTP_REQUEST_TIMEOUT_SECONDS (headers or body trickled).
+  request_timeout: { status: 408, surfaces: ['rest', ...STREAMING], message: 'Request timed out.' },
   voice_name_conflict: { status: 409, surfaces: ['rest'], message: 'A voice with this name already exists in the project.' },
   speaker_name_conflict: { status: 409, surfaces: ['rest'], message: 'A speaker with this name already exists in the project.' },
   speaker_not_ready: { status: 409, surfaces: ['rest', 'stt_ws'], message: 'Speaker has no ready profile (no audio, still processing, or failed).' },
