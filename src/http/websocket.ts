@@ -14,6 +14,11 @@ import { inWsSession, type WsSession } from './websocket-session.js';
 export interface WsConnectionHooks {
   /** A message over maxPayload arrived: send the surface's error frame now; ws closes the socket right after. */
   oversized?(limitBytes: number): void;
+  /**
+   * A message ws refuses (a text message that is not UTF-8, a malformed frame): send the surface's error frame, saying
+   * `problem`, now; ws closes the socket right after (1007 or 1002).
+   */
+  malformed?(problem: string): void;
   /** No message came within firstMessageMs of connecting: send the surface's error frame and close. */
   firstMessageTimeout?(ms: number): void;
 }
@@ -171,13 +176,15 @@ export function attachWebSockets(server: Server, routes: WsRoutes, opts: WebSock
       firstMessage.unref();
       ws.once('message', () => clearTimeout(firstMessage));
       ws.once('close', () => clearTimeout(firstMessage));
-      if (hooks?.oversized) {
-        // ws rejects an oversized message from its frame header (nothing is buffered) and closes with 1009 in the
-        // same tick; a listener placed before its own on the frame parser lets the surface send its error frame
-        // first (ws has no public hook for this).
+      if (hooks?.oversized || hooks?.malformed) {
+        // ws rejects an oversized message from its frame header (nothing is buffered), and a text message that is not
+        // UTF-8 or a malformed frame as it parses it, and closes (1009, 1007, 1002) in the same tick; a listener placed
+        // before its own on the frame parser lets the surface send its error frame first (ws has no public hook).
         const receiver = (ws as unknown as { _receiver?: EventEmitter })._receiver;
         receiver?.prependListener('error', (err: { code?: string }) => {
           if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') hooks.oversized?.(opts.maxPayload);
+          else if (err.code === 'WS_ERR_INVALID_UTF8') hooks.malformed?.('A text message is not valid UTF-8.');
+          else hooks.malformed?.('Malformed WebSocket frame.');
         });
       }
     });

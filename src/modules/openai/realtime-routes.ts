@@ -68,6 +68,7 @@ export function openAiRealtimeHandler(service: RealtimeService, opts: { defaultM
     return {
       oversized: (limit) =>
         session.fail(new ApiError('invalid_request', `Message larger than ${limit} bytes: send audio in smaller input_audio_buffer.append events.`)),
+      malformed: (problem) => session.fail(new ApiError('invalid_request', problem)),
       firstMessageTimeout: (ms) => session.fail(new ApiError('request_timeout', `Request timeout: no event within ${ms / 1000} s of connecting.`)),
     };
   };

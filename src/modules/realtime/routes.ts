@@ -39,6 +39,7 @@ export function realtimeWsHandler(service: RealtimeService): WsHandler {
     });
     return {
       oversized: (limit) => session.fail(new ApiError('invalid_request', `Message larger than ${limit} bytes: send audio in smaller chunks.`)),
+      malformed: (problem) => session.fail(new ApiError('invalid_request', problem)),
       firstMessageTimeout: (ms) =>
         session.fail(new ApiError('request_timeout', `Request timeout: no configuration message within ${ms / 1000} s of connecting.`)),
     };

@@ -39,6 +39,7 @@ export function ttsWebSocketSurface(ctx: AppContext): TtsWebSocketSurface {
       ws.on('close', () => session.gone());
       return {
         oversized: (limit) => session.fail(new ApiError('invalid_request', `Message larger than ${limit} bytes.`)),
+        malformed: (problem) => session.fail(new ApiError('invalid_request', problem)),
         firstMessageTimeout: (ms) => session.fail(new ApiError('request_timeout', `Request timeout: no message within ${ms / 1000} s of connecting.`)),
       };
     },
