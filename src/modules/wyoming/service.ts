@@ -14,6 +14,8 @@ import type { UsageActor, UsageMeter } from '../usage/service.js';
 
 /** 16 kHz mono s16le: what the recognizers take. */
 const STT_BYTES_PER_SECOND = 32_000;
+/** Formats one utterance may use: each starts a converter of its own, which chunks of no audio could start without end. */
+export const MAX_FORMATS_PER_UTTERANCE = 4;
 
 /** The project every Wyoming request is metered to (Wyoming itself carries no credentials). */
 export interface WyomingTenant {
@@ -95,6 +97,14 @@ export class UtteranceAudio {
     }
     // A chunk in a new format (rare: the client changed it mid-stream) ends the converter of the old one.
     if (!this.format || !sameFormat(this.format, format)) {
+      if (this.drains.length >= MAX_FORMATS_PER_UTTERANCE) {
+        this.failure = new WyomingRequestError(
+          'invalid_audio_format',
+          `The audio format changed more than ${MAX_FORMATS_PER_UTTERANCE - 1} times in one utterance: send audio-stop, then audio-start with the new format.`,
+        );
+        this.abort();
+        throw this.failure;
+      }
       this.source?.end();
       this.format = format;
       const source = createPcmSource('raw', { format: RAW_BY_WIDTH[format.width]!, sampleRate: format.rate, channels: format.channels });
