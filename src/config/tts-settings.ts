@@ -42,6 +42,13 @@ export const ttsSettings = {
     default: 300,
     doc: 'Wyoming speech-to-text: the longest utterance accepted (seconds of audio); longer audio gets an `error` event.',
   },
+  wyomingIdleTimeoutSeconds: {
+    env: 'PARLANCE_WYOMING_IDLE_TIMEOUT_SECONDS',
+    kind: 'number',
+    min: 0.1,
+    default: 300,
+    doc: 'A Wyoming connection is closed, after an `error` event (`request_timeout`), when the server has answered everything and no whole event comes for this long (bytes of an unfinished one do not count); and cut when the client stops reading for this long (an answer it does not take holds a synthesis).',
+  },
   ttsModels: {
     env: 'PARLANCE_TTS_MODELS',
     kind: 'list',

@@ -6,7 +6,9 @@
 //   synthesize {text, voice?}                         → audio-start, audio-chunk*, audio-stop
 // A request the server cannot serve (unknown model or voice, bad audio format, unknown event type) gets an `error`
 // event {text, code} and the connection stays usable; a stream that cannot be read further (a malformed header line,
-// data or payload over the caps) gets an `error` event and is closed. Wyoming has no authentication: the listener
+// data or payload over the caps) gets an `error` event and is closed, as does a client that completes no event within
+// PARLANCE_WYOMING_IDLE_TIMEOUT_SECONDS of its last answer (`request_timeout`); one that stops reading the answers is
+// cut after as long. Wyoming has no authentication: the listener
 // binds to loopback by default (PARLANCE_WYOMING_HOST) and everything is metered to one project.
 import { readFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -23,9 +25,9 @@ import { audioFormatOf, UtteranceAudio, type WyomingAudioFormat, WyomingRequestE
 
 /** Samples per audio-chunk sent (as the reference TTS servers do: 1024). */
 const SAMPLES_PER_CHUNK = 1024;
-/** A connection with no event for this long is closed. */
-const IDLE_MS = 5 * 60_000;
 const MAX_CONNECTIONS = 256;
+/** After the timeout's `error` event, a peer that does not close its side is cut. */
+const CLOSE_GRACE_MS = 1000;
 /** Events queued on a connection before its socket is paused, and the level at which it resumes. */
 const QUEUE_HIGH = 64;
 const QUEUE_LOW = 16;
@@ -79,7 +81,7 @@ export async function startWyoming(ctx: AppContext, settings: Settings, limits: 
   const log = ctx.log.child({ surface: 'wyoming' });
   const connections = new Set<Connection>();
   const server: Server = createServer((socket) => {
-    const conn = new Connection(socket, service, log, limits);
+    const conn = new Connection(socket, service, log, limits, settings.wyomingIdleTimeoutSeconds * 1000);
     connections.add(conn);
     socket.once('close', () => {
       conn.abort();
@@ -127,18 +129,44 @@ class Connection {
   private closed = false;
   /** Events read but not yet handled: a client far ahead of the server is paused (TCP backpressure). */
   private queued = 0;
+  /** Runs while the client owes the next event (the server has answered everything). */
+  private idle: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly socket: Socket,
     private readonly service: WyomingService,
     private readonly log: Logger,
     limits: FramingLimits,
+    private readonly idleMs: number,
   ) {
     this.parser = new EventParser(limits);
     socket.setNoDelay(true);
-    socket.setTimeout(IDLE_MS, () => socket.destroy());
     socket.on('error', () => undefined);
     socket.on('data', (bytes: Buffer) => this.onData(bytes));
+    this.awaitEvent();
+  }
+
+  /**
+   * The client has `idleMs` to complete its next event. Only whole events count: a header whose data or payload never
+   * comes, or one trickled a byte at a time, would otherwise hold the connection (and its buffered bytes) for ever.
+   */
+  private awaitEvent(): void {
+    clearTimeout(this.idle);
+    this.idle = setTimeout(() => this.timedOut(), this.idleMs);
+  }
+
+  private timedOut(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.socket.pause();
+    const text = `Request timeout: no complete event within ${Math.round(this.idleMs / 100) / 10} s.`;
+    this.chain = this.chain.then(() => this.send('error', { text, code: 'request_timeout' })).then(() => this.end());
+  }
+
+  /** Close after what was written; a peer that does not close its side is cut after a moment. */
+  private end(): void {
+    this.socket.end();
+    setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS).unref();
   }
 
   private onData(bytes: Buffer): void {
@@ -149,16 +177,20 @@ class Connection {
     } catch (err) {
       this.closed = true;
       this.socket.pause();
+      clearTimeout(this.idle);
       const e = err instanceof FramingError ? err : new FramingError('invalid_stream', 'The stream could not be read.');
       // Events already read are answered first; then the error, then the connection ends.
-      this.chain = this.chain.then(() => this.send('error', { text: e.message, code: e.code })).then(() => void this.socket.end());
+      this.chain = this.chain.then(() => this.send('error', { text: e.message, code: e.code })).then(() => this.end());
       return;
     }
+    // The server owes answers until these are handled; then the client owes the next event.
+    if (events.length) clearTimeout(this.idle);
     for (const event of events) {
       this.queued++;
       this.chain = this.chain.then(async () => {
         await this.handle(event);
         if (--this.queued <= QUEUE_LOW && this.socket.isPaused() && !this.closed) this.socket.resume();
+        if (this.queued === 0 && !this.closed) this.awaitEvent();
       });
     }
     if (this.queued >= QUEUE_HIGH) this.socket.pause();
@@ -166,6 +198,7 @@ class Connection {
 
   abort(): void {
     this.closed = true;
+    clearTimeout(this.idle);
     this.ac.abort(new Error('client went away'));
     this.stt?.audio?.abort();
   }
@@ -178,8 +211,14 @@ class Connection {
   private send(type: string, data?: Record<string, unknown>, payload?: Buffer): Promise<void> {
     if (this.socket.destroyed || !this.socket.writable) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      // Resolves once written (or the socket failed): writes wait for a slow reader (backpressure).
-      this.socket.write(encodeEvent({ type, data, payload }), () => resolve());
+      // A client that stops reading stops the writes (backpressure): one that has not taken a write for idleMs is cut,
+      // which aborts the work its request holds (a synthesis and its slot).
+      const stalled = setTimeout(() => this.socket.destroy(), this.idleMs);
+      // Resolves once written (or the socket failed).
+      this.socket.write(encodeEvent({ type, data, payload }), () => {
+        clearTimeout(stalled);
+        resolve();
+      });
     });
   }
 
