@@ -48,6 +48,9 @@ export type ModelFamily = keyof typeof MODEL_TYPES;
 export const TRANSDUCER_TYPES: ReadonlySet<string> = new Set(['transducer', 'nemo-transducer']);
 
 const VERSIONED_ID = '^[a-z0-9][a-z0-9._-]*-v[0-9]+$';
+/** What a model id and an alias must look like (the manifest's patterns). */
+export const MODEL_ID_RE = new RegExp(VERSIONED_ID);
+export const ALIAS_RE = /^[a-zA-Z0-9][a-zA-Z0-9._-]*$/;
 
 /** A model family (MODEL_TYPES' keys), as manifests and catalogue entries name it. */
 export const FamilySchema = Type.Union([
@@ -71,7 +74,7 @@ export const ManifestSchema = Type.Object(
     /** Languages recognised or spoken (ISO 639-1); for language-id, the languages it tells apart. */
     languages: Type.Array(Type.String({ pattern: '^[a-z]{2,3}$' }), { minItems: 1 }),
     /** Public ids this model takes over from the built-in engines (`stt-async-v4`, `tts-rt-v2`, ...). */
-    aliases: Type.Optional(Type.Array(Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9._-]*$' }))),
+    aliases: Type.Optional(Type.Array(Type.String({ pattern: ALIAS_RE.source }))),
     /** Sample rate the model expects (STT) or produces (TTS); audio is converted to and from it. */
     sample_rate: Type.Optional(Type.Integer({ minimum: 8000, maximum: 48000 })),
     /** Decoder threads of ONNX Runtime per recognizer (default 1: the server runs several at once). */

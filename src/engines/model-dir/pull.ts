@@ -16,6 +16,8 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
+  realpathSync,
   renameSync,
   rmdirSync,
   rmSync,
@@ -26,7 +28,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { stripArchiveExt } from './catalogue.js';
 import { discardPart, type DownloadProgress, downloadResumable, hashFile, partFileFor } from './download.js';
-import { type InstalledModel, MANIFEST_FILE, type ModelFamily, ModelManifestError, readManifest } from './manifest.js';
+import { ALIAS_RE, type InstalledModel, MANIFEST_FILE, MODEL_ID_RE, type ModelFamily, ModelManifestError, readManifest } from './manifest.js';
 import { diskError, PullError } from './pull-error.js';
 import { findRoles, neededRoles } from './roles.js';
 import { scanModelsDir } from './scan.js';
@@ -143,6 +145,7 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
     else if (part) renameSync(archive, path.join(work, file));
     else copyFileSync(opts.source, path.join(work, file));
     ownCopy(work);
+    assertSelfContained(work, opts.source);
     const top = topFolder(work);
     for (const x of extras) {
       renameSync(x.part, path.join(top, x.file));
@@ -185,7 +188,9 @@ export async function importFolder(opts: FolderImportOptions): Promise<PullResul
   try {
     rmSync(work, { recursive: true, force: true });
     mkdirSync(downloads, { recursive: true });
-    cpSync(opts.source, work, { recursive: true });
+    // Checked before a byte is copied; links copied as they are (cpSync would point them back into the source).
+    assertSelfContained(opts.source, opts.source);
+    cpSync(opts.source, work, { recursive: true, verbatimSymlinks: true });
     ownCopy(work);
     const manifest = raw
       ? {
@@ -216,8 +221,16 @@ interface Target {
   skipped: string[];
 }
 
-/** Where the model goes and which ids it claims; a PullError when its folder exists or another model holds an id. */
+/**
+ * Where the model goes and which ids it claims; a PullError when an id is malformed, its folder exists or another
+ * model holds an id. The id names folders (its own, and its work area): one like `../x` would reach outside the
+ * models directory, so it is checked before any path is made of it.
+ */
 function plan(modelsDir: string, id: string, fields: ModelFields): Target {
+  if (!MODEL_ID_RE.test(id))
+    throw new PullError(`the id "${id}" is not a model id: lower case letters, digits, . _ -, ending in a version, like whisper-tiny-en-v1`);
+  const badAlias = (fields.aliases ?? []).find((a) => !ALIAS_RE.test(a));
+  if (badAlias !== undefined) throw new PullError(`the alias "${badAlias}" is not a model id: letters, digits, . _ -, like stt-async-v4`);
   const folder = path.join(modelsDir, id);
   if (existsSync(folder)) throw new PullError(`${folder} exists already: remove it, or pull with another --id`);
   const holders = new Map<string, string>();
@@ -327,6 +340,32 @@ async function unpack(archive: string, into: string, source: string): Promise<vo
 function topFolder(dir: string): string {
   const entries = readdirSync(dir);
   return entries.length === 1 && statSync(path.join(dir, entries[0]!)).isDirectory() ? path.join(dir, entries[0]!) : dir;
+}
+
+/**
+ * A model's folder holds files, folders, and relative links to what is inside it, so that its copy in the models
+ * directory stands alone: a link out of it (to a secret of the machine, which the server would then read as a model
+ * file; or an absolute one, back into a source that may go away) or to nothing, or a device or pipe (which would stop
+ * the copy half-way), refuses the source. `dir`: the folder to import, or an archive unpacked.
+ */
+function assertSelfContained(dir: string, source: string): void {
+  const base = path.resolve(dir);
+  const root = realpathSync(dir);
+  const inside = (folder: string, p: string) => p === folder || p.startsWith(folder + path.sep);
+  for (const rel of readdirSync(dir, { recursive: true }) as string[]) {
+    const p = path.join(base, rel);
+    const stat = lstatSync(p);
+    if (stat.isSymbolicLink()) {
+      const link = readlinkSync(p);
+      const real = existsSync(p) ? realpathSync(p) : undefined;
+      if (path.isAbsolute(link) || !inside(base, path.resolve(path.dirname(p), link)) || real === undefined || !inside(root, real))
+        throw new PullError(
+          `${source}: ${rel} is a link to ${link}; a model's links must be relative and lead to a file in its folder: put the file itself there`,
+        );
+    } else if (!stat.isFile() && !stat.isDirectory()) {
+      throw new PullError(`${source}: ${rel} is not a file, a folder or a link`);
+    }
+  }
 }
 
 /**
