@@ -92,7 +92,11 @@ describe('malformed speaker bodies', () => {
 
 describe('malformed enrolment audio', () => {
   const raw = (body: Buffer, boundary = 'XB') =>
-    s.request(`/v1/speakers/${alice.id}/audio`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+    s.request(`/v1/speakers/${alice.id}/audio`, {
+      method: 'POST',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body: new Uint8Array(body),
+    });
 
   it('a multipart body without its boundary, cut off, or with two files is invalid_request; nothing is added', async () => {
     await expectError(await raw(Buffer.from('garbage'), 'nope'), 400, 'invalid_request');
