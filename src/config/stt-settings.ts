@@ -53,7 +53,7 @@ export const sttSettings = {
     env: 'PARLANCE_REALTIME_SECOND_PASS',
     kind: 'bool',
     default: true,
-    doc: "Real-time final tokens from a second decoding of each utterance the way files are decoded (as accurate as async transcription; about 0.25 CPU seconds per second of speech, ahead of file work). false: the streaming decoder's own words, which are less accurate at the start of a session.",
+    doc: "Real-time final tokens from a second decoding of each utterance the way files are decoded (as accurate as async transcription; about 0.14 CPU seconds per second of speech, on decoders of its own that file work never delays). false: the streaming decoder's own words, which are less accurate at the start of a session.",
   },
   realtimeSecondPassWaitMs: {
     env: 'PARLANCE_REALTIME_SECOND_PASS_WAIT_MS',

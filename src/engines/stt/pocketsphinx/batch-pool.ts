@@ -2,7 +2,8 @@
 // unit of work is one speech segment (≤ ~20 s of audio), not a whole file: transcriptions hand their segments to the
 // pool, and a FairScheduler decides whose segment goes to the next free worker. A short file that arrives behind long
 // ones waits for at most one segment per worker. Segment results do not depend on what a worker decoded before (batch
-// CMN), so interleaving requests changes nothing in their results. Live second passes use it too, ahead of files.
+// CMN), so interleaving requests changes nothing in their results. Live second passes run on a pool of their own
+// (engine.ts), built the same way with the streaming decoders' settings.
 import type { Token } from '../interface.js';
 import { FairScheduler, type SchedulerRequest, type SchedulerRequestStats } from '../scheduler.js';
 import type { SpeechSegment } from '../segmenter.js';

@@ -158,10 +158,14 @@ export class PocketsphinxEngine implements SttEngine {
       this.options.streamIdleMs,
       this.options.warmStreams,
     );
+    // Live second passes get decoders of their own, pruned harder than files' (SECOND_PASS_DECODER_ARGS) and at the
+    // process's priority: behind niced file work they were late whenever the machine was busy, and at file settings
+    // they were most of a live stream's CPU (docs/benchmarks.md, issue 33). Loaded with the first session.
+    const live = new BatchPool({ ...init, decoderArgs: this.options.secondPassDecoderArgs, ...(narrowband ? { narrowband } : {}) }, { size: batch.size });
     const bias = new BiasBuilder(paths.dict, this.options.log ?? defaultLog, this.options.contextWeight);
     const [fileVad, liveVad] = await vadLoading;
     const external = await this.externalSecondPass();
-    return new PocketsphinxRecognizer(this.id, engineModel, batch, streams, { file: fileVad, live: liveVad }, this.options, bias, external);
+    return new PocketsphinxRecognizer(this.id, engineModel, { file: batch, live }, streams, { file: fileVad, live: liveVad }, this.options, bias, external);
   }
 
   /** The other engine's second passes, if configured and loadable (else the batch pool's, logged). */
@@ -182,18 +186,35 @@ export class PocketsphinxRecognizer implements Recognizer {
   /** Second passes of live utterances: on the batch pool, or on another engine's file decoder (undefined when off). */
   private readonly secondPass: { pool: SecondPassPool<DecoderBias>; own: true } | { pool: SecondPassPool<RecognitionContext>; own: false } | undefined;
 
+  private readonly batch: BatchPool;
+  /** Decoders of live second passes (the batch pool's kind, streaming profile); started by the first session. */
+  private readonly liveBatch: BatchPool;
+  private liveBatchStarted: Promise<void> | undefined;
+
   constructor(
     readonly engineId: string,
     readonly engineModel: string,
-    private readonly batch: BatchPool,
+    pools: { file: BatchPool; live: BatchPool },
     private readonly streams: StreamPool,
     private readonly vad: { file: Vad; live: Vad },
     private readonly options: ResolvedPocketsphinxOptions,
     private readonly biasBuilder: BiasBuilder,
     external?: SecondPassPool<RecognitionContext>,
   ) {
+    this.batch = pools.file;
+    this.liveBatch = pools.live;
     if (external) this.secondPass = { pool: external, own: false };
-    else if (options.secondPass) this.secondPass = { pool: new SecondPassPool(batchSecondPass(batch), options.secondPass), own: true };
+    else if (options.secondPass) this.secondPass = { pool: new SecondPassPool(batchSecondPass(pools.live), options.secondPass), own: true };
+  }
+
+  /** The second-pass decoders, loaded once (a failed load is tried again by the next session). */
+  private startLiveBatch(): Promise<void> {
+    if (this.secondPass?.own !== true) return Promise.resolve();
+    this.liveBatchStarted ??= this.liveBatch.start().catch((err: unknown) => {
+      this.liveBatchStarted = undefined;
+      throw err;
+    });
+    return this.liveBatchStarted;
   }
 
   /** Pool state: batch workers and the transcriptions sharing them, live sessions, the VAD in use. */
@@ -270,6 +291,7 @@ export class PocketsphinxRecognizer implements Recognizer {
    */
   async stream(options: StreamOptions & { signal?: AbortSignal; busyWaitMs?: number } = {}): Promise<PocketsphinxStream> {
     const bias = options.context && (await this.biasBuilder.build(options.context));
+    await this.startLiveBatch();
     const gate = new SpeechGate(this.vad.live.createStream(), { endpointMs: options.endpointSilenceMs ?? this.options.endpointSilenceMs });
     const sp = this.secondPass;
     const second = !sp ? undefined : sp.own ? new SecondPass(sp.pool, bias?.decoder) : new SecondPass(sp.pool, options.context);
@@ -288,11 +310,11 @@ export class PocketsphinxRecognizer implements Recognizer {
     return session;
   }
 
-  prewarm(): Promise<void> {
-    return this.streams.warmUp();
+  async prewarm(): Promise<void> {
+    await Promise.all([this.streams.warmUp(), this.startLiveBatch()]);
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.batch.close(), this.streams.close()]);
+    await Promise.all([this.batch.close(), this.liveBatch.close(), this.streams.close()]);
   }
 }

@@ -53,6 +53,8 @@ export interface PocketsphinxOptions {
   decoderArgs?: Record<string, string>;
   /** Arguments of streaming decoders over decoderArgs (default STREAM_DECODER_ARGS; {} decodes streams like files). */
   streamDecoderArgs?: Record<string, string>;
+  /** Arguments of live second passes' decoders over decoderArgs (default SECOND_PASS_DECODER_ARGS; {}: as files). */
+  secondPassDecoderArgs?: Record<string, string>;
   /** Path of the compiled addon; default: found by walking up to native/pocketsphinx/build/Release. */
   addonPath?: string;
   /** Batch decoding: longest segment handed to the decoder at once, ms (default 20 000). */
@@ -95,6 +97,8 @@ export interface ResolvedPocketsphinxOptions {
   maxStreams: number;
   /** decoderArgs with the streaming profile applied. */
   streamDecoderArgs: Record<string, string>;
+  /** decoderArgs with the second-pass profile applied. */
+  secondPassDecoderArgs: Record<string, string>;
   streamIdleMs: number;
   warmStreams: number;
   decoderArgs: Record<string, string>;
@@ -130,6 +134,14 @@ export const BASE_DECODER_ARGS: Readonly<Record<string, string>> = { '-remove_si
  */
 export const STREAM_DECODER_ARGS: Readonly<Record<string, string>> = { '-maxhmmpf': '1500', '-maxwpf': '5', '-pl_window': '5' };
 
+/**
+ * Live second passes prune at 4,000 active HMMs and 10 word exits per frame: on the tuning half of the Asterisk
+ * prompts (1,845 words, batch decoding in process: docs/benchmarks.md, issue 33) that is 29 % less CPU
+ * than file settings with 817 word errors against 823 (3,000 / 10: 827). A second pass is most of a live stream's
+ * CPU, and the streaming profile above costs it accuracy.
+ */
+export const SECOND_PASS_DECODER_ARGS: Readonly<Record<string, string>> = { '-maxhmmpf': '4000', '-maxwpf': '10' };
+
 export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): ResolvedPocketsphinxOptions {
   const models: Record<string, PocketsphinxModelPaths> = {};
   const concurrency: Record<string, number> = {};
@@ -159,6 +171,7 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
     maxSegmentsPerRequest: options.maxSegmentsPerRequest,
     maxStreams,
     streamDecoderArgs: { ...decoderArgs, ...(options.streamDecoderArgs ?? STREAM_DECODER_ARGS) },
+    secondPassDecoderArgs: { ...decoderArgs, ...(options.secondPassDecoderArgs ?? SECOND_PASS_DECODER_ARGS) },
     streamIdleMs: options.streamIdleMs ?? 300_000,
     warmStreams: Math.min(maxStreams, options.warmStreams ?? 2 * availableParallelism()),
     decoderArgs,

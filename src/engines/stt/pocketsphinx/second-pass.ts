@@ -1,5 +1,5 @@
-// pocketsphinx's batch pool as the file decoder of live second passes (../second-pass.ts): each utterance is one
-// request of its own, served ahead of file segments.
+// A batch pool as the file decoder of live second passes (../second-pass.ts): each utterance is one request of its
+// own. The engine gives second passes a pool of their own (engine.ts), so file work never delays them.
 import type { SecondPassDecoder } from '../second-pass.js';
 import type { BatchPool } from './batch-pool.js';
 import type { DecoderBias } from './messages.js';
