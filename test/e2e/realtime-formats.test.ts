@@ -15,7 +15,7 @@ import type { SttReceivedFrame } from '../../src/wire/stt-frames.js';
 import { makeSpeech, startParlance, tempDir, type Parlance } from '../harness.js';
 
 const execFileP = promisify(execFile);
-/** A sentence pocketsphinx hears well from flite (3 s), then 1.5 s of silence. */
+/** A sentence pocketsphinx hears well from flite (3 s), then 2 s of silence. */
 const SPEECH = 'the quick brown fox jumps over the lazy dog';
 const PIECE_MS = 100;
 const work = tempDir('parlance-rt-formats-');
@@ -85,9 +85,10 @@ describe('real-time containers with audio_format auto, at real-time pace', () =>
 
   beforeAll(async () => {
     // Final tokens always from the second pass (a loaded machine could otherwise leave the streaming decoder's words):
-    // the words are compared here, not the timing.
-    s = await startParlance({ env: { PARLANCE_REALTIME_SECOND_PASS_WAIT_MS: '60000' } });
-    wav = await makeSpeech(path.join(work, 'speech.wav'), SPEECH, { padSeconds: 1.5 });
+    // the words are compared here, not the timing. The model is loaded before the server listens, so the first session
+    // (pcm's) does not wait for it while its audio streams in.
+    s = await startParlance({ env: { PARLANCE_REALTIME_SECOND_PASS_WAIT_MS: '60000', PARLANCE_STT_PRELOAD: 'true' } });
+    wav = await makeSpeech(path.join(work, 'speech.wav'), SPEECH, { padSeconds: 2 });
     const { stdout: raw } = await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-i', wav, '-f', 's16le', '-ac', '1', '-ar', '16000', 'pipe:1'], {
       encoding: 'buffer',
       maxBuffer: 1 << 26,
