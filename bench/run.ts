@@ -46,8 +46,8 @@ const suites: Record<string, { about: string; options?: string[]; load: () => Pr
   },
   wer: {
     about:
-      'word error rate on real recordings (pocketsphinx-testdata, Asterisk prompts), raw and formatted, per file and total; term recall with and without context. --dir=<folder with refs.tsv> scores your own recordings; --tune sweeps decoder settings on the tuning half and reports them on the held-out half',
-    options: ['dir', 'tune'],
+      "word error rate on real recordings (pocketsphinx-testdata, Asterisk prompts), raw and formatted, per file and total; term recall with and without context. --dir=<folder with refs.tsv> scores your own recordings; --tune sweeps decoder settings on the tuning half and reports them on the held-out half; --second-pass compares live second passes' decoder profiles on the tuning half (WER, CPU)",
+    options: ['dir', 'tune', 'second-pass'],
     load: async () => (await import('./wer.js')).run,
   },
   workers: {

@@ -11,6 +11,7 @@ import { asteriskEnClips, folderClips, splitOf, testdataClips } from '../test/re
 import type { Row, SuiteOptions, SuiteResult } from './lib.js';
 import { decodeClips, pct, totals, werRows, withRecognizer } from './wer-decode.js';
 import { contextRecall } from './wer-context.js';
+import { secondPassProfiles } from './wer-second-pass.js';
 import { tuneDecoder } from './wer-tune.js';
 
 export async function run(opts: SuiteOptions): Promise<SuiteResult> {
@@ -36,6 +37,7 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
   let clips = [...testdataClips(), ...asteriskEnClips()];
   if (!clips.some((c) => c.set === 'asterisk-en')) opts.log('asterisk-core-sounds-en is not installed: testdata only (make setup installs it)');
   if (opts.quick) clips = clips.filter((_, i) => i % 8 === 0 || !clips[i]!.set.startsWith('asterisk'));
+  if (opts.args['second-pass'] !== undefined) return secondPassProfiles(clips, opts);
   opts.log(`decoding ${clips.length} real recordings with the default settings`);
   const results = await withRecognizer({}, (r) => decodeClips(r, clips, (c) => splitOf(c.file)));
   raw.default = { per_clip: results };

@@ -135,10 +135,10 @@ export const BASE_DECODER_ARGS: Readonly<Record<string, string>> = { '-remove_si
 export const STREAM_DECODER_ARGS: Readonly<Record<string, string>> = { '-maxhmmpf': '1500', '-maxwpf': '5', '-pl_window': '5' };
 
 /**
- * Live second passes prune at 4,000 active HMMs and 10 word exits per frame: on the tuning half of the Asterisk
- * prompts (1,845 words, batch decoding in process: docs/benchmarks.md, issue 33) that is 29 % less CPU
- * than file settings with 817 word errors against 823 (3,000 / 10: 827). A second pass is most of a live stream's
- * CPU, and the streaming profile above costs it accuracy.
+ * Live second passes prune at 4,000 active HMMs and 10 word exits per frame: on the tuning half of the real recordings
+ * (1,855 words, decoded as files in process; `npm run bench -- wer --second-pass`) that made 818 word errors against
+ * file settings' 824 with 32 % less CPU (3,000 / 10: 828; the streaming profile above: 877). A second pass is most of
+ * a live stream's CPU.
  */
 export const SECOND_PASS_DECODER_ARGS: Readonly<Record<string, string>> = { '-maxhmmpf': '4000', '-maxwpf': '10' };
 
