@@ -1,11 +1,11 @@
 // The audio worker thread from the compiled dist/ (the worker is a compiled file): voice activity detection and raw
-// output there give exactly what the same code gives inline, and the event loop stays free while it works.
+// output there give exactly what the same code gives inline, and the work stays off the main thread (the event loop).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, worstEventLoopGap } from '../../test/harness.js';
+import { cpuWhile, ROOT } from '../../test/harness.js';
 import { TESTDATA } from '../../test/real-speech.js';
 import type * as ThreadModule from './audio-thread.js';
 import { RawOutputEncoder } from './raw-output.js';
@@ -32,17 +32,24 @@ async function frames(vad: { createStream(): { push(b: Uint8Array): Promise<VadF
 
 describe('the audio worker thread', () => {
   it('detects voice activity off the event loop with the same decisions as inline, in both lanes', async () => {
-    const pcm = speech();
-    const inline = await frames(await loadVad(), pcm);
+    const pcm = Buffer.concat([speech(), speech(), speech(), speech()]); // enough CPU time to tell where it went
+    const inlineVad = await loadVad();
+    let inline: VadFrame[] = [];
+    const inlineCpu = await cpuWhile(async () => (inline = await frames(inlineVad, pcm)));
     for (const lane of ['live', 'batch'] as const) {
       const vad = await thread.loadVadOffThread({ lane });
       expect(vad.backend).toBe('silero');
       let off: VadFrame[] = [];
-      const worst = await worstEventLoopGap(async () => (off = await frames(vad, pcm)));
+      const cpu = await cpuWhile(async () => (off = await frames(vad, pcm)));
+      console.info(
+        `audio thread (${lane}): main thread CPU ${cpu.mainMs} ms, other threads ${Math.round(cpu.otherMs)} ms; inline: main ${inlineCpu.mainMs} ms`,
+      );
       expect(off.map((f) => f.speech)).toEqual(inline.map((f) => f.speech));
       off.forEach((f, i) => expect(f.probability).toBeCloseTo(inline[i]!.probability, 5));
       expect(off.some((f) => f.speech)).toBe(true);
-      expect(worst).toBeLessThan(50);
+      // The model runs on the audio thread: the main thread only passes messages, a small part of what the same work
+      // costs it inline. (CPU time, not a timer's lateness: a busy machine makes neither grow.)
+      expect(cpu.mainMs).toBeLessThan(inlineCpu.mainMs / 3);
     }
   });
 

@@ -2,7 +2,8 @@
 // onnxruntime-node, and the energy fallback.
 //
 // Measured on the 2-core development machine: Silero costs ~5 ms of CPU per second of audio (0.15 ms per 32 ms frame);
-// the energy detector ~0.7 ms. The assertions below leave a factor of 10 for slower or busier machines.
+// the energy detector ~0.7 ms. These tests assert no time: the cost is tracked by `npm run bench -- diarization`
+// (offline RTF, Silero VAD included) and `npm run bench -- stt` (RTF of the file path: VAD segments, then decoding).
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -113,31 +114,30 @@ describe('Silero VAD', () => {
     expect(frames.filter((f) => f.speech).length / frames.length).toBeLessThan(0.05);
   });
 
-  it('is cheap per second of audio and leaves the event loop responsive', async () => {
+  it('classifies a long stream one frame per turn of the event loop, so the loop is never held longer', async () => {
     const vad = await loadVad();
+    expect(vad.backend).toBe('silero');
     const long = Buffer.concat(Array.from({ length: 5 }, () => audio)); // ~30 s
-    const gaps: number[] = [];
-    let last = performance.now();
-    const timer = setInterval(() => {
-      const now = performance.now();
-      gaps.push(now - last);
-      last = now;
-    }, 5);
-    const started = performance.now();
+    // A check-phase callback that queues itself again runs exactly once per turn of the event loop.
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
     const cpu = process.cpuUsage();
-    await pushAll(vad.createStream(), long, 64 * 1024);
+    const frames = await pushAll(vad.createStream(), long, 64 * 1024);
     const used = process.cpuUsage(cpu);
-    const elapsed = performance.now() - started;
-    clearInterval(timer);
+    counting = false;
     const seconds = long.length / BYTES_PER_MS / 1000;
-    const cpuPerSecond = (used.user + used.system) / 1000 / seconds;
     console.info(
-      `silero: ${seconds.toFixed(1)} s of audio in ${elapsed.toFixed(0)} ms (${(elapsed / seconds).toFixed(1)} ms wall, ` +
-        `${cpuPerSecond.toFixed(1)} ms CPU per audio second); timer gaps max ${Math.max(...gaps).toFixed(1)} ms`,
+      `silero: ${seconds.toFixed(1)} s of audio, ${frames.length} frames, ${turns} loop turns, ${((used.user + used.system) / 1000 / seconds).toFixed(1)} ms CPU per audio second`,
     );
-    expect(elapsed / seconds).toBeLessThan(50);
-    // onnxruntime-node runs each 32 ms frame synchronously, ~0.15 ms: the loop gets a turn between frames.
-    expect(Math.max(...gaps)).toBeLessThan(50);
+    expect(frames.length).toBe(Math.ceil(long.length / 2 / VAD_FRAME_SAMPLES));
+    // onnxruntime-node runs each 32 ms frame synchronously inside a setImmediate: the loop turns between any two
+    // frames, so no other work waits for more than one frame (~0.15 ms). Pushing 64 KiB at once does not batch them.
+    expect(turns).toBeGreaterThanOrEqual(frames.length);
   });
 });
 

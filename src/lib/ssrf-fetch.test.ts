@@ -403,11 +403,10 @@ describe('downloadToFile', () => {
       res.writeHead(200);
       const tick = setInterval(() => (res.destroyed ? clearInterval(tick) : res.write('x')), 20);
     });
-    const t0 = Date.now();
+    // The server trickles forever: only the overall deadline ends the download, and the error names it.
     const slow = await failure(downloadToFile(`${f.origin}/slow`, dest(), { ...base, retries: 0, timeoutMs: 300 }));
     expect(slow.message).toBe('The request timed out after 300 ms.');
     expect(slow.retryable).toBe(true);
-    expect(Date.now() - t0).toBeLessThan(3000);
 
     const g = await serve(() => {
       /* never answers */
@@ -525,7 +524,6 @@ describe('downloadToFile blocks private targets before connecting', () => {
   });
 
   it('blocks the metadata address, RFC1918, CGNAT and link-local IPv6 at once (nothing is contacted)', async () => {
-    const t0 = Date.now();
     for (const url of [
       'http://169.254.169.254/latest/meta-data/',
       'http://10.0.0.1/',
@@ -535,12 +533,12 @@ describe('downloadToFile blocks private targets before connecting', () => {
       'http://[fd00::1]/',
       'https://[64:ff9b::a9fe:a9fe]/',
     ]) {
+      // Refused before any connection: connecting to any of these (no network here) would end in the 10 s timeout's
+      // error instead.
       const err = await failure(downloadToFile(url, dest(), { ...noAllow, timeoutMs: 10_000 }));
       expect(err, url).toBeInstanceOf(DownloadBlockedError);
       expect(err.retryable).toBe(false);
     }
-    // Connecting to any of these (no network here) would hang for the timeout.
-    expect(Date.now() - t0).toBeLessThan(2000);
   });
 
   it('blocks a hostname that resolves to a private address (custom lookup), before connecting', async () => {

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { createPgDatabase, PG_ADMIN_URL, ROOT, tempDir } from '../../test/harness.js';
+import { createPgDatabase, PG_ADMIN_URL, ROOT, tempDir, waitFor } from '../../test/harness.js';
 
 const execFileP = promisify(execFile);
 import { DatabaseTimeoutError, migrationNames, openDatabase, type Db, type DatabaseOptions } from './database.js';
@@ -76,6 +76,12 @@ const targets: [string, () => Promise<Target>][] = [
     },
   ],
 ];
+
+/** Backends connected to database `name` (the asking connection apart), as PostgreSQL lists them. */
+async function backendsOf(admin: pg.Client, name: string): Promise<number> {
+  const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+  return rows[0]!.n;
+}
 
 async function withOptions<T>(options: DatabaseOptions, fn: (db: Db) => Promise<T>): Promise<T> {
   const db = await openDatabase(options);
@@ -165,10 +171,17 @@ describe.each(targets)('openDatabase (%s)', (dialect, make) => {
       try {
         // What a database restart or failover does to idle pooled connections.
         await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [dbName]);
+        // A terminated backend sends its client the error, then leaves pg_stat_activity: once all are gone, the errors
+        // have reached this process ahead of the answer that says so.
+        await waitFor(
+          () => backendsOf(admin, dbName),
+          (n) => n === 0,
+          10_000,
+          20,
+        );
       } finally {
         await admin.end();
       }
-      await new Promise((r) => setTimeout(r, 200));
       // Without an 'error' listener on the pool the process would have crashed by now (unhandled error).
       expect(await db.kysely.selectFrom('organizations').selectAll().execute()).toEqual([]);
     });
@@ -199,12 +212,18 @@ describe.each(targets)('openDatabase (%s)', (dialect, make) => {
           else await new Promise((r) => setTimeout(r, 20));
         }
         expect(terminated).toBe(true);
+        // Gone from pg_stat_activity only after it sent its client the error (see above).
+        await waitFor(
+          () => backendsOf(admin, dbName),
+          (n) => n === 0,
+          10_000,
+          20,
+        );
       } finally {
         await admin.end();
       }
       // Without an 'error' listener on checked-out clients, the dead connection's 'error' event crashes the process
       // (an unhandled error) here.
-      await new Promise((r) => setTimeout(r, 200));
       proceed();
       await expect(tx).rejects.toThrow();
       expect(await db.kysely.selectFrom('organizations').selectAll().execute()).toEqual([]);
@@ -213,16 +232,15 @@ describe.each(targets)('openDatabase (%s)', (dialect, make) => {
 
   it.runIf(dialect === 'postgres')('cancels a statement that runs past the query timeout; the connection serves on', async () => {
     await withOptions({ ...target.options, queryTimeoutMs: 300 }, async (db) => {
-      const t0 = performance.now();
+      // Cancelled by the server (57014), not finished: it would sleep 5 s and return a row.
       const err = (await sql`SELECT pg_sleep(5)`.execute(db.kysely).catch((e: unknown) => e)) as { code?: string };
-      expect(performance.now() - t0).toBeLessThan(2000);
       expect(err.code).toBe('57014');
       expect(isTransientDatabaseError(err)).toBe(true);
       expect((await sql<{ one: number }>`SELECT 1 AS one`.execute(db.kysely)).rows).toEqual([{ one: 1 }]);
     });
   });
 
-  it.runIf(dialect === 'postgres')('fails queries and connects promptly while the server does not answer, and serves again once it does', async () => {
+  it.runIf(dialect === 'postgres')('fails queries and connects at their bounds while the server does not answer, and serves again once it does', async () => {
     const relay = await freezableRelay(new URL(target.options.databaseUrl!));
     try {
       await withOptions({ ...target.options, databaseUrl: relay.url, queryTimeoutMs: 300, connectTimeoutMs: 500 }, async (db) => {
@@ -230,19 +248,16 @@ describe.each(targets)('openDatabase (%s)', (dialect, make) => {
         relay.freeze();
         // The server's statement_timeout cannot fire: the client gives up a second after it (1.3 s). The ROLLBACK
         // that follows in the transaction fails at once instead of waiting behind the lost query.
-        let t0 = performance.now();
+        // Each ends in its bound's error while the relay is still frozen (a hang would be caught by the test's timeout).
         const lost = await db.kysely
           .transaction()
           .execute((trx) => sql`SELECT 1`.execute(trx))
           .catch((e: unknown) => e);
         expect(lost).toBeInstanceOf(DatabaseTimeoutError);
         expect(isTransientDatabaseError(lost)).toBe(true);
-        expect(performance.now() - t0).toBeLessThan(2500);
         // The client whose query was lost is not reused; a new connection cannot start either: the connect bound.
-        t0 = performance.now();
         const refused = await sql`SELECT 1`.execute(db.kysely).catch((e: unknown) => e);
         expect(isTransientDatabaseError(refused)).toBe(true);
-        expect(performance.now() - t0).toBeLessThan(1500);
         relay.thaw();
         expect((await sql<{ one: number }>`SELECT 1 AS one`.execute(db.kysely)).rows).toEqual([{ one: 1 }]);
       });

@@ -57,22 +57,30 @@ describe.each(DATABASE_ENGINES)('DurablyRemovingBlobStore (%s)', (dialect, open)
     const blobs = store(1500);
     await put('a');
     await s3.stop();
+    let due: string;
     try {
+      const before = Date.now();
       await blobs.remove('a'); // does not throw
+      const after = Date.now();
       const [row] = await blobs.pending();
       expect(row).toMatchObject({ blob_key: 'a', attempts: 1 });
       expect(row!.last_error).toBeTruthy();
-      const dueIn = Date.parse(row!.next_attempt_at) - Date.now();
-      expect(dueIn).toBeGreaterThan(1000);
-      expect(dueIn).toBeLessThanOrEqual(1500);
+      // Due one backoff (1500 ms, less up to a fifth of jitter) after the refused attempt, which came between these.
+      due = row!.next_attempt_at;
+      expect(Date.parse(due)).toBeGreaterThanOrEqual(before + 1200);
+      expect(Date.parse(due)).toBeLessThanOrEqual(after + 1500);
       expect(logged.some((m) => m.includes('will be retried'))).toBe(true);
     } finally {
       await s3.start();
     }
-    // Not due yet: a sweep leaves it.
+    // Not due yet: a sweep leaves it. (Its due time is moved an hour ahead for this sweep, so that the sweep comes
+    // before it however slow the machine, then put back.)
+    const setDue = (at: string) => opened.db.kysely.updateTable('pending_blob_deletions').set({ next_attempt_at: at }).where('blob_key', '=', 'a').execute();
+    await setDue(new Date(Date.now() + 3_600_000).toISOString());
     await blobs.sweep();
     expect(keys()).toContain(`${prefix}a`);
     expect(await blobs.pending()).toHaveLength(1);
+    await setDue(due);
     await waitFor(
       async () => (await blobs.sweep(), keys()),
       (k) => !k.includes(`${prefix}a`),

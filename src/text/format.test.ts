@@ -149,18 +149,19 @@ describe('languages and edge cases', () => {
     expect(new TranscriptFormatter().format(tokensOf('hello'))).toEqual([{ text: 'Hello', start_ms: 0, end_ms: 250, confidence: 0.9 }]);
   });
 
-  it('formats an hour of speech (9,000 words) quickly', () => {
+  it('formats an hour of speech (9,000 words) in one call exactly as it formats each of its sentences', () => {
     const sentence =
       'my flight leaves at seven thirty on march third and the ticket cost two hundred dollars | what time is it | ' +
       'call me at five five five one two three four , said john in london | ';
     const tokens = tokensOf(sentence.repeat(270));
     expect(tokens.length).toBeGreaterThan(9000);
-    formatTranscript(tokens.slice(0, 500)); // warm-up
-    const t0 = performance.now();
+    const once = textOf(formatTranscript(tokensOf(sentence)));
     const out = formatTranscript(tokens);
-    const ms = performance.now() - t0;
-    console.info(`formatTranscript: ${tokens.length} words in ${ms.toFixed(1)} ms`);
-    expect(out.length).toBeLessThan(tokens.length);
-    expect(ms).toBeLessThan(500); // generous: the test machine is shared; typical is well under 100 ms
+    // Nothing carries over from one sentence to the next, and no rule gives up on a long input. (How long it takes
+    // is not a test's business: no bench times this alone; `npm run bench -- stt` includes formatting in the server
+    // overhead of async transcriptions.)
+    expect(textOf(out)).toBe(Array.from({ length: 270 }, () => once).join(' '));
+    expect(out.length).toBe(270 * formatTranscript(tokensOf(sentence)).length);
+    for (let i = 1; i < out.length; i++) expect(out[i]!.start_ms).toBeGreaterThanOrEqual(out[i - 1]!.end_ms);
   });
 });

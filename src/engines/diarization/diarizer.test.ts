@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadVad, type Vad } from '../../audio/vad.js';
 import { buildConversation, type CorpusSpeaker } from '../../../test/diarization-corpus.js';
-import { ROOT, tempDir, worstEventLoopGap } from '../../../test/harness.js';
+import { cpuWhile, ROOT, tempDir } from '../../../test/harness.js';
 import { diarizationErrorRate } from './der.js';
 import { BicDiarizer } from './index.js';
 import { labelTokens } from './label-tokens.js';
@@ -120,17 +120,21 @@ describe('the compiled diarizer (file and live work on worker threads)', () => {
     compiled = (await import(pathToFileURL(dist).href)) as typeof import('./index.js');
   }, 120_000);
 
-  it('gives the turns the inline code gives, with the event loop free meanwhile', async () => {
+  it('gives the turns the inline code gives, with the work off the event loop', async () => {
     const conv = buildConversation(
       ['kal', 'slt', 'awb'].map((n) => voices.get(n)!),
       { turns: 10, seed: 1 },
     );
-    const inline = await new BicDiarizer({ vad }).diarize(chunked(conv.pcm));
+    let inline: Awaited<ReturnType<BicDiarizer['diarize']>> = [];
+    const inlineCpu = await cpuWhile(async () => (inline = await new BicDiarizer({ vad }).diarize(chunked(conv.pcm))));
     let off: Awaited<ReturnType<BicDiarizer['diarize']>> = [];
-    const worst = await worstEventLoopGap(async () => (off = await new compiled.BicDiarizer({ log: () => {} }).diarize(chunked(conv.pcm))));
+    const cpu = await cpuWhile(async () => (off = await new compiled.BicDiarizer({ log: () => {} }).diarize(chunked(conv.pcm))));
+    console.info(`diarize: main thread CPU ${cpu.mainMs} ms, other threads ${Math.round(cpu.otherMs)} ms; inline: main ${inlineCpu.mainMs} ms`);
     expect(off).toEqual(inline);
     expect(new Set(off.map((t) => t.speaker)).size).toBeGreaterThanOrEqual(2);
-    expect(worst).toBeLessThan(50);
+    // The work runs on a thread of its own: the event loop's thread does a small part of what the same work costs it
+    // inline (CPU time, which a busy machine does not inflate as it does a timer's lateness).
+    expect(cpu.mainMs).toBeLessThan(inlineCpu.mainMs / 3);
     // Batch work: the thread runs at nice 10 (Linux: a thread's own nice value is in its stat line).
     if (process.platform === 'linux') {
       const nices = readdirSync('/proc/self/task').map((t) => Number(readFileSync(`/proc/self/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
@@ -138,7 +142,7 @@ describe('the compiled diarizer (file and live work on worker threads)', () => {
     }
   }, 60_000);
 
-  it('labels a live stream as the inline stream does, with the event loop free meanwhile', async () => {
+  it('labels a live stream as the inline stream does, with the work off the event loop', async () => {
     const conv = buildConversation(
       ['kal', 'slt'].map((n) => voices.get(n)!),
       { turns: 6, seed: 4 },
@@ -159,12 +163,14 @@ describe('the compiled diarizer (file and live work on worker threads)', () => {
       stream.close();
       return asked;
     };
-    const inline = await labelsOf(new BicDiarizer({ vad }).createStream());
+    let inline: (number | undefined)[] = [];
+    const inlineCpu = await cpuWhile(async () => (inline = await labelsOf(new BicDiarizer({ vad }).createStream())));
     let off: (number | undefined)[] = [];
-    const worst = await worstEventLoopGap(async () => (off = await labelsOf(new compiled.BicDiarizer({ log: () => {} }).createStream())));
+    const cpu = await cpuWhile(async () => (off = await labelsOf(new compiled.BicDiarizer({ log: () => {} }).createStream())));
+    console.info(`diarize live: main thread CPU ${cpu.mainMs} ms, other threads ${Math.round(cpu.otherMs)} ms; inline: main ${inlineCpu.mainMs} ms`);
     expect(off).toEqual(inline);
     expect(new Set(off.filter((s) => s !== undefined)).size).toBe(2);
-    expect(worst).toBeLessThan(50);
+    expect(cpu.mainMs).toBeLessThan(inlineCpu.mainMs / 3);
   }, 60_000);
 
   it('stops at an abort and goes on serving the next file', async () => {

@@ -1,11 +1,11 @@
 // The spawner against real processes: run from the compiled dist/ (the spawner process is a compiled file), with
 // this process grown to 1 GB so that starting a child directly would block the event loop for tens of ms.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, worstEventLoopGap } from '../../../test/harness.js';
+import { cpuWhile, ROOT, waitFor } from '../../../test/harness.js';
 import type * as SpawnModule from './spawn-child.js';
 
 const DIST = path.join(ROOT, 'dist', 'lib', 'spawner', 'spawn-child.js');
@@ -111,8 +111,14 @@ describe('spawnChild through the spawner process', () => {
       [null, 'SIGKILL'],
       [null, 'SIGKILL'],
     ]);
-    // The group's backgrounded sleep died too.
-    expect(live((f) => Number(f[2]) === group.pid)).toEqual([]);
+    // The group's backgrounded sleep died too (killed with the group, long before its 30 s are up; the kernel may take a
+    // moment to finish it off).
+    await waitFor(
+      async () => live((f) => Number(f[2]) === group.pid),
+      (pids) => pids.length === 0,
+      10_000,
+      20,
+    );
     const next = mod.spawnChild('echo', ['back']);
     expect(await collect(next.stdout)).toBe('back\n');
     expect(spawners()).toHaveLength(1);
@@ -137,9 +143,13 @@ describe('spawnChild through the spawner process', () => {
   it('does not block the event loop while a 1 GB process starts children', async () => {
     const ballast: Buffer[] = [];
     for (let i = 0; i < 1024; i++) ballast.push(Buffer.alloc(1 << 20, 1));
-    const worst = await worstEventLoopGap(() => Promise.all(Array.from({ length: 10 }, () => closed(mod.spawnChild('true', [])))), 2);
+    const direct = await cpuWhile(() => Promise.all(Array.from({ length: 10 }, () => new Promise((r) => spawn('true').once('close', r)))));
+    const cpu = await cpuWhile(() => Promise.all(Array.from({ length: 10 }, () => closed(mod.spawnChild('true', [])))));
     expect(ballast.length).toBe(1024);
-    // Directly, each start would block for about 75 ms here (the module's header); through the spawner, a few ms.
-    expect(worst).toBeLessThan(40);
+    console.info(`10 starts: main thread CPU ${cpu.mainMs} ms through the spawner, ${direct.mainMs} ms directly`);
+    // Directly, each start copies this process's page tables on the event loop's thread (about 75 ms here, the
+    // module's header); through the spawner the copying is the spawner's, and this thread only sends requests.
+    // (CPU time, which a busy machine does not inflate as it does a timer's lateness.)
+    expect(cpu.mainMs).toBeLessThan(direct.mainMs / 3);
   });
 });

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIS_TEST_URL, tempDir } from '../../../test/harness.js';
+import { REDIS_TEST_URL, tempDir, waitFor } from '../../../test/harness.js';
 import { openDatabase, type Db } from '../../storage/database.js';
 import { ApiError } from '../../wire/api-error.js';
 import { ConcurrencyLimits, type ConcurrencyOptions } from './concurrency.js';
@@ -14,7 +14,6 @@ let dir: string;
 let db: Db;
 let repo: LimitsRepository;
 const trackers: ConcurrencyLimits[] = [];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   dir = tempDir('parlance-concurrency-');
@@ -63,16 +62,28 @@ describe.each([
     const tts = await t.acquire('tts', a);
     await refused(t.acquire('tts', a), /text-to-speech requests limit exceeded for the project \(1\)/);
     expect(await t.current(org, a.projectId)).toEqual({ organization: { stt: 3, tts: 1 }, project: { stt: 2, tts: 1 } });
-    // Release frees exactly one slot, and is idempotent.
+    // Release frees exactly one slot, and is idempotent. (Redis drops the lease in the background: wait for it.)
     releases[0]!();
     releases[0]!();
-    await sleep(50);
-    expect((await t.current(org, a.projectId)).project.stt).toBe(1);
+    await waitFor(
+      () => t.current(org, a.projectId),
+      (c) => c.project.stt < 2 && c.organization.stt < 3,
+      10_000,
+      10,
+    );
+    expect(await t.current(org, a.projectId)).toEqual({ organization: { stt: 2, tts: 1 }, project: { stt: 1, tts: 1 } });
     const again = await t.acquire('stt', b);
     await refused(t.acquire('stt', a), /organization \(3\)/);
     for (const r of [...releases, again, tts]) r();
-    await sleep(50);
-    expect(await t.current(org, a.projectId)).toEqual({ organization: { stt: 0, tts: 0 }, project: { stt: 0, tts: 0 } });
+    const idle = { organization: { stt: 0, tts: 0 }, project: { stt: 0, tts: 0 } };
+    expect(
+      await waitFor(
+        () => t.current(org, a.projectId),
+        (c) => JSON.stringify(c) === JSON.stringify(idle),
+        10_000,
+        10,
+      ),
+    ).toEqual(idle);
   });
 
   it('database overrides beat the settings: null is unlimited, 0 refuses every stream; removing restores the setting', async () => {
@@ -112,37 +123,61 @@ describe.each([
 describe('ConcurrencyLimits on a shared Redis', () => {
   it('two nodes share one cap; a node that dies without releasing frees its slots after the lease TTL', async () => {
     const keyPrefix = `parlance-test:${randomUUID()}`;
-    const nodeA = tracker({ redisUrl: REDIS_TEST_URL, keyPrefix, leaseMs: 900 });
-    const nodeB = tracker({ redisUrl: REDIS_TEST_URL, keyPrefix, leaseMs: 900 });
+    // Nodes renew their leases every third of it: a stall of this process shorter than two seconds loses none.
+    const leaseMs = 3000;
+    const nodeA = tracker({ redisUrl: REDIS_TEST_URL, keyPrefix, leaseMs });
+    const nodeB = tracker({ redisUrl: REDIS_TEST_URL, keyPrefix, leaseMs });
     const who = tenant();
-    await nodeA.acquire('stt', who);
-    const b1 = await nodeB.acquire('stt', who);
-    await refused(nodeA.acquire('stt', who), /project \(2\)/);
-    await refused(nodeB.acquire('stt', who), /project \(2\)/);
-    expect((await nodeB.current(who.organizationId, who.projectId)).project.stt).toBe(2);
-    // Live leases outlast their TTL because their node refreshes them.
-    await sleep(2000);
-    await refused(nodeB.acquire('stt', who), /project \(2\)/);
-    // Node A "crashes": it stops refreshing and never releases.
-    await nodeA.close();
-    await sleep(1300);
-    expect((await nodeB.current(who.organizationId, who.projectId)).project.stt).toBe(1);
-    const b2 = await nodeB.acquire('stt', who);
-    b1();
-    b2();
-    await sleep(50);
-    expect((await nodeB.current(who.organizationId, who.projectId)).project.stt).toBe(0);
+    const projectKey = `${keyPrefix}:stt:project:${who.projectId}`;
+    const redis = new Redis(REDIS_TEST_URL);
+    // Expiry is decided on Redis's clock (the scripts read TIME): the test watches the same clock.
+    const redisNow = async () => {
+      const [seconds, micros] = await redis.time();
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    };
+    const latestExpiry = async () => Math.max(...(await redis.zrange(projectKey, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number));
+    const projectStreams = async () => (await nodeB.current(who.organizationId, who.projectId)).project.stt;
+    try {
+      await nodeA.acquire('stt', who);
+      const b1 = await nodeB.acquire('stt', who);
+      await refused(nodeA.acquire('stt', who), /project \(2\)/);
+      await refused(nodeB.acquire('stt', who), /project \(2\)/);
+      expect(await projectStreams()).toBe(2);
+      // Live leases outlast their TTL because their node refreshes them: once both leases as they stand now have run
+      // out on Redis's clock, both are still counted.
+      const expiry = await latestExpiry();
+      await waitFor(redisNow, (now) => now > expiry, 20_000, 50);
+      await refused(nodeB.acquire('stt', who), /project \(2\)/);
+      // Node A "crashes": it stops refreshing and never releases (its lease is still there)...
+      await nodeA.close();
+      expect(await redis.zcard(projectKey)).toBe(2);
+      // ...and once it has run out, only B's renewed lease counts.
+      await waitFor(projectStreams, (n) => n < 2, 20_000, 50);
+      expect(await projectStreams()).toBe(1);
+      const b2 = await nodeB.acquire('stt', who);
+      b1();
+      b2();
+      await waitFor(projectStreams, (n) => n === 0, 10_000, 10);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('keeps no key behind once every lease is released', async () => {
     const keyPrefix = `parlance-test:${randomUUID()}`;
     const t = tracker({ redisUrl: REDIS_TEST_URL, keyPrefix });
-    const r = await t.acquire('tts', tenant());
-    r();
-    await sleep(100);
     const redis = new Redis(REDIS_TEST_URL);
     try {
-      expect(await redis.keys(`${keyPrefix}:*`)).toEqual([]);
+      const r = await t.acquire('tts', tenant());
+      expect(await redis.keys(`${keyPrefix}:*`)).toHaveLength(2); // the project's and the organization's
+      r();
+      // The release runs in the background: wait until Redis holds nothing of it.
+      await waitFor(
+        () => redis.keys(`${keyPrefix}:*`),
+        (keys) => keys.length === 0,
+        10_000,
+        10,
+      );
     } finally {
       redis.disconnect();
     }

@@ -160,20 +160,18 @@ describe('deliverWebhook', () => {
     const r = await receiver(() => {
       /* never answers */
     });
-    const t0 = Date.now();
+    // The receiver never answers: only the attempt's own bound ends it, and the result says so.
     const result = await deliverWebhook(opts(r.url, { timeoutMs: 200 }));
     expect(result).toEqual({ statusCode: null, error: 'The request timed out after 200 ms.', retryable: true });
-    expect(Date.now() - t0).toBeLessThan(2_000);
   });
 
   it('ends an attempt at once when its signal aborts (the server stopping): no status, not retryable', async () => {
     const ctl = new AbortController();
     const r = await receiver(() => ctl.abort(new Error('stopping'))); // and never answers
-    const t0 = Date.now();
+    // Ended by the abort, not by the 30 s bound: the result is the cancellation, not a timeout.
     const result = await deliverWebhook(opts(r.url, { timeoutMs: 30_000, signal: ctl.signal }));
     expect(result).toEqual({ statusCode: null, error: 'The request was cancelled.', retryable: false });
     expect(r.received).toHaveLength(1);
-    expect(Date.now() - t0).toBeLessThan(2_000);
   });
 
   it('reports a refused connection as retryable', async () => {

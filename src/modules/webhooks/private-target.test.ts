@@ -55,9 +55,8 @@ describe('privateWebhookTarget', () => {
     expect(await check('https://[2606:2800:220:1::1]/h')).toBeUndefined();
     expect(await check('https://hooks.example/h', [], ['93.184.216.34', '2606:2800:220:1::1'])).toBeUndefined();
     expect(await check('https://nowhere.example/h', [], 'ENOTFOUND')).toBeUndefined();
-    const started = Date.now();
+    // A resolver that never answers: the lookup's own bound (200 ms here) ends the wait.
     expect(await check('https://slow.example/h', [], 'hang')).toBeUndefined();
-    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('lets through what PARLANCE_ALLOW_PRIVATE_HOSTS names: an address, a network, a host name', async () => {
