@@ -75,7 +75,7 @@ describe('access log', () => {
       5000,
       20,
     );
-    expect(line).toMatchObject({ level: 30, status: 400, msg: 'malformed HTTP request refused' });
+    expect(line).toMatchObject({ level: 30, status: 400, msg: 'malformed or late HTTP request refused' });
   });
 });
 
