@@ -183,11 +183,11 @@ export class PocketsphinxEngine implements SttEngine {
 }
 
 export class PocketsphinxRecognizer implements Recognizer {
-  /** Second passes of live utterances: on the batch pool, or on another engine's file decoder (undefined when off). */
+  /** Second passes of live utterances: on their own batch pool, or on another engine's file decoder (undefined when off). */
   private readonly secondPass: { pool: SecondPassPool<DecoderBias>; own: true } | { pool: SecondPassPool<RecognitionContext>; own: false } | undefined;
 
   private readonly batch: BatchPool;
-  /** Decoders of live second passes (the batch pool's kind, streaming profile); started by the first session. */
+  /** Decoders of live second passes (the batch pool's kind, SECOND_PASS_DECODER_ARGS); started by the first session. */
   private readonly liveBatch: BatchPool;
   private liveBatchStarted: Promise<void> | undefined;
 
