@@ -18,7 +18,8 @@ const suites: Record<string, { about: string; options?: string[]; load: () => Pr
   },
   load: {
     about:
-      'mixed load (uploads, transcriptions, TTS, list calls, /health, 3 live streams) on a fixed schedule: p50/p99 per endpoint, 429s, timeouts, live-stream lag, event-loop delay, server CPU',
+      'mixed load (uploads, transcriptions, TTS, list calls, /health, 3 live streams) on a fixed schedule: p50/p99 per endpoint, 429s, timeouts, live-stream lag, event-loop delay, server CPU. --flood=<factor>: uploads, transcriptions and TTS at that many times their rate (refusals expected)',
+    options: ['flood'],
     load: async () => (await import('./load.js')).run,
   },
   speakers: {

@@ -1,7 +1,17 @@
 // ffprobe / ffmpeg checks of a stored audio file: is there an audio stream, what is its duration, and
 // does its beginning actually decode (ffprobe alone happily "finds" MP3 frames in random bytes).
+import { availableParallelism } from 'node:os';
 import { INTERACTIVE_NICE } from '../lib/priority.js';
 import { runChild } from '../lib/spawner/spawn-child.js';
+import { WorkGate } from '../lib/work-gate.js';
+import { probeWavHeader } from './wav-probe.js';
+
+/**
+ * Every check of this node passes this gate, one per core: a flood of uploads would otherwise start two processes
+ * each at once, and a hundred runnable checkers leave the event loop and the live decoders a sliver of the CPU.
+ * The rest wait their turn (their files are already on disk).
+ */
+const checkGate = new WorkGate(availableParallelism());
 
 export interface AudioProbe {
   format: string;
@@ -44,6 +54,20 @@ interface FfprobeJson {
 
 /** Probe a file; throws AudioProbeError when it has no decodable audio stream. */
 export async function probeAudioFile(file: string): Promise<AudioProbe> {
+  return (await probeWavHeader(file)) ?? probeWithFfmpeg(file);
+}
+
+/** The checks waiting for a slot now, and a Retry-After estimate for one more: what uploads are refused on. */
+export function audioCheckBacklog(): { waiting: number; slots: number; retryAfterSeconds: number } {
+  return { waiting: checkGate.waiting, slots: availableParallelism(), retryAfterSeconds: checkGate.retryAfterSeconds() };
+}
+
+/** The check with ffprobe and an ffmpeg decode of the first seconds (exported for tests of the in-process check). */
+export function probeWithFfmpeg(file: string): Promise<AudioProbe> {
+  return checkGate.run(() => check(file));
+}
+
+async function check(file: string): Promise<AudioProbe> {
   const probe = await run(
     'ffprobe',
     ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,sample_rate,channels,duration:format=format_name,duration', '-of', 'json', file],

@@ -44,6 +44,10 @@ export class WavStream {
   private kept: Buffer[] | undefined = [];
   /** Sample rate from the fmt chunk (0 until it was read). */
   sampleRate = 0;
+  /** The fmt chunk's encoding and channel count, once read. */
+  format: { encoding: SampleEncoding; channels: number } | undefined;
+  /** Where the first data chunk's samples start in the stream and its declared length (Infinity: unknown), once seen. */
+  data: { offset: number; length: number } | undefined;
 
   /** Decoded mono samples of `bytes` (none while in the header). Throws AudioDecodeError or WavNotInProcess. */
   push(bytes: Uint8Array): Float32Array[] {
@@ -76,6 +80,8 @@ export class WavStream {
       if (piece.length < this.need) break;
       this.piece = new Uint8Array(0);
       this.onPiece(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
+      // (onPiece may have moved the state on: the cast undoes the narrowing above.)
+      if ((this.state as State) === 'data' && !this.data) this.data = { offset: this.received - bytes.length + off, length: this.remaining };
     }
     return out;
   }
@@ -170,6 +176,7 @@ export class WavStream {
       throw invalid(`its block alignment ${blockAlign} does not fit ${channels} channels of ${bits} bits`);
     }
     this.decoder = new SampleDecoder(enc, channels);
+    this.format = { encoding: enc, channels };
     this.sampleRate = rate;
     this.kept = undefined;
   }

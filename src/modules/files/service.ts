@@ -1,7 +1,7 @@
 // Files: rules for upload (per-file limit, organization/project caps, audio check), listing, counting and
 // permanent deletion. Streams in, rows out; knows nothing of HTTP.
 import type { Readable } from 'node:stream';
-import { AudioProbeError, AudioProbeInterrupted, probeAudioFile } from '../../audio/probe.js';
+import { AudioProbeError, AudioProbeInterrupted, audioCheckBacklog, probeAudioFile } from '../../audio/probe.js';
 import type { Settings } from '../../config/settings.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { createdAfter, type CursorCodec, type Page, pageByCreated } from '../../lib/cursor.js';
@@ -18,6 +18,11 @@ export type { StagedUpload } from './staging.js';
 export const MAX_FILENAME_LENGTH = 256;
 export const MAX_CLIENT_REFERENCE_ID_LENGTH = 256;
 const GB = 1e9;
+/**
+ * Uploads whose audio check (ffprobe and an ffmpeg decode, one per core at a time) would wait behind this many others
+ * per core are refused at once with 429 and Retry-After, before their body is sent, instead of queueing without bound.
+ */
+export const MAX_WAITING_CHECKS_PER_SLOT = 8;
 /** A GB cap in whole bytes: 0.000064159 * 1e9 is 64158.99999999999 in floating point, and must mean 64159. */
 const capBytes = (gb: number): number => Math.round(gb * GB);
 
@@ -104,6 +109,13 @@ export class FilesService {
    * (plus multipart framing) — so a client is not made to send a gigabyte just to hear "no".
    */
   async precheck(ctx: AuthContext, declaredBytes: number | undefined): Promise<void> {
+    const checks = audioCheckBacklog();
+    if (checks.waiting >= MAX_WAITING_CHECKS_PER_SLOT * checks.slots) {
+      const seconds = checks.retryAfterSeconds;
+      throw new ApiError('limit_exceeded', `This server is saturated with audio checks (${checks.waiting} uploads waiting); retry in ${seconds} s.`, {
+        headers: { 'retry-after': String(seconds) },
+      });
+    }
     const refused = this.capViolation(await this.usage(ctx), 0, 1);
     if (refused) throw new ApiError('limit_exceeded', refused);
     if (declaredBytes !== undefined && declaredBytes > this.caps.maxFileSizeBytes + 1024 * 1024) throw this.tooLarge();
