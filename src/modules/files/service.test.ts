@@ -24,7 +24,7 @@ let mp3: string;
 const ctx = { organizationId: 'org', projectId: 'project', apiKeyId: 'key', permissions: [], source: 'api' } as unknown as AuthContext;
 
 beforeAll(async () => {
-  opened = await DATABASE_ENGINES[0][1]();
+  opened = await DATABASE_ENGINES[0]![1]();
   const blobs = new LocalBlobStore(path.join(dir, 'blobs'));
   await blobs.init();
   const caps = { maxFileSizeBytes: 1e9, filesTotalCountOrg: 0, filesTotalCountProject: 0, filesTotalSizeGbOrg: 0, filesTotalSizeGbProject: 0 };
