@@ -1,5 +1,5 @@
 // The conversation the live suite streams: held-out real recordings (test/real-speech.ts; no setting was chosen on
-// them) one after another, a second of a microphone's noise floor before each and after the last. Each clip starts on
+// them), or the tuning half's with `--set=tune` (the one to choose settings on), one after another, a second of a microphone's noise floor before each and after the last. Each clip starts on
 // a 20 ms piece boundary, so the client can send `finalize` right after the piece holding the clip's last sample.
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -34,12 +34,12 @@ export interface Conversation {
 }
 
 /**
- * Held-out clips, pocketsphinx-testdata first and then Asterisk's prompts, each set sorted by file name, until
- * `minWords` reference words: the same clips on every run and machine.
+ * Clips of one half (held-out by default), pocketsphinx-testdata first and then Asterisk's prompts, each set sorted by
+ * file name, until `minWords` reference words: the same clips on every run and machine.
  */
-export function heldOutClips(minWords: number): RealClip[] {
+export function conversationClips(minWords: number, half: 'held-out' | 'tune' = 'held-out'): RealClip[] {
   const byFile = (a: RealClip, b: RealClip) => a.file.localeCompare(b.file);
-  const pool = [...testdataClips().sort(byFile), ...asteriskEnClips().sort(byFile)].filter((c) => splitOf(c.file) === 'held-out');
+  const pool = [...testdataClips().sort(byFile), ...asteriskEnClips().sort(byFile)].filter((c) => splitOf(c.file) === half);
   const out: RealClip[] = [];
   let words = 0;
   for (const clip of pool) {
@@ -47,7 +47,7 @@ export function heldOutClips(minWords: number): RealClip[] {
     out.push(clip);
     words += normalizeWords(clip.reference).length;
   }
-  if (words < minWords) throw new Error(`only ${words} held-out reference words found (wanted ${minWords}): install asterisk-core-sounds-en-wav`);
+  if (words < minWords) throw new Error(`only ${words} ${half} reference words found (wanted ${minWords}): install asterisk-core-sounds-en-wav`);
   return out;
 }
 

@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { type Parlance, runCli, startParlance, tempDir, transcribeFile, waitFor } from '../test/harness.js';
 import { hasRealModel, REAL_STREAMING_MODEL } from '../test/real-model.js';
 import { werOf } from '../test/real-speech.js';
-import { buildConversation, type Conversation, GAP_MS, heldOutClips, type Turn } from './live-conversation.js';
+import { buildConversation, type Conversation, GAP_MS, conversationClips, type Turn } from './live-conversation.js';
 import { ATTRIBUTION_MS, finalWer, KEPT_UP_MS, scoreStream, type StreamScore } from './live-score.js';
 import { earliestFirstText } from './live-earliest.js';
 import { encodeConversation, type EncodedFormat, parseFormats } from './live-formats.js';
@@ -105,8 +105,11 @@ export async function run({ quick, args: options, cleanup, log }: SuiteOptions):
     else rows.push({ benchmark: `${NEURAL_ID}: models import`, result: `failed (${r.code}): ${r.stderr.trim().split('\n')[0]}`, target: '—', met: false });
   } else raw.neural_import = `${NEURAL_DIR} not found: neural model not measured`;
 
-  const clips = heldOutClips(quick ? 60 : 400);
-  log(`decoding ${clips.length} held-out clips`);
+  // `--set=tune`: the tuning half, to choose settings on; reported figures come from the held-out default.
+  const half = options.set === undefined ? 'held-out' : options.set;
+  if (half !== 'held-out' && half !== 'tune') throw new Error(`--set=${options.set}: tune or held-out`);
+  const clips = conversationClips(quick ? 60 : 400, half);
+  log(`decoding ${clips.length} ${half} clips`);
   const conversation = await buildConversation(clips, dir);
   for (const m of models.filter((x) => x.live === NEURAL_ID)) {
     m.earliest = earliestFirstText(path.join(dataDir, 'models', NEURAL_ID), conversation);
@@ -117,6 +120,7 @@ export async function run({ quick, args: options, cleanup, log }: SuiteOptions):
   const conversationMs = conversation.pcm.length / BYTES_PER_MS;
   raw.config = {
     clips: turns.map((t) => ({ file: t.clip.file, set: t.clip.set, words: t.words, start_ms: t.startMs, end_ms: t.endMs, speech_start_ms: t.speechStartMs })),
+    half,
     reference_words: words,
     conversation_ms: conversationMs,
     gap_ms: GAP_MS,
