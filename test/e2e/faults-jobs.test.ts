@@ -42,13 +42,16 @@ let paddedWav: string;
 let foxWav: string;
 /** One second of tone: a transcription that completes at once (no speech). */
 let toneWav: string;
+/** The tone as FLAC: its upload is checked by ffprobe and ffmpeg (a plain WAV is checked in-process). */
+let toneFlac: string;
 
 beforeAll(async () => {
   work = tempDir('parlance-fault-jobs-');
-  [paddedWav, foxWav, toneWav] = await Promise.all([
+  [paddedWav, foxWav, toneWav, toneFlac] = await Promise.all([
     makeSpeech(path.join(work, 'padded.wav'), `${SENTENCE}. ${SENTENCE}.`, { padSeconds: 60 }),
     makeSpeech(path.join(work, 'fox.wav'), SENTENCE),
     makeAudio(path.join(work, 'tone.wav'), { seconds: 1 }),
+    makeAudio(path.join(work, 'tone.flac'), { seconds: 1 }),
   ]);
 });
 afterAll(() => {
@@ -306,12 +309,12 @@ describe('processes dying under async jobs', () => {
       10_000,
       20,
     );
-    // An upload is probed with ffprobe and ffmpeg: children again.
-    const foxId = await uploadFile(s, foxWav);
+    // A FLAC upload is checked with ffprobe and ffmpeg: children again.
+    await uploadFile(s, toneFlac);
     const replacement = spawnerOf(s);
     expect(replacement?.pid).toBeGreaterThan(0);
     expect(replacement!.pid).not.toBe(old.pid);
-    const id = await create(s, { file_id: foxId });
+    const id = await create(s, { file_id: await uploadFile(s, foxWav) });
     expect(await finished(s, id)).toMatchObject({ status: 'completed' });
     expect((await transcript(s, id)).text).toMatch(/fox/i);
     const speech = await s.request('/tts', {
@@ -366,7 +369,7 @@ describe("the upload's audio check killed mid-check", () => {
       let res: Response;
       try {
         const form = new FormData();
-        form.set('file', new Blob([readFileSync(toneWav)]), 'checked.wav');
+        form.set('file', new Blob([readFileSync(toneFlac)]), 'checked.flac');
         const upload = s.request('/v1/files', { method: 'POST', body: form, signal: AbortSignal.timeout(60_000) });
         const checker = await processFound(
           () => descendants(s.pid).find((p) => p.comm === name && p.args[1] === path.join(bin, name) && (name !== 'ffmpeg' || p.args.includes('-xerror'))),
@@ -389,7 +392,7 @@ describe("the upload's audio check killed mid-check", () => {
       const line = logLines(s).find((l) => l.request_id === body.request_id && l.msg === 'request failed');
       expect(JSON.stringify(line?.err)).toMatch(new RegExp(`${name} was killed by SIGKILL`));
       // The checker is back: the same file is accepted.
-      const id = await uploadFile(s, toneWav, 'checked.wav');
+      const id = await uploadFile(s, toneFlac, 'checked.flac');
       expect((await s.request(`/v1/files/${id}`, { method: 'DELETE' })).status).toBe(204);
     },
     60_000,
