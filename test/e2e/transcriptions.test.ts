@@ -372,8 +372,8 @@ describe('transcriptions: limits, queueing, retention, billing', () => {
     expect((await get(s, third.id)).status).toBe('queued');
 
     gate.release();
-    for (const id of [blocker.id, third.id]) expect((await waitFor(() => get(s, id), terminal)).status).toBe('completed');
-  });
+    for (const id of [blocker.id, third.id]) expect((await waitFor(() => get(s, id), terminal, 120_000)).status).toBe('completed');
+  }, 180_000);
 
   it('purges transcripts after the retention window: reads give 409', async () => {
     const rec = (await (await create(s, { model: 'parlance-async-en-v1', file_id: await upload(s, speechWav) })).json()) as Rec;

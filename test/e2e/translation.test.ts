@@ -389,7 +389,7 @@ describe('@soniox/node translate scenarios', () => {
       expect(seg.start_ms).toBeLessThan(seg.end_ms!);
     }
     expect(tr.translation_text).toMatch(/zorro.*zorro/is);
-  });
+  }, 120_000);
 
   it('stt.translate({between: ["en", "es"]}) (strict hints from the pair) translates English speech', async () => {
     const job = await client.stt.translate({
