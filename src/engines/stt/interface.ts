@@ -74,6 +74,11 @@ export interface StreamOptions {
   endpointSilenceMs?: number;
   /** Minimum audio between two partial results, in ms (default engine-defined, ~200 ms). */
   partialIntervalMs?: number;
+  /**
+   * The session's bound on non-final tokens (max_non_final_tokens_duration_ms): the caller finalizes where a word would
+   * outlive it. An engine may end its utterances sooner, at a pause, so that cut falls between words.
+   */
+  maxNonFinalMs?: number;
 }
 
 export interface FinalInfo {

@@ -58,11 +58,28 @@ async function gate(pcm: Buffer, options: SpeechGateOptions = {}, chunkBytes = 6
   return { events, g };
 }
 
-/** Utterances as the decoder sees them: [first sample, end sample, reason] (reason undefined: still open). */
-function utterances(events: GateEvent[]): { start: number; end: number; reason?: string }[] {
-  const out: { start: number; end: number; reason?: string }[] = [];
-  let open: { start: number; end: number; reason?: string } | undefined;
+interface Utterance {
+  start: number;
+  end: number;
+  /** Undefined: still open. */
+  reason?: string;
+  /** A cut's pause was an endpoint after all (or not). */
+  endpoint?: boolean;
+}
+
+/** Utterances as the decoder sees them. */
+function utterances(events: GateEvent[]): Utterance[] {
+  const out: Utterance[] = [];
+  let open: Utterance | undefined;
   for (const e of events) {
+    if (e.type === 'after_cut') {
+      // Decides the pause after the last utterance, which was cut, before any audio of another.
+      expect(open).toBeUndefined();
+      expect(out.at(-1)?.reason).toBe('cut');
+      expect(out.at(-1)?.endpoint).toBeUndefined();
+      out.at(-1)!.endpoint = e.endpoint;
+      continue;
+    }
     if (e.type === 'audio') {
       if (!open) out.push((open = { start: e.startSample, end: e.startSample }));
       expect(e.startSample).toBe(open.end); // contiguous within an utterance
@@ -146,6 +163,29 @@ describe('speech gate', () => {
       expect(utts[0]!.start).toBeLessThanOrEqual(spans[0]![0]);
       expect(utts[0]!.end).toBeGreaterThan((spans[1]![0] + spans[1]![1]) / 2); // the second sentence is in it
     }
+  });
+
+  it('ends an old enough utterance at a short pause (a cut, not an endpoint), and a young one not', async () => {
+    const { pcm, spans } = conversation(250);
+    const firstMs = (spans[0]![1] - spans[0]![0]) / 16;
+    // Old enough by the pause: cut there, between the sentences; the second opens its own utterance.
+    const cut = utterances((await gate(pcm, { endpointMs: 600, cutAtPause: { afterMs: firstMs / 2, pauseMs: 100 } })).events);
+    // The second sentence is old enough at its own end: cut there too, and its pause then turns out an endpoint.
+    expect(cut.map((u) => [u.reason, u.endpoint])).toEqual([
+      ['cut', false],
+      ['cut', true],
+    ]);
+    expect(cut[0]!.end).toBeGreaterThan((spans[0]![0] + spans[0]![1]) / 2);
+    expect(cut[0]!.end).toBeLessThanOrEqual(spans[1]![0]);
+    expect(cut[1]!.start).toBeGreaterThanOrEqual(cut[0]!.end);
+    expect(cut[1]!.start).toBeLessThanOrEqual(spans[1]![0]);
+    // Not old enough at the first pause, old enough at the end: one utterance, cut at its end, an endpoint after all.
+    const young = utterances((await gate(pcm, { endpointMs: 600, cutAtPause: { afterMs: firstMs + 1000, pauseMs: 100 } })).events);
+    expect(young.map((u) => [u.reason, u.endpoint])).toEqual([['cut', true]]);
+    expect(young[0]!.end).toBeGreaterThan((spans[1]![0] + spans[1]![1]) / 2); // the second sentence is in it
+    // A pause between the sentences shorter than asked for does not cut.
+    const long = utterances((await gate(pcm, { endpointMs: 600, cutAtPause: { afterMs: firstMs / 2, pauseMs: 550 } })).events);
+    expect(long.map((u) => [u.reason, u.endpoint])).toEqual([['cut', true]]);
   });
 
   it('gives the same utterances whatever the chunking', async () => {

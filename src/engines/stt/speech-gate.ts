@@ -11,6 +11,9 @@
 //   back ('hold'), and handed out after all if speech resumes before the endpoint (an utterance's audio stays
 //   contiguous).
 //   While speech goes on, an utterance is cut every `maxUtteranceMs` ('max_length') and the next starts at the cut.
+// - With `cutAtPause`, an utterance older than its `afterMs` ends at the first pause of `pauseMs` ('cut'): a caller
+//   that must make words final within a bound gets them cut between words, not inside one. Whether that pause was an
+//   endpoint is known later ('after_cut'): speech resumed before `endpointMs` (no) or did not (yes).
 // - finalize() closes the open utterance by the caller's decision; the next speech frame opens a new one.
 // - Times are exact: audio events carry the absolute index of their first sample, and an utterance's end is the end
 //   of the audio handed out for it.
@@ -26,12 +29,14 @@ export type GateEvent =
   /** Decode these samples; the first one is sample `startSample` of the stream. Contiguous within an utterance. */
   | { type: 'audio'; startSample: number; samples: Int16Array }
   /** The open utterance ends at `sample` (the end of the audio handed out for it). */
-  | { type: 'end'; sample: number; reason: 'pause' | 'max_length' }
+  | { type: 'end'; sample: number; reason: 'pause' | 'max_length' | 'cut' }
   /**
    * A pause began holding audio back: unless speech resumes (more audio follows), the utterance will end at `sample`
    * with the endpoint. Lets the caller start work on the utterance before the endpoint is decided.
    */
-  | { type: 'hold'; sample: number };
+  | { type: 'hold'; sample: number }
+  /** The pause after a 'cut' ended: with speech before the endpoint delay (false) or at the endpoint (true). */
+  | { type: 'after_cut'; endpoint: boolean };
 
 export interface SpeechGateOptions {
   /** Non-speech after the last speech frame that ends an utterance, ms (default 600); 0: no endpoints. */
@@ -42,6 +47,8 @@ export interface SpeechGateOptions {
   preRollMs?: number;
   /** Non-speech after the last speech frame handed to the decoder before the endpoint is decided, ms (default 300). */
   tailMs?: number;
+  /** End an utterance at a shorter pause once it is older than `afterMs` (its audio handed out, ms); default never. */
+  cutAtPause?: { afterMs: number; pauseMs: number };
 }
 
 export interface SpeechGateStats {
@@ -58,6 +65,8 @@ export class SpeechGate {
   private readonly maxUtteranceSamples: number;
   private readonly preRollSamples: number;
   private readonly tailSamples: number;
+  private readonly cutAfterSamples: number;
+  private readonly cutPauseSamples: number;
   /**
    * Audio not handed out, between utterances or held in a pause: always the latest samples, up to `received` (it is
    * emptied whenever audio starts going out as it arrives).
@@ -67,6 +76,8 @@ export class SpeechGate {
   /** End of the audio handed out so far (absolute sample index). */
   private forwarded = 0;
   private open = false;
+  /** The pause after a cut is not decided yet (endpoint or not). */
+  private afterCut = false;
   /** In an utterance, past `tailMs` of a pause: audio is held back until speech resumes or the endpoint. */
   private holding = false;
   private utteranceStart = 0;
@@ -85,6 +96,9 @@ export class SpeechGate {
     this.preRollSamples = Math.max(0, Math.round((options.preRollMs ?? 300) * SAMPLES_PER_MS));
     // Without endpoints a pause never ends the utterance, so held audio would have to be decoded anyway.
     this.tailSamples = endpointMs > 0 ? Math.max(VAD_FRAME_SAMPLES, Math.round((options.tailMs ?? 300) * SAMPLES_PER_MS)) : Infinity;
+    const cut = options.cutAtPause;
+    this.cutAfterSamples = cut ? Math.round(cut.afterMs * SAMPLES_PER_MS) : Infinity;
+    this.cutPauseSamples = cut ? Math.max(VAD_FRAME_SAMPLES, Math.round(cut.pauseMs * SAMPLES_PER_MS)) : Infinity;
   }
 
   /** Samples received so far. */
@@ -128,6 +142,7 @@ export class SpeechGate {
 
   /** The caller closed the open utterance (finalize); the next speech frame opens another. */
   finalize(): void {
+    this.afterCut = false; // the caller's close decides it: not an endpoint
     if (!this.open) return;
     this.open = false;
     this.holding = false; // audio held in a pause stays pending: the next utterance's pre-roll may use it
@@ -137,7 +152,13 @@ export class SpeechGate {
     for (const frame of frames) {
       const frameEnd = frame.start + VAD_FRAME_SAMPLES;
       if (!this.open) {
-        if (frame.speech) this.openUtterance(frame, events);
+        // The pause after a cut is judged as one inside an utterance: only confident speech resumes before the endpoint.
+        const resumes = this.afterCut ? frame.probability >= CONFIDENT_SPEECH : frame.speech;
+        if (this.afterCut && (resumes || frameEnd - this.lastSpeechEnd >= this.endpointSamples)) {
+          this.afterCut = false;
+          events.push({ type: 'after_cut', endpoint: !resumes });
+        }
+        if (resumes) this.openUtterance(frame, events);
         else this.trimPending(frameEnd - this.preRollSamples);
         continue;
       }
@@ -152,6 +173,12 @@ export class SpeechGate {
         events.push({ type: 'end', sample: this.forwarded, reason: 'pause' });
         this.open = false;
         this.holding = false; // what was held stays pending, as audio between utterances
+        continue;
+      } else if (frameEnd - this.lastSpeechEnd >= this.cutPauseSamples && this.forwarded - this.utteranceStart >= this.cutAfterSamples) {
+        events.push({ type: 'end', sample: this.forwarded, reason: 'cut' });
+        this.open = false;
+        this.holding = false;
+        this.afterCut = true;
         continue;
       } else if (!this.holding && frameEnd - this.lastSpeechEnd >= this.tailSamples) {
         this.holding = true; // pieces are handed out before their frame is judged: nothing is pending yet

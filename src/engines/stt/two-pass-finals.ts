@@ -19,6 +19,10 @@ export class TwoPassFinals {
   private openPartial: Token[] = [];
   /** Final tokens go out in utterance order, each once its second pass is done. */
   private chain: Promise<void> = Promise.resolve();
+  /** Utterances on the chain: a final that could go out at once waits behind them. */
+  private waiting = 0;
+  /** The last final tokens out had words and no endpoint after them (a cut utterance, a maximum length). */
+  private wordsBeforeEndpoint = false;
 
   constructor(
     /** Undefined: no second pass, the streaming decoder's finals are sent as they come. */
@@ -32,19 +36,31 @@ export class TwoPassFinals {
     this.emitPartial();
   }
 
-  /** The streaming decoder closed an utterance with `tokens`; `accurate` resolves with the tokens to send instead. */
-  final(tokens: Token[], info: FinalInfo, accurate: Promise<Token[]> | undefined): void {
+  /**
+   * The streaming decoder closed an utterance with `tokens`; `accurate` resolves with the tokens to send instead.
+   * `info` may be decided later (a cut utterance's endpoint): its finals, and the ones after them, wait for it.
+   */
+  final(tokens: Token[], info: FinalInfo | Promise<FinalInfo>, accurate: Promise<Token[]> | undefined): void {
     this.openPartial = [];
-    if (!accurate) return this.out.final(tokens, info);
+    if (!accurate && !(info instanceof Promise) && !this.waiting) return this.emit(tokens, info);
     this.provisional.push(tokens);
+    this.waiting++;
     this.emitPartial();
     this.chain = this.chain.then(async () => {
-      const out = await accurate;
+      const [out, decided] = await Promise.all([accurate ?? tokens, info]);
       this.provisional.shift();
+      this.waiting--;
       if (this.out.failed()) return;
-      this.out.final(out, info);
+      this.emit(out, decided);
       this.emitPartial();
     });
+  }
+
+  /** Final tokens out; an utterance without words only as the endpoint of words that had none yet. */
+  private emit(tokens: Token[], info: FinalInfo): void {
+    if (!tokens.length && !(info.endpoint && this.wordsBeforeEndpoint)) return;
+    this.wordsBeforeEndpoint = tokens.length > 0 && !info.endpoint;
+    this.out.final(tokens, info);
   }
 
   /**
@@ -52,6 +68,12 @@ export class TwoPassFinals {
    * streaming decoder's words (undefined: each waits as long as the pool allows).
    */
   async settle(waitMs?: number): Promise<void> {
+    await this.settled(waitMs);
+    // A finalization (or the end) closed the words so far: no endpoint of theirs follows.
+    this.wordsBeforeEndpoint = false;
+  }
+
+  private async settled(waitMs: number | undefined): Promise<void> {
     const second = this.second;
     if (!second || waitMs === undefined) return this.chain;
     if (waitMs <= 0) second.hurry();

@@ -24,6 +24,7 @@ export async function openRecognizerStream(
       context: recognitionContext(config.context),
       endpointSilenceMs: Math.min(opts.endpointSilenceMs, config.maxEndpointDelayMs),
       partialIntervalMs: opts.partialIntervalMs,
+      maxNonFinalMs: config.maxNonFinalTokensDurationMs,
       signal,
       busyWaitMs: opts.audioTimeoutMs,
     })

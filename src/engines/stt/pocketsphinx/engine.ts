@@ -292,7 +292,11 @@ export class PocketsphinxRecognizer implements Recognizer {
   async stream(options: StreamOptions & { signal?: AbortSignal; busyWaitMs?: number } = {}): Promise<PocketsphinxStream> {
     const bias = options.context && (await this.biasBuilder.build(options.context));
     await this.startLiveBatch();
-    const gate = new SpeechGate(this.vad.live.createStream(), { endpointMs: options.endpointSilenceMs ?? this.options.endpointSilenceMs });
+    const cut = this.options.cutAtPause;
+    const gate = new SpeechGate(this.vad.live.createStream(), {
+      endpointMs: options.endpointSilenceMs ?? this.options.endpointSilenceMs,
+      ...(cut && options.maxNonFinalMs !== undefined ? { cutAtPause: { afterMs: cut.afterFraction * options.maxNonFinalMs, pauseMs: cut.pauseMs } } : {}),
+    });
     const sp = this.secondPass;
     const second = !sp ? undefined : sp.own ? new SecondPass(sp.pool, bias?.decoder) : new SecondPass(sp.pool, options.context);
     const session = new PocketsphinxStream(gate, second, bias);

@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Recognizer, StreamingSession, Token } from '../interface.js';
+import type { FinalInfo, Recognizer, StreamingSession, StreamOptions, Token } from '../interface.js';
 import { wordErrorRate } from '../wer.js';
 import { findAddon } from './addon.js';
 import { BatchPool } from './batch-pool.js';
@@ -49,17 +49,20 @@ async function* chunks(pcm: Buffer): AsyncIterable<Uint8Array> {
 
 interface Streamed {
   finals: Token[][];
+  /** Each final's info, in the same order. */
+  infos: FinalInfo[];
   /** Every event in order: 'p' partial, 'f' final, with its tokens. */
   events: { kind: 'p' | 'f'; tokens: Token[] }[];
   session: StreamingSession;
 }
 
-async function stream(recognizer: Recognizer, pcm: Buffer): Promise<Streamed> {
-  const session = await recognizer.stream();
-  const out: Streamed = { finals: [], events: [], session };
+async function stream(recognizer: Recognizer, pcm: Buffer, options: StreamOptions = {}): Promise<Streamed> {
+  const session = await recognizer.stream(options);
+  const out: Streamed = { finals: [], infos: [], events: [], session };
   session.on('partial', (t) => out.events.push({ kind: 'p', tokens: t }));
-  session.on('final', (t) => {
+  session.on('final', (t, info) => {
     out.finals.push(t);
+    out.infos.push(info);
     out.events.push({ kind: 'f', tokens: t });
   });
   for await (const c of chunks(pcm)) await session.write(c);
@@ -138,6 +141,32 @@ describe('two-pass live finals', () => {
         words(all),
       ).wer,
     ).toBeLessThan(0.5);
+  }, 120_000);
+
+  it('with a bound on non-final tokens, ends utterances at pauses inside speech; each pause decides its endpoint', async () => {
+    // Pauses of 100 ms: the read speech of these clips has a few between its phrases, none of an endpoint's length.
+    const recognizer = await load({ secondPass: { waitMs: 120_000 }, cutAtPause: { afterFraction: 0.5, pauseMs: 100 } });
+    const audio = Buffer.concat(
+      clips
+        .slice(2, 4)
+        .flatMap((c, i) => [noise(1000, i + 31), c.pcm])
+        .concat([noise(1000, 39)]),
+    );
+    const whole = await stream(recognizer, audio);
+    // A 1 s bound: utterances older than half of it end at their first pause.
+    const cut = await stream(recognizer, audio, { maxNonFinalMs: 1000 });
+    expect(cut.finals.length).toBeGreaterThan(whole.finals.length);
+    // The pauses that were cuts and not endpoints: speech went on after them.
+    expect(cut.infos.filter((i) => !i.endpoint).length).toBeGreaterThanOrEqual(1);
+    // The same endpoints as whole utterances give (the noise between and after the clips), each once, decided after a
+    // cut or sent on its own after one.
+    expect(whole.infos.every((i) => i.endpoint)).toBe(true);
+    expect(cut.infos.filter((i) => i.endpoint)).toHaveLength(whole.infos.length);
+    expect(cut.infos.at(-1)!.endpoint).toBe(true);
+    // Finals once and in time order, every one with words through the second pass.
+    const all = cut.finals.flat();
+    for (let i = 1; i < all.length; i++) expect(all[i]!.start_ms).toBeGreaterThanOrEqual(all[i - 1]!.end_ms);
+    expect(cut.session.secondPass).toMatchObject({ decoded: cut.finals.filter((f) => f.length).length, late: 0, skipped: 0, failed: 0 });
   }, 120_000);
 
   it('a late or over-budget second pass leaves the streaming words final, and says so', async () => {

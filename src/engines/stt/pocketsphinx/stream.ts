@@ -16,6 +16,13 @@ export class PocketsphinxStream implements StreamingSession {
   /** Writes, finalize and end run one after another: the gate's state is what each of them acts on. */
   private queue: Promise<unknown> = Promise.resolve();
   private readonly finals: TwoPassFinals;
+  /**
+   * Utterances the gate cut at a short pause, by end sample: whether that pause was an endpoint, known once speech
+   * resumes or the pause reaches the endpoint delay. Their finals wait for it (in turn with the others).
+   */
+  private readonly cutEndpoints = new Map<number, Promise<boolean>>();
+  /** Decides the pause after the latest cut (undefined: none undecided). */
+  private decideCut: ((endpoint: boolean) => void) | undefined;
 
   constructor(
     private readonly gate: SpeechGate,
@@ -42,7 +49,11 @@ export class PocketsphinxStream implements StreamingSession {
 
   /** @internal the streaming decoder closed an utterance */
   decoderFinal(tokens: Token[], info: FinalInfo & UtteranceSpan): void {
-    this.finals.final(tokens, { endpoint: info.endpoint }, this.second?.finalTokens(tokens, info));
+    const cut = this.cutEndpoints.get(info.endSample);
+    // Cuts that gave no final tokens (silence) are forgotten with the first final after them.
+    for (const sample of this.cutEndpoints.keys()) if (sample <= info.endSample) this.cutEndpoints.delete(sample);
+    const decided = cut ? cut.then((endpoint) => ({ endpoint })) : { endpoint: info.endpoint };
+    this.finals.final(tokens, decided, tokens.length ? this.second?.finalTokens(tokens, info) : undefined);
   }
 
   /** @internal */
@@ -92,6 +103,7 @@ export class PocketsphinxStream implements StreamingSession {
     if (this.isClosed) return Promise.reject(this.failure ?? new Error('streaming session is closed'));
     return this.serial(async () => {
       this.gate.finalize();
+      this.closeCutWith(false);
       this.second?.close();
       await this.channel.finalize();
       this.second?.dropUnanswered();
@@ -107,6 +119,7 @@ export class PocketsphinxStream implements StreamingSession {
     this.isClosed = true;
     await this.serial(async () => {
       await this.apply(await this.gate.flush());
+      this.closeCutWith(false);
       this.second?.close();
       await this.channel.end();
       this.second?.dropUnanswered();
@@ -117,8 +130,15 @@ export class PocketsphinxStream implements StreamingSession {
   abort(): void {
     if (this.isClosed) return;
     this.isClosed = true;
+    this.closeCutWith(false);
     this.second?.clear();
     this.channel.cancel();
+  }
+
+  /** Decide the pause after the latest cut: at an endpoint, or not (speech resumed, a finalize, the end of audio). */
+  private closeCutWith(endpoint: boolean): void {
+    this.decideCut?.(endpoint);
+    this.decideCut = undefined;
   }
 
   private async apply(events: GateEvent[]): Promise<void> {
@@ -127,7 +147,9 @@ export class PocketsphinxStream implements StreamingSession {
         this.second?.audio(event.startSample, event.samples);
         await this.channel.write(event.startSample, event.samples);
       } else if (event.type === 'hold') this.second?.hold(event.sample);
+      else if (event.type === 'after_cut') this.closeCutWith(event.endpoint);
       else {
+        if (event.reason === 'cut') this.cutEndpoints.set(event.sample, new Promise<boolean>((resolve) => (this.decideCut = resolve)));
         this.second?.close();
         this.channel.endUtterance(event.sample, event.reason === 'pause');
       }

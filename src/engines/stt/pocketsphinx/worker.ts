@@ -137,16 +137,17 @@ class StreamSession {
   }
 
   /**
-   * End the open utterance and send its final tokens, unless it was silence (peak below SILENCE_PEAK_DB).
+   * End the open utterance and send its final tokens, none if it was silence (peak below SILENCE_PEAK_DB): then only
+   * an endpoint is sent.
    * `endpoint`: the speaker paused (not a finalize, the end of audio or a forced cut at the maximum length).
    */
   private close(endpoint: boolean): void {
     if (!this.inUtt) return;
     this.inUtt = false;
     this.decoder.endUtt();
-    if (this.peak < SILENCE_PEAK_DB) return;
-    const tokens = segmentsToTokens(this.decoder.segments(), this.uttStart / SAMPLES_PER_MS, this.position / SAMPLES_PER_MS);
-    if (tokens.length > 0) send({ type: 'final', session: this.id, tokens, endpoint, startSample: this.uttStart, endSample: this.position });
+    const tokens = this.peak < SILENCE_PEAK_DB ? [] : segmentsToTokens(this.decoder.segments(), this.uttStart / SAMPLES_PER_MS, this.position / SAMPLES_PER_MS);
+    // An endpoint without words still ends the words before it (those of an utterance cut at a shorter pause).
+    if (tokens.length > 0 || endpoint) send({ type: 'final', session: this.id, tokens, endpoint, startSample: this.uttStart, endSample: this.position });
   }
 
   private partial(): void {
