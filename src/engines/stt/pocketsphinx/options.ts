@@ -70,7 +70,8 @@ export interface PocketsphinxOptions {
   partialIntervalMs?: number;
   /**
    * A live utterance older than `afterFraction` of the session's bound on non-final tokens ends at its first pause of
-   * `pauseMs`, so the bound's cut falls between words (default CUT_AT_PAUSE; false: only the bound cuts).
+   * `pauseMs`, so the bound's cut falls between words (CUT_AT_PAUSE is the measured profile; default off: only the
+   * bound cuts).
    */
   cutAtPause?: CutAtPause | false;
   /**
@@ -204,7 +205,8 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
     log: options.log,
     endpointSilenceMs: options.endpointSilenceMs ?? 600,
     partialIntervalMs: options.partialIntervalMs ?? 200,
-    cutAtPause: options.cutAtPause === false ? undefined : { ...CUT_AT_PAUSE, ...options.cutAtPause },
+    // Off unless asked for: a client sending faster than real time is not yet paused at a cut as at a forced finalize.
+    cutAtPause: options.cutAtPause ? { ...options.cutAtPause } : undefined,
     secondPass:
       options.secondPass === false ? undefined : { budgetMs: options.secondPass?.budgetMs ?? 15_000 * poolSize, waitMs: options.secondPass?.waitMs ?? 1500 },
     externalSecondPass: options.secondPass === false ? undefined : options.externalSecondPass,
