@@ -11,7 +11,8 @@ import { probeWavHeader } from './wav-probe.js';
  * each at once, and a hundred runnable checkers leave the event loop and the live decoders a sliver of the CPU.
  * The rest wait their turn (their files are already on disk).
  */
-const checkGate = new WorkGate(availableParallelism());
+const CHECK_SLOTS = availableParallelism();
+const checkGate = new WorkGate(CHECK_SLOTS);
 
 export interface AudioProbe {
   format: string;
@@ -59,7 +60,7 @@ export async function probeAudioFile(file: string): Promise<AudioProbe> {
 
 /** The checks waiting for a slot now, and a Retry-After estimate for one more: what uploads are refused on. */
 export function audioCheckBacklog(): { waiting: number; slots: number; retryAfterSeconds: number } {
-  return { waiting: checkGate.waiting, slots: availableParallelism(), retryAfterSeconds: checkGate.retryAfterSeconds() };
+  return { waiting: checkGate.waiting, slots: CHECK_SLOTS, retryAfterSeconds: checkGate.retryAfterSeconds() };
 }
 
 /** The check with ffprobe and an ffmpeg decode of the first seconds (exported for tests of the in-process check). */

@@ -13,7 +13,7 @@ const HEAD_BYTES = 64 * 1024;
 function codecName(e: SampleEncoding): string {
   if (e.kind === 'alaw' || e.kind === 'mulaw') return `pcm_${e.kind}`;
   if (e.bits === 8) return e.kind === 'uint' ? 'pcm_u8' : 'pcm_s8';
-  return `pcm_${e.kind === 'float' ? 'f' : e.kind === 'int' ? 's' : 'u'}${e.bits}le`;
+  return `pcm_${e.kind === 'float' ? 'f' : 's'}${e.bits}le`; // unsigned samples are 8-bit only
 }
 
 /** The probe of a plain WAV file, or undefined when ffprobe should look at it (other codecs, odd or broken headers). */

@@ -19,8 +19,6 @@ export class TwoPassFinals {
   private openPartial: Token[] = [];
   /** Final tokens go out in utterance order, each once its second pass is done. */
   private chain: Promise<void> = Promise.resolve();
-  /** Utterances on the chain: a final that could go out at once waits behind them. */
-  private waiting = 0;
   /** The last final tokens out had words and no endpoint after them (a cut utterance, a maximum length). */
   private wordsBeforeEndpoint = false;
 
@@ -42,14 +40,13 @@ export class TwoPassFinals {
    */
   final(tokens: Token[], info: FinalInfo | Promise<FinalInfo>, accurate: Promise<Token[]> | undefined): void {
     this.openPartial = [];
-    if (!accurate && !(info instanceof Promise) && !this.waiting) return this.emit(tokens, info);
+    // Behind utterances still on the chain, a final that could go out at once waits its turn.
+    if (!accurate && !(info instanceof Promise) && !this.provisional.length) return this.emit(tokens, info);
     this.provisional.push(tokens);
-    this.waiting++;
     this.emitPartial();
     this.chain = this.chain.then(async () => {
       const [out, decided] = await Promise.all([accurate ?? tokens, info]);
       this.provisional.shift();
-      this.waiting--;
       if (this.out.failed()) return;
       this.emit(out, decided);
       this.emitPartial();

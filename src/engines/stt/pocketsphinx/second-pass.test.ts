@@ -10,7 +10,7 @@ import { wordErrorRate } from '../wer.js';
 import { findAddon } from './addon.js';
 import { BatchPool } from './batch-pool.js';
 import { PocketsphinxEngine } from './engine.js';
-import { BASE_DECODER_ARGS, defaultModelPaths } from './options.js';
+import { BASE_DECODER_ARGS, CUT_AT_PAUSE, defaultModelPaths } from './options.js';
 import { SecondPassPool } from '../second-pass.js';
 import { batchSecondPass } from './second-pass.js';
 import { testdataClips, werOf } from '../../../../test/real-speech.js';
@@ -144,8 +144,9 @@ describe('two-pass live finals', () => {
   }, 120_000);
 
   it('with a bound on non-final tokens, ends utterances at pauses inside speech; each pause decides its endpoint', async () => {
-    // Pauses of 100 ms: the read speech of these clips has a few between its phrases, none of an endpoint's length.
-    const recognizer = await load({ secondPass: { waitMs: 120_000 }, cutAtPause: { afterFraction: 0.5, pauseMs: 100 } });
+    // The measured profile (100 ms pauses): the read speech of these clips has a few between its phrases, none of an
+    // endpoint's length.
+    const recognizer = await load({ secondPass: { waitMs: 120_000 }, cutAtPause: CUT_AT_PAUSE });
     const audio = Buffer.concat(
       clips
         .slice(2, 4)
