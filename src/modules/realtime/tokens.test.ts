@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { SttRegistry } from '../../engines/stt/registry.js';
+import { SCRIPTED_FEATURES, scriptedEngine } from '../../engines/stt/scripted/engine.js';
 import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
 
 const tok = (text: string, start_ms: number, end_ms: number, confidence = 1) => ({ text, start_ms, end_ms, confidence });
@@ -88,5 +90,30 @@ describe('TokenTracker', () => {
       [100, 400],
       [1200, 1500],
     ]);
+  });
+
+  it("turns a scripted engine's events into frames: partials replaced, finals once, <end> after each", async () => {
+    const registry = new SttRegistry()
+      .registerEngine(scriptedEngine({ words: [tok('hello', 100, 400), tok('world', 450, 800), tok('again', 2000, 2300)] }))
+      .registerModel({ id: 'scripted-en-v1', engineId: 'scripted', engineModel: 'test', languages: ['en'], features: SCRIPTED_FEATURES });
+    const s = await (await registry.load('scripted-en-v1')).stream({ endpointSilenceMs: 600 });
+    const tracker = new TokenTracker(true);
+    s.on('partial', (t) => tracker.partial(t));
+    s.on('final', (t, info) => {
+      tracker.final(t);
+      if (info.endpoint) tracker.marker(END_TOKEN);
+    });
+    const frames: string[] = [];
+    for (let t = 20; t <= 3000; t += 20) {
+      await s.write(new Uint8Array(20 * 32));
+      if (tracker.hasNews())
+        frames.push(
+          tracker
+            .frame(t)
+            .tokens.map((x) => `${x.text}${x.is_final ? '' : '?'}`)
+            .join(''),
+        );
+    }
+    expect(frames).toEqual(['hello?', 'hello? world?', 'hello world<end>', ' again?', ' again<end>']);
   });
 });
