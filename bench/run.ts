@@ -16,6 +16,12 @@ const suites: Record<string, { about: string; options?: string[]; load: () => Pr
     options: ['streams', 'models', 'formats', 'set'],
     load: async () => (await import('./live.js')).run,
   },
+  'live-start': {
+    about:
+      "speech from a session's first sample vs after 1 s of noise floor (issue 33, item 3): each real recording of the half (held-out; --set=tune) cut to its onset and streamed alone through the server at real-time pace in both ways: final WER, first word right, errors on the first two words",
+    options: ['set'],
+    load: async () => (await import('./live-start.js')).run,
+  },
   load: {
     about:
       'mixed load (uploads, transcriptions, TTS, list calls, /health, 3 live streams) on a fixed schedule: p50/p99 per endpoint, 429s, timeouts, live-stream lag, event-loop delay, server CPU. --flood=<factor>: uploads, transcriptions and TTS at that many times their rate (refusals expected)',
