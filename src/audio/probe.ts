@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import { INTERACTIVE_NICE } from '../lib/priority.js';
 import { runChild } from '../lib/spawner/spawn-child.js';
 import { WorkGate } from '../lib/work-gate.js';
+import type { AudioProbe } from './probe-result.js';
 import { probeWavHeader } from './wav-probe.js';
 
 /**
@@ -13,14 +14,6 @@ import { probeWavHeader } from './wav-probe.js';
  */
 const CHECK_SLOTS = availableParallelism();
 const checkGate = new WorkGate(CHECK_SLOTS);
-
-export interface AudioProbe {
-  format: string;
-  durationMs: number | null;
-  codec: string;
-  sampleRate: number | null;
-  channels: number | null;
-}
 
 /** The file is not usable audio: the client's to fix. */
 export class AudioProbeError extends Error {}

@@ -2,7 +2,7 @@
 // bytes are valid samples of such a codec, so ffmpeg's decode check could add nothing, and the two processes it takes
 // cost about 160 ms of CPU per upload (most of it their start). Anything else is left to ffprobe and ffmpeg.
 import { open } from 'node:fs/promises';
-import type { AudioProbe } from './probe.js';
+import type { AudioProbe } from './probe-result.js';
 import type { SampleEncoding } from './sample-decoder.js';
 import { WavStream } from './wav-stream.js';
 
