@@ -1,6 +1,6 @@
 // Settings table, one area of it: the process, its storage and HTTP front (addresses, database, blob store, proxies, WebSocket limits), file limits and the job queue. Aggregated in setting-defs.ts (order kept: it is the
 // README table's order).
-import type { SettingDef } from './setting-defs.js';
+import type { SettingDef } from './setting-definition.js';
 
 export const serverSettings = {
   dataDir: { env: 'PARLANCE_DATA_DIR', kind: 'string', default: './.data', doc: 'Data directory: the SQLite database and uploaded files (blobs).' },

@@ -4,20 +4,10 @@
 // one (a test checks that), so adding a setting to its area file is the whole job.
 
 import { serverSettings } from './server-settings.js';
+import type { SettingDef } from './setting-definition.js';
 import { sttSettings } from './stt-settings.js';
 import { ttsSettings } from './tts-settings.js';
 import { usageSettings } from './usage-settings.js';
-
-export type Kind = 'string' | 'int' | 'number' | 'bool' | 'list' | 'enum';
-
-export interface SettingDef<K extends Kind = Kind> {
-  env: string;
-  kind: K;
-  default: unknown;
-  doc: string;
-  values?: readonly string[];
-  min?: number;
-}
 
 const RATE_CATEGORIES = [
   'transcribe_websocket',

@@ -1,5 +1,6 @@
 // README's settings table in Markdown, from the setting definitions (`make readme` writes it into README.md).
-import { type SettingDef, settingDefs } from './setting-defs.js';
+import type { SettingDef } from './setting-definition.js';
+import { settingDefs } from './setting-defs.js';
 
 /** Markdown rows for the README settings table. */
 export function settingsMarkdownTable(): string {

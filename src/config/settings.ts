@@ -2,7 +2,8 @@
 // definition (setting-defs.ts).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type RateCategory, type SettingDef, type SettingKey, type Settings, settingDefs } from './setting-defs.js';
+import type { SettingDef } from './setting-definition.js';
+import { type RateCategory, type SettingKey, type Settings, settingDefs } from './setting-defs.js';
 
 export { rateCategories, settingDefs, type RateCategory, type SettingKey, type Settings } from './setting-defs.js';
 export { settingsMarkdownTable } from './settings-markdown.js';

@@ -1,6 +1,6 @@
 // Settings table, one area of it: speech-to-text: the engines and their pools, async transcription, downloads, webhooks, model aliases and real-time sessions. Aggregated in setting-defs.ts (order kept: it is the
 // README table's order).
-import type { SettingDef } from './setting-defs.js';
+import type { SettingDef } from './setting-definition.js';
 
 export const sttSettings = {
   sttWorkers: {

@@ -1,6 +1,6 @@
 // Settings table, one area of it: text-to-speech, Wyoming, cloned voices, enrolled speakers and concurrency caps. Aggregated in setting-defs.ts (order kept: it is the
 // README table's order).
-import type { SettingDef } from './setting-defs.js';
+import type { SettingDef } from './setting-definition.js';
 
 export const ttsSettings = {
   ttsModelAliases: {

@@ -1,6 +1,6 @@
 // Settings table, one area of it: usage prices and checks, and machine translation. Aggregated in setting-defs.ts (order kept: it is the
 // README table's order).
-import type { SettingDef } from './setting-defs.js';
+import type { SettingDef } from './setting-definition.js';
 
 export const usageSettings = {
   usagePrices: {
