@@ -5,7 +5,6 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { FromWorker, ToWorker, WorkerInit } from './messages.js';
-import type { SessionChannel } from './stream-pool.js';
 
 /**
  * How to start the worker. From dist/ this module is decoder-worker.js and the worker is the compiled worker.js, run by plain
@@ -33,13 +32,18 @@ function tsxEsmApi(moduleUrl: string): string {
   return pathToFileURL(join(dirname(manifestPath), relative)).href;
 }
 
+/** The live session a streaming worker serves (stream-pool.ts's SessionChannel): what its worker's death does to it. */
+interface ServedSession {
+  fail(err: Error): void;
+}
+
 export class DecoderWorker {
   readonly worker: Worker;
   readonly ready: Promise<number>;
   /** Where this worker's messages go (the pool for batch work, the session channel while streaming). */
   onMessage: ((msg: FromWorker) => void) | undefined;
   /** The live session on a streaming worker. */
-  channel: SessionChannel | undefined;
+  channel: ServedSession | undefined;
   started = false;
   dead = false;
   closing = false;

@@ -3,7 +3,7 @@
 // message carries its job or session number so late replies of an earlier one are recognisable.
 import type { Token } from '../interface.js';
 import type { NarrowbandAdaptation } from './narrowband.js';
-import type { PocketsphinxModelPaths } from './options.js';
+import type { PocketsphinxModelPaths } from './model-paths.js';
 
 /** workerData of a decoder worker. */
 export interface WorkerInit {

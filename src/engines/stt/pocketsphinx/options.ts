@@ -11,18 +11,10 @@ import type { SegmenterOptions } from '../segmenter.js';
 import type { RecognitionContext } from '../interface.js';
 import type { SecondPassOptions, SecondPassPool } from '../second-pass.js';
 import { DEFAULT_BIAS_WEIGHT } from './bias.js';
+import type { PocketsphinxModelPaths } from './model-paths.js';
 import { builtNarrowbandTransform, identityTransformFor, type NarrowbandAdaptation } from './narrowband.js';
 
 export const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
-
-export interface PocketsphinxModelPaths {
-  /** Acoustic model directory (-hmm). */
-  hmm: string;
-  /** Language model (-lm), ARPA or binary. */
-  lm: string;
-  /** Pronunciation dictionary (-dict). */
-  dict: string;
-}
 
 export interface PocketsphinxModelConfig extends Partial<PocketsphinxModelPaths> {
   /** Most segments of this model decoded at once, i.e. its batch decoders (default: poolSize). */
