@@ -2,11 +2,17 @@
 // (../second-pass.ts): each closed utterance is decoded on one of the model's recognizers ahead of file segments,
 // with the session's context as hotwords where the model takes them. Serves pocketsphinx's live sessions and
 // those of streaming sherpa-onnx models alike.
-import type { RecognitionContext } from '../interface.js';
+import type { RecognitionContext, Token } from '../interface.js';
 import type { SecondPassDecoder } from '../second-pass.js';
-import type { SherpaOfflineRecognizer } from './engine.js';
 
-export function offlineSecondPass(recognizer: SherpaOfflineRecognizer): SecondPassDecoder<RecognitionContext> {
+/** What a second pass needs of an offline model: engine.ts's SherpaOfflineRecognizer. */
+export interface OfflineUtteranceDecoder {
+  /** Recognizers decoding at once. */
+  readonly size: number;
+  decodeAt(startSample: number, samples: Int16Array, options: { signal?: AbortSignal; context?: RecognitionContext; live?: boolean }): Promise<Token[]>;
+}
+
+export function offlineSecondPass(recognizer: OfflineUtteranceDecoder): SecondPassDecoder<RecognitionContext> {
   return {
     get size() {
       return recognizer.size;
