@@ -2,7 +2,7 @@
 // (sherpa/engine.ts) and offered under its manifest id, one voice per entry of its `voices` (name → speaker id). A
 // model that cannot be used is left out with the reason logged: the server and the other models go on.
 import type { InstalledModel } from '../model-dir/manifest.js';
-import type { TtsModel, TtsVoice } from './registry.js';
+import type { TtsModel, TtsVoice } from './model.js';
 import { SherpaTtsEngine, type SherpaTtsOptions } from './sherpa/engine.js';
 import { voiceGender } from './sherpa/voice-gender.js';
 

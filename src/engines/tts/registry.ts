@@ -9,40 +9,11 @@ import { FestivalEngine } from './festival.js';
 import { FliteEngine } from './flite.js';
 import { installedTtsModels, type InstalledTtsOptions } from './installed.js';
 import { LanguageRoutedEngine } from './routed.js';
-import type { Gender, TtsEngine } from './interface.js';
+import type { TtsEngine } from './interface.js';
+import type { TtsModel, TtsVoice } from './model.js';
 import { type Curated, ESPEAK_CURATED, FESTIVAL_CURATED, FLITE_CURATED } from './voice-table.js';
 
 export { AGES } from './voice-table.js';
-
-export interface VoiceInfo {
-  id: string;
-  description: string;
-  gender: Gender;
-  age: string;
-  accent: string;
-  use_case: string[];
-  style: string[];
-}
-
-export interface TtsVoice extends VoiceInfo {
-  /** Engine voice id. */
-  engineVoice: string;
-  sampleRate: number;
-  /** An engine's raw variant offered as-is (not one of the curated, described voices). */
-  variant?: boolean;
-  /** The only languages this voice speaks (festival voices: one each); undefined = every language of the model. */
-  languages?: readonly string[];
-}
-
-export interface TtsModel {
-  id: string;
-  name: string;
-  engine: TtsEngine;
-  voices: TtsVoice[];
-  supportsSilenceReduction: boolean;
-  /** The voice that speaks `language` for a voice of this model (a routed model's English voices); default: itself. */
-  voiceIn?(voice: TtsVoice, language: string): TtsVoice;
-}
 
 function buildVoices(engine: TtsEngine, curated: Curated[], withEngineVariants: boolean): TtsVoice[] {
   const out: TtsVoice[] = [];

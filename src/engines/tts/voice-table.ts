@@ -1,7 +1,7 @@
 // The curated voices of the built-in TTS models: human names, descriptions and tags mapped onto each engine's voices
 // (data only; the registry builds the models' voice lists from it, registry.ts).
 import type { Gender } from './interface.js';
-import type { VoiceInfo } from './registry.js';
+import type { VoiceInfo } from './model.js';
 
 export const AGES = ['young', 'middle_aged', 'old'] as const;
 

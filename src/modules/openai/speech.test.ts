@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TtsModel, TtsVoice } from '../../engines/tts/registry.js';
+import type { TtsModel, TtsVoice } from '../../engines/tts/model.js';
 import { engineSpeed, OPENAI_VOICES, voiceForOpenAiName } from './speech.js';
 
 const voice = (id: string, gender: TtsVoice['gender'], variant = false): TtsVoice => ({

@@ -1,7 +1,7 @@
 // The rules of POST /v1/audio/speech: an OpenAI speech request turned into a native TTS request (model aliases,
 // OpenAI voice names, formats at 24 kHz, speed clamped into the engines' range), synthesized by TtsService like
 // POST /tts (same validation, cloned voices, admission, metering). No HTTP types here.
-import type { TtsModel, TtsVoice } from '../../engines/tts/registry.js';
+import type { TtsModel, TtsVoice } from '../../engines/tts/model.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
 import type { AuthContext } from '../auth/service.js';
 import { SPEED_MAX, SPEED_MIN } from '../tts/model-records.js';

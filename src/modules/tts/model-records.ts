@@ -1,5 +1,6 @@
 // The TTS models a node offers, as GET /v1/tts-models and `parlance models list` show them.
-import type { TtsModel, TtsRegistry } from '../../engines/tts/registry.js';
+import type { TtsModel } from '../../engines/tts/model.js';
+import type { TtsRegistry } from '../../engines/tts/registry.js';
 
 /** The speed range every model accepts (the engines' own wider range is kept for styles). */
 export const SPEED_MIN = 0.7;

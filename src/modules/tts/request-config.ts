@@ -1,7 +1,8 @@
 // Text-to-speech request rules: the generation parameters of POST /tts, /v1/audio/speech and a /tts-websocket start
 // (model, language, voice, format, sample rate, bitrate, speed, silence reduction), validated before any audio and
 // resolved once with their defaults into a TtsConfig; and the checks on the text to speak.
-import type { TtsModel, TtsRegistry, TtsVoice } from '../../engines/tts/registry.js';
+import type { TtsModel, TtsVoice } from '../../engines/tts/model.js';
+import type { TtsRegistry } from '../../engines/tts/registry.js';
 import { AUDIO_FORMATS, type AudioFormat, contentTypeOf } from '../../audio/speech-encoder.js';
 import { ApiError } from '../../wire/api-error.js';
 import { SPEED_MAX, SPEED_MIN } from './model-records.js';

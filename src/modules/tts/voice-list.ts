@@ -1,5 +1,6 @@
 // GET /v1/tts-voices: the shared voices of one model, filtered by the query and paged by voice id.
-import { AGES, type TtsRegistry, type TtsVoice } from '../../engines/tts/registry.js';
+import type { TtsVoice } from '../../engines/tts/model.js';
+import { AGES, type TtsRegistry } from '../../engines/tts/registry.js';
 import { type CursorCodec, invalidCursor } from '../../lib/cursor.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
 

@@ -13,7 +13,7 @@ import { PCM_SAMPLE_RATE } from '../../audio/decode.js';
 import { shiftPitch } from '../../audio/pitch-shift.js';
 import type { VoiceProfile } from '../../audio/features.js';
 import { voiceProfileOffThread } from '../../audio/audio-thread.js';
-import type { TtsModel, TtsVoice } from '../../engines/tts/registry.js';
+import type { TtsModel, TtsVoice } from '../../engines/tts/model.js';
 import { cosine } from '../../engines/speaker/cluster.js';
 import type { SpeakerEmbedder } from '../../engines/speaker/engine.js';
 

@@ -1,7 +1,8 @@
 // Cloned voices: creation from a staged reference clip, listing, counting, deletion, recompute, the per-model
 // status derived from the TTS catalog (a model with no row is not_computed), and resolution of a voice id for
 // speech (the hook TtsService calls). No HTTP types here; preparation itself runs in processor.ts.
-import type { TtsModel, TtsRegistry, TtsVoice } from '../../engines/tts/registry.js';
+import type { TtsModel, TtsVoice } from '../../engines/tts/model.js';
+import type { TtsRegistry } from '../../engines/tts/registry.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { createdAfter, type CursorCodec, type Page, pageByCreated } from '../../lib/cursor.js';

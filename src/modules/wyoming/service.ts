@@ -2,7 +2,7 @@
 // synthesis. The work itself goes through the native API's engines: the STT model catalog and its recognizers (as
 // async transcriptions), the TTS service (as POST /tts), the billing guard and the usage meter.
 import { createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
-import type { TtsModel, TtsVoice } from '../../engines/tts/registry.js';
+import type { TtsModel, TtsVoice } from '../../engines/tts/model.js';
 import { newRequestId } from '../../lib/ids.js';
 import { formatTranscript } from '../../text/format.js';
 import { ApiError } from '../../wire/api-error.js';
