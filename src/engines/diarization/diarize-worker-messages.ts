@@ -4,19 +4,10 @@
 // and either the result or an error message (lib/worker-lane.ts). A measurement takes a file's PCM and gives back the
 // voice print of each speaker's turns (or of all its speech), for recognising enrolled speakers.
 import type { VadBackend } from '../../audio/vad.js';
-import type { SpeakerTurn } from './interface.js';
+import type { LiveEnrolled, SpeakerTurn, VoicePrint } from './interface.js';
+import type { LiveNames } from './live-identifier.js';
 import type { OfflineClusterOptions } from './offline-clusterer.js';
 import type { OnlineClusterOptions, WindowChanges } from './online-clusterer.js';
-import type { LiveNames, LiveRule } from './live-identifier.js';
-import type { MatchThresholds, VoicePrint } from './voice-print.js';
-
-/** Enrolled voices a live stream recognises, and how close a voice must be. */
-export interface LiveEnrolled {
-  prints: VoicePrint[];
-  thresholds: MatchThresholds;
-  /** How windows are named (default DEFAULT_LIVE_RULE; the benchmark tries others). */
-  rule?: LiveRule;
-}
 
 export type DiarizeRequest =
   | { id: number; op: 'open'; job: number; vad: { backend?: VadBackend; modelPath?: string }; offline?: OfflineClusterOptions }

@@ -4,7 +4,8 @@
 // first use; one frame extractor per file or stream.
 import { loadVad, type Vad, type VadBackend } from '../../audio/vad.js';
 import { serveLane } from '../../lib/worker-lane.js';
-import type { DiarizeRequest, DiarizeResult, LiveEnrolled } from './diarize-worker-messages.js';
+import type { DiarizeRequest, DiarizeResult } from './diarize-worker-messages.js';
+import type { LiveEnrolled } from './interface.js';
 import { clusterOffline, type OfflineClusterOptions } from './offline-clusterer.js';
 import { identifyLive } from './live-identifier.js';
 import { OnlineClusterer } from './online-clusterer.js';

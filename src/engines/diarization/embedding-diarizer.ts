@@ -9,10 +9,9 @@ import { loadVadOffThread } from '../../audio/audio-thread.js';
 import type { Vad, VadLog } from '../../audio/vad.js';
 import type { SpeakerEmbedder } from '../speaker/engine.js';
 import { BicDiarizer } from './index.js';
-import type { DiarizationEngine, DiarizationStream, DiarizeOptions, MeasureOptions, SpeakerTurn, StreamOptions } from './interface.js';
+import type { DiarizationEngine, DiarizationStream, DiarizeOptions, MeasureOptions, SpeakerTurn, StreamOptions, VoicePrint } from './interface.js';
 import { SpeechWindowCutter, type SpeechWindow, type SpeechWindowOptions } from './speech-windows.js';
 import { TurnSamples } from './turn-samples.js';
-import type { VoicePrint } from './voice-print.js';
 
 /** Speech of one speaker that goes into its embedding: a minute describes a voice; more only costs time. */
 const MAX_EMBEDDED_MS = 60_000;

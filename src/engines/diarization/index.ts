@@ -7,13 +7,12 @@ import { defaultLog, type Vad, type VadLog } from '../../audio/vad.js';
 import { BATCH_NICE } from '../../lib/priority.js';
 import { WorkerLane } from '../../lib/worker-lane.js';
 import type { DiarizeRequest, DiarizeResult } from './diarize-worker-messages.js';
-import type { DiarizationEngine, DiarizationStream, DiarizeOptions, MeasureOptions, SpeakerTurn, StreamOptions } from './interface.js';
+import type { DiarizationEngine, DiarizationStream, DiarizeOptions, MeasureOptions, SpeakerTurn, StreamOptions, VoicePrint } from './interface.js';
 import { identifyLive, LiveNameBook, type LiveNames } from './live-identifier.js';
 import { clusterOffline, type OfflineClusterOptions } from './offline-clusterer.js';
 import { OnlineClusterer, type OnlineClusterOptions, type OpenGuess, speakerOfWindows, type WindowChanges, type WindowLabel } from './online-clusterer.js';
 import { SpeakerFrameExtractor, type SpeakerFrame } from './speech-frames.js';
 import { TurnStats } from './turn-stats.js';
-import type { VoicePrint } from './voice-print.js';
 
 export type { DiarizationEngine, DiarizationStream, SpeakerTurn } from './interface.js';
 

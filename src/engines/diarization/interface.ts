@@ -2,17 +2,54 @@
 // clustering back-end (signal-processing features + BIC, or for files neural speaker embeddings from an installed
 // sherpa-onnx model: embedding-diarizer.ts) sits behind DiarizationEngine. Enrolled speakers are recognised on voice
 // prints (voice-print.ts) the engine measures: of an enrolment sample, of each diarized speaker of a file, and of each
-// speaker of a live stream.
-import type { LiveEnrolled } from './diarize-worker-messages.js';
-import type { VoicePrint } from './voice-print.js';
-
-export type { LiveEnrolled } from './diarize-worker-messages.js';
+// speaker of a live stream. The types the family's files share live here, so this file imports none of them.
 
 /** One stretch of speech by one speaker. Speakers are numbered 0, 1, ... per audio (not yet wire labels). */
 export interface SpeakerTurn {
   startMs: number;
   endMs: number;
   speaker: number;
+}
+
+/** Sufficient statistics of one Gaussian, as plain JSON. */
+export interface GaussianJson {
+  n: number;
+  sum: number[];
+  outer: number[];
+}
+
+/** A voice as stored (speaker profiles) and sent between threads (voice-print.ts works on them). */
+export interface VoicePrint {
+  /** Speech the print was measured on, ms (speech frames of the voice activity detector). */
+  speechMs: number;
+  spectral: GaussianJson;
+  pitch: GaussianJson;
+  /** The speaker embedding (mean of unit vectors) and the model that made it, when one is installed. */
+  embedding?: { model: string; vector: number[] };
+}
+
+/** How close a diarized voice must be to an enrolled one to be that person (voice-print.ts matchScore). */
+export interface MatchThresholds {
+  /** Feature distance up to which two voices are one person. */
+  maxDistance: number;
+  /** Embedding cosine similarity from which two voices are one person. */
+  minSimilarity: number;
+  /** Speech a diarized speaker needs before it is compared at all, ms. */
+  minSpeechMs: number;
+}
+
+/** How a live stream's windows are named (live-identifier.ts). */
+export interface LiveRule {
+  /** Share of its live speaker's judged speech a window's own name needs (above 1: a live speaker is named as a whole). */
+  ownShare: number;
+}
+
+/** Enrolled voices a live stream recognises, and how close a voice must be. */
+export interface LiveEnrolled {
+  prints: VoicePrint[];
+  thresholds: MatchThresholds;
+  /** How windows are named (default DEFAULT_LIVE_RULE; the benchmark tries others). */
+  rule?: LiveRule;
 }
 
 export interface DiarizeOptions {

@@ -8,7 +8,8 @@ import { type CorpusSpeaker, decodeFile, realSpeakers } from '../../../test/diar
 import { BicDiarizer } from './index.js';
 import { identifyLive, LiveNameBook } from './live-identifier.js';
 import type { ClosedWindow } from './online-clusterer.js';
-import { identifyTurn, MIN_HEARD_SPEECH_MS, mergePrints, statsOfPrint, type VoicePrint } from './voice-print.js';
+import type { VoicePrint } from './interface.js';
+import { identifyTurn, MIN_HEARD_SPEECH_MS, mergePrints, statsOfPrint } from './voice-print.js';
 
 let diarizer: BicDiarizer;
 let speakers: Map<string, CorpusSpeaker>;

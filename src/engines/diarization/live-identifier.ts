@@ -5,10 +5,10 @@
 // two enrolled voices names each by its own windows while one stray window of an unknown voice stays unnamed; a window
 // too short to judge takes its speaker's name. Names can change while the stream grows; tokens labelled before keep
 // the label they got.
-import type { LiveEnrolled } from './diarize-worker-messages.js';
+import type { LiveEnrolled, LiveRule, VoicePrint } from './interface.js';
 import { type ClosedWindow, type OpenGuess, speakerOfWindows, windowAt, type WindowLabel } from './online-clusterer.js';
 import { SpeakerStats } from './speaker-stats.js';
-import { identifyTurn, judgeTurns, printOfStats, type VoicePrint } from './voice-print.js';
+import { identifyTurn, judgeTurns, printOfStats } from './voice-print.js';
 
 /** Names found so far: by live speaker, by closed window (by index) and of the open window (audio not clustered yet). */
 export interface LiveNames {
@@ -18,12 +18,7 @@ export interface LiveNames {
   open?: number;
 }
 
-/** How windows are named (chosen on the benchmark's tune half: docs/benchmarks.md#enrolled-speakers). */
-export interface LiveRule {
-  /** Share of its live speaker's judged speech a window's own name needs (above 1: a live speaker is named as a whole). */
-  ownShare: number;
-}
-
+/** Chosen on the benchmark's tune half: docs/benchmarks.md#enrolled-speakers. */
 export const DEFAULT_LIVE_RULE: LiveRule = { ownShare: 0.2 };
 
 /**

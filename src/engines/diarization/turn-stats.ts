@@ -1,10 +1,10 @@
 // Speaker features gathered by turns: every speech frame goes to the speaker whose turn holds its centre (frames
 // between turns go nowhere); without turns, every speech frame is speaker 0's (one voice: an enrolment sample).
 // Runs where the frames are made (the diarization worker thread).
-import type { SpeakerTurn } from './interface.js';
+import type { SpeakerTurn, VoicePrint } from './interface.js';
 import { SpeakerStats } from './speaker-stats.js';
 import { FRAME_MS, type SpeakerFrame } from './speech-frames.js';
-import { printOfStats, type VoicePrint } from './voice-print.js';
+import { printOfStats } from './voice-print.js';
 
 /** Half a feature frame (25 ms), ms: a frame's centre is index * FRAME_MS + this. */
 const FRAME_CENTRE_MS = 12.5;

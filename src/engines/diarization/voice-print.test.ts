@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadVad, type Vad } from '../../audio/vad.js';
 import { type CorpusSpeaker, decodeFile, realSpeakers } from '../../../test/diarization-corpus.js';
 import { BicDiarizer } from './index.js';
+import type { VoicePrint } from './interface.js';
 import {
   DEFAULT_TURN_RULE,
   identifySpeakers,
@@ -16,7 +17,6 @@ import {
   printOfStats,
   statsOfPrint,
   voiceDistance,
-  type VoicePrint,
 } from './voice-print.js';
 
 let vad: Vad;

@@ -8,26 +8,9 @@
 // (the per-frame ΔBIC without its penalty, with both sides weighted alike): 0 for one voice, growing as the means or
 // the shapes part, and unlike ΔBIC it does not grow with the amount of speech.
 import { GaussianStats, logDet } from './gaussian.js';
-import type { SpeakerTurn } from './interface.js';
+import type { GaussianJson, MatchThresholds, SpeakerTurn, VoicePrint } from './interface.js';
 import { SpeakerStats } from './speaker-stats.js';
 import { FRAME_MS } from './speech-frames.js';
-
-/** Sufficient statistics of one Gaussian, as plain JSON. */
-export interface GaussianJson {
-  n: number;
-  sum: number[];
-  outer: number[];
-}
-
-/** A voice as stored (speaker profiles) and sent between threads. */
-export interface VoicePrint {
-  /** Speech the print was measured on, ms (speech frames of the voice activity detector). */
-  speechMs: number;
-  spectral: GaussianJson;
-  pitch: GaussianJson;
-  /** The speaker embedding (mean of unit vectors) and the model that made it, when one is installed. */
-  embedding?: { model: string; vector: number[] };
-}
 
 /** Voiced frames each side needs before pitch counts (as in speaker-stats.ts). */
 const MIN_PITCH_FRAMES = 20;
@@ -107,15 +90,6 @@ export function voiceDistance(a: SpeakerStats, b: SpeakerStats): number {
 
 /** Speech a diarized speaker needs before it is compared with enrolled voices (less is too little to judge), ms. */
 export const MIN_HEARD_SPEECH_MS = 2000;
-
-export interface MatchThresholds {
-  /** Feature distance up to which two voices are one person. */
-  maxDistance: number;
-  /** Embedding cosine similarity from which two voices are one person. */
-  minSimilarity: number;
-  /** Speech a diarized speaker needs before it is compared at all, ms. */
-  minSpeechMs: number;
-}
 
 /** How well a diarized voice fits an enrolled one: > 0 accepted (margin past the threshold), and on which features. */
 export function matchScore(heard: VoicePrint, enrolled: VoicePrint, t: MatchThresholds): { score: number; by: 'embedding' | 'features'; value: number } {

@@ -3,7 +3,7 @@
 import type { Settings } from '../../config/settings.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
 import type { LanguageIdentifier } from '../../engines/language-id/engine.js';
-import type { MatchThresholds } from '../../engines/diarization/voice-print.js';
+import type { MatchThresholds } from '../../engines/diarization/interface.js';
 
 export interface RealtimeOptions {
   /** request_timeout after this long without audio (or a keepalive / control message) while streaming. */

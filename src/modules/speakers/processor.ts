@@ -7,7 +7,8 @@
 import { AudioDecodeError, decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
 import { AudioProbeError, probeAudioFile } from '../../audio/probe.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
-import { mergePrints, type VoicePrint } from '../../engines/diarization/voice-print.js';
+import type { VoicePrint } from '../../engines/diarization/interface.js';
+import { mergePrints } from '../../engines/diarization/voice-print.js';
 import type { Job, JobQueue } from '../../jobs/queue.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { BATCH_NICE } from '../../lib/priority.js';

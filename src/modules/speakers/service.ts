@@ -11,7 +11,7 @@ import { ApiError, invalidField } from '../../wire/api-error.js';
 import type { AuthContext } from '../auth/service.js';
 import type { FilesService } from '../files/service.js';
 import { ClipStaging, type StagedUpload } from '../files/staging.js';
-import type { VoicePrint } from '../../engines/diarization/voice-print.js';
+import type { VoicePrint } from '../../engines/diarization/interface.js';
 import { SpeakerNameTaken, type SpeakerRow, type SpeakerSampleRow, type SpeakersRepository, type Tx } from './repository.js';
 import type { CreateSpeakerBody, SpeakerRecord, SpeakerSampleRecord } from './schemas.js';
 

@@ -23,7 +23,7 @@ import { identifySegmentLanguages } from './language-labels.js';
 import type { TranscriptionRow, TranscriptionsRepository } from './repository.js';
 import type { TranscriptToken } from './schemas.js';
 import { addSpeakerLabels, type Recognition } from './speaker-labels.js';
-import type { MatchThresholds } from '../../engines/diarization/voice-print.js';
+import type { MatchThresholds } from '../../engines/diarization/interface.js';
 import { PROCESS_JOB, type ProcessJobPayload, type TranscriptionsService, WEBHOOK_JOB, type WebhookJobPayload } from './service.js';
 import { formatTranscript } from '../../text/format.js';
 import { recognitionContext } from '../../engines/stt/context.js';

@@ -7,7 +7,8 @@
 import { decodeToPcm } from '../../audio/decode.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
 import { labelTokens } from '../../engines/diarization/label-tokens.js';
-import { identifyTurns, type MatchThresholds, type VoicePrint } from '../../engines/diarization/voice-print.js';
+import type { MatchThresholds, VoicePrint } from '../../engines/diarization/interface.js';
+import { identifyTurns } from '../../engines/diarization/voice-print.js';
 import { BATCH_NICE } from '../../lib/priority.js';
 
 export interface Recognition {
