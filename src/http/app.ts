@@ -4,7 +4,7 @@ import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { STATUS_CODES } from 'node:http';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { nodeRole } from '../config/node-role.js';
 import type { RateCategory, Settings } from '../config/settings.js';
 import { sql } from 'kysely';
@@ -15,7 +15,7 @@ import { AuthService, type AuthContext, type UsageType } from '../modules/auth/s
 import { ApiError, invalidField } from '../wire/api-error.js';
 import { errorCatalog } from '../wire/error-catalog.js';
 import { restErrorBody } from '../wire/rest-error.js';
-import type { AppContext } from './context.js';
+import type { App, AppContext } from './context.js';
 import { toApiError } from './error-mapping.js';
 import { metricsAuthorized } from './metrics.js';
 import { validatorCompiler } from './validation.js';
@@ -36,14 +36,6 @@ declare module 'fastify' {
     auth: AuthContext;
   }
 }
-
-export type App = FastifyInstance<
-  import('node:http').Server,
-  import('node:http').IncomingMessage,
-  import('node:http').ServerResponse,
-  import('fastify').FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
 
 /** Longest wait for the database's answer to a readiness check. */
 const READY_TIMEOUT_MS = 1000;

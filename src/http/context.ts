@@ -1,3 +1,5 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import type { Metrics } from './metrics.js';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
@@ -16,8 +18,16 @@ import type { VoicesService } from '../modules/voices/service.js';
 import type { SpeakersService } from '../modules/speakers/service.js';
 import type { UsageService } from '../modules/usage/service.js';
 import type { Db } from '../storage/database.js';
-import type { App } from './app.js';
 import type { WsRoutes } from './websocket.js';
+
+/** The Fastify application (app.ts builds it) as routes see it: TypeBox schemas type their requests. */
+export type App = FastifyInstance<
+  import('node:http').Server,
+  import('node:http').IncomingMessage,
+  import('node:http').ServerResponse,
+  import('fastify').FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 export type RouteModule = (app: App, opts: { ctx: AppContext }) => Promise<void>;
 

@@ -1,8 +1,7 @@
 // The OpenAI-compatible audio surface over HTTP (/v1/audio/*): parse the multipart form, delegate to
 // OpenAiAudioService, shape the reply; errors in OpenAI's body. No rules live here.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../../http/app.js';
-import type { RouteModule } from '../../http/context.js';
+import type { App, RouteModule } from '../../http/context.js';
 import { toApiError } from '../../http/error-mapping.js';
 import { ApiError } from '../../wire/api-error.js';
 import { AuthService } from '../auth/service.js';
