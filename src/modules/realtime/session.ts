@@ -22,8 +22,8 @@ import { RealtimeTranslationStep } from '../translation/realtime-step.js';
 import { AudioIntake } from './audio-intake.js';
 import { isRawInputFormat, languageOptions, parseRealtimeConfig, type RealtimeConfig } from './config.js';
 import { openRecognizerStream } from './recognizer-stream.js';
-import type { RealtimeService, SessionIO } from './service.js';
 import { SessionClock } from './session-clock.js';
+import type { SessionHost, SessionIO } from './session-host.js';
 import { SessionUsage } from './session-usage.js';
 import { liveSpeakerLabels } from './speaker-names.js';
 import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
@@ -64,7 +64,7 @@ export class RealtimeSession {
   private usage: SessionUsage | undefined;
 
   constructor(
-    private readonly service: RealtimeService,
+    private readonly service: SessionHost<RealtimeSession>,
     private readonly io: SessionIO,
     readonly requestId: string,
     private readonly handshakeKey: string | undefined,
