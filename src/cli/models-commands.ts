@@ -1,6 +1,7 @@
 // `parlance models ...`: the speech models and translation pairs this server offers; bringing (pull, import, from the
 // catalogue) and removing models.
 import type { Command } from 'commander';
+import { translationOptionsFrom } from '../config/translation-options.js';
 import { languageIdConfig } from '../engines/language-id/identify.js';
 import { loadCatalogue } from '../engines/model-dir/catalogue.js';
 import type { InstalledModel } from '../engines/model-dir/manifest.js';
@@ -13,7 +14,7 @@ import { checkModel } from '../engines/stt/sherpa/engine.js';
 import { offlineRecognizerConfig } from '../engines/stt/sherpa/offline-config.js';
 import { onlineRecognizerConfig } from '../engines/stt/sherpa/online-config.js';
 import { TtsRegistry } from '../engines/tts/registry.js';
-import { createTranslationRegistry, translationOptionsFrom } from '../engines/translate/registry.js';
+import { createTranslationRegistry } from '../engines/translate/registry.js';
 import { ModelCatalog } from '../modules/models/catalog.js';
 import { catalogOf, installedModels } from '../modules/models/installed.js';
 import { ttsModelRecords } from '../modules/tts/model-records.js';

@@ -2,13 +2,13 @@
 // definition (setting-defs.ts).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { ConfigError } from '../lib/config-error.js';
 import type { SettingDef } from './setting-definition.js';
 import { type RateCategory, type SettingKey, type Settings, settingDefs } from './setting-defs.js';
 
 export { rateCategories, settingDefs, type RateCategory, type SettingKey, type Settings } from './setting-defs.js';
 export { settingsMarkdownTable } from './settings-markdown.js';
-
-export class ConfigError extends Error {}
+export { ConfigError };
 
 /** Requests per minute for a category and scope (0 = unlimited). */
 export function rateLimitOf(settings: Settings, category: RateCategory, scope: 'organization' | 'project'): number {

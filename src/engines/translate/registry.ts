@@ -1,6 +1,5 @@
 // Translation registry: every direction any engine offers, and which engine serves it (the first registered engine
 // that has a direction wins, so a better engine registered first takes over its pairs).
-import type { Settings } from '../../config/settings.js';
 import { ApertiumEngine, type ApertiumOptions } from './apertium/engine.js';
 import type { TranslateOptions, TranslationEngine, TranslationPair } from './interface.js';
 
@@ -60,19 +59,4 @@ export async function createTranslationRegistry(options: TranslationRegistryOpti
   const registry = new TranslationRegistry();
   if (options.enabled === false) return registry;
   return registry.register(await ApertiumEngine.create(options.apertium));
-}
-
-/** Registry options from the settings table (server and CLI alike). */
-export function translationOptionsFrom(
-  settings: Pick<Settings, 'translationEnabled' | 'apertiumDataDir' | 'translationMaxProcesses' | 'translationSpareIdleSeconds' | 'translationTimeoutSeconds'>,
-): TranslationRegistryOptions {
-  return {
-    enabled: settings.translationEnabled,
-    apertium: {
-      dataDir: settings.apertiumDataDir,
-      maxProcesses: settings.translationMaxProcesses,
-      idleMs: settings.translationSpareIdleSeconds * 1000,
-      timeoutMs: settings.translationTimeoutSeconds * 1000,
-    },
-  };
 }

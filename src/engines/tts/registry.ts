@@ -2,7 +2,7 @@
 // the engine's voices, plus an operator-editable alias table (PARLANCE_TTS_MODEL_ALIASES) so client code
 // that pins the public ids (`tts-rt-v2`, ...) runs unchanged. Models users bring (the models directory) join the
 // built-in ones under their manifest ids, and the public ids they claim in `aliases` are theirs.
-import { ConfigError } from '../../config/settings.js';
+import { ConfigError } from '../../lib/config-error.js';
 import type { InstalledModel } from '../model-dir/manifest.js';
 import { EspeakEngine } from './espeak.js';
 import { FestivalEngine } from './festival.js';
