@@ -285,6 +285,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     streamHistory: new StreamHistory(limitsRepo),
     organization: new OrganizationService(new TenancyRepository(db.kysely), keys),
     usage,
+    billing,
     cursors,
     metrics,
     errorReferenceUrl: () => referenceUrl,

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import type { CursorCodec } from '../lib/cursor.js';
 import type { AuthService } from '../modules/auth/service.js';
+import type { BillingGuard } from '../modules/billing/guard.js';
 import type { FilesService } from '../modules/files/service.js';
 import type { ModelCatalog } from '../modules/models/catalog.js';
 import type { TranscriptionsService } from '../modules/transcriptions/service.js';
@@ -52,6 +53,8 @@ export interface AppContext {
   organization: OrganizationService;
   /** Metering, balance and budgets, usage reports. */
   usage: UsageService;
+  /** The balance and budget check billable work runs before it starts. */
+  billing: BillingGuard;
   cursors: CursorCodec;
   /** Prometheus metrics of this node (GET /metrics). */
   metrics: Metrics;

@@ -15,10 +15,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { ConfigError, type Settings } from '../../config/settings.js';
-import { BudgetGuard } from '../billing/guard.js';
 import type { AppContext } from '../../http/context.js';
-import { TenancyRepository } from '../tenancy/repository.js';
-import { UsageRepository } from '../usage/repository.js';
+import type { TenancyService } from '../tenancy/service.js';
 import { ApiError } from '../../wire/api-error.js';
 import { DEFAULT_LIMITS, encodeEvent, EventParser, FramingError, type FramingLimits, type WyomingEvent } from './framing.js';
 import { audioFormatOf, UtteranceAudio, type WyomingAudioFormat, WyomingRequestError, WyomingService, type WyomingTenant } from './service.js';
@@ -41,17 +39,16 @@ export interface WyomingListener {
 }
 
 /** The project Wyoming requests are metered to: PARLANCE_WYOMING_PROJECT, else the first organization's first project. */
-export async function resolveWyomingTenant(repo: TenancyRepository, projectId: string): Promise<WyomingTenant> {
+export async function resolveWyomingTenant(tenancy: Pick<TenancyService, 'project' | 'allProjects'>, projectId: string): Promise<WyomingTenant> {
   if (projectId) {
-    const project = await repo.getProject(projectId);
+    const project = await tenancy.project(projectId);
     if (!project || project.deleted_at) throw new ConfigError(`PARLANCE_WYOMING_PROJECT: project ${projectId} does not exist (or was deleted)`);
     return { organizationId: project.organization_id, projectId: project.id };
   }
-  const org = await repo.firstOrganization();
-  const project = org && (await repo.listProjects(org.id))[0];
-  if (!org || !project)
+  const project = (await tenancy.allProjects())[0];
+  if (!project)
     throw new ConfigError('the Wyoming server needs a project to meter to: set PARLANCE_WYOMING_PROJECT (no organization with a project exists yet)');
-  return { organizationId: org.id, projectId: project.id };
+  return { organizationId: project.organization_id, projectId: project.id };
 }
 
 function packageVersion(): string {
@@ -64,12 +61,11 @@ function packageVersion(): string {
 
 /** Start the Wyoming listener on PARLANCE_WYOMING_HOST:PARLANCE_WYOMING_PORT. */
 export async function startWyoming(ctx: AppContext, settings: Settings, limits: FramingLimits = DEFAULT_LIMITS): Promise<WyomingListener> {
-  const tenancyRepo = new TenancyRepository(ctx.db.kysely);
-  const tenant = await resolveWyomingTenant(tenancyRepo, settings.wyomingProject);
+  const tenant = await resolveWyomingTenant(ctx.tenancy, settings.wyomingProject);
   const service = new WyomingService({
     models: ctx.models,
     tts: ctx.tts,
-    billing: new BudgetGuard(tenancyRepo, new UsageRepository(ctx.db.kysely, ctx.db.dialect)),
+    billing: ctx.billing,
     meter: ctx.tts.opts.meter,
     tenant,
     version: packageVersion(),
