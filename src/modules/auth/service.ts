@@ -198,7 +198,7 @@ export class AuthService {
  * When a session opened with `ctx` at `startedAt` must end (the temporary key's
  * max_session_duration_seconds), or null when uncapped. Streaming surfaces arm a timer with it.
  */
-export function sessionDeadline(ctx: AuthContext, startedAt: Date): Date | null {
+export function sessionDeadline(ctx: Pick<AuthContext, 'temporary'>, startedAt: Date): Date | null {
   const cap = ctx.temporary?.maxSessionDurationSeconds;
   return cap ? new Date(startedAt.getTime() + cap * 1000) : null;
 }

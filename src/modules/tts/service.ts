@@ -1,6 +1,7 @@
 // Text-to-speech rules behind POST /tts, /v1/audio/speech, /tts-websocket and Wyoming: admission (one Admission
-// with the TTS rules), request resolution (request-config.ts, cloned voices through the voices module), synthesis
-// (synthesis.ts), metering, and the model and voice listings. No HTTP or WebSocket types here.
+// with the TTS rules), request resolution (request-config.ts, cloned voices through the voices module), the text
+// (speech-text.ts), one synthesis with its slot, caps and metering (speak.ts), and the model and voice listings.
+// No HTTP or WebSocket types here.
 import type { TtsRegistry } from '../../engines/tts/registry.js';
 import type { CursorCodec } from '../../lib/cursor.js';
 import type { WorkGate } from '../../lib/work-gate.js';
@@ -13,6 +14,8 @@ import type { RateLimits } from '../limits/rate-limits.js';
 import type { UsageMeter } from '../usage/service.js';
 import { ttsModelRecords, type TtsModelRecord } from './model-records.js';
 import { checkTtsText, checkVoiceLanguage, type ClonedVoiceResolver, resolveTtsConfig, type TtsConfig } from './request-config.js';
+import { speak, type SpeechCaller, type SpeechRequest, type SpeechSink } from './speak.js';
+import { LiveText } from './speech-text.js';
 import { synthesize, type TtsOutput } from './synthesis.js';
 import { listVoices, type VoiceList, type VoiceQuery } from './voice-list.js';
 
@@ -109,6 +112,19 @@ export class TtsService {
   /** Validate the whole text of an HTTP request (for the resolved voice: festival's Hindi voice reads no Latin). */
   checkText(text: unknown, cfg?: TtsConfig): string {
     return checkTtsText(text, this.opts.maxTextChars, cfg);
+  }
+
+  /** The text of a stream, capped at the server's characters per request as it arrives. */
+  liveText(): LiveText {
+    return new LiveText(this.opts.maxTextChars);
+  }
+
+  /**
+   * One synthesis for any surface: a concurrency slot (429 when full), the pipeline with its caps, the audio into
+   * `sink`, the usage metered once (speak.ts). Stopped when `signal` aborts.
+   */
+  speak(request: SpeechRequest, caller: SpeechCaller, sink: SpeechSink, signal?: AbortSignal): Promise<void> {
+    return speak({ admission: this.admission, meter: this.opts.meter, maxAudioSeconds: this.opts.maxAudioSeconds }, request, caller, sink, signal);
   }
 
   /** Start synthesis. The returned chunks stream as the engine produces audio; stopping them stops the engine. */
