@@ -113,7 +113,7 @@ export const openaiRoutes: RouteModule = async (app, { ctx }) => {
         ? {
             contentType: 'text/event-stream; charset=utf-8',
             frame: (audio) => `data: ${JSON.stringify({ type: 'speech.audio.delta', audio: audio.toString('base64') })}\n\n`,
-            trailer: (seconds) => `data: ${JSON.stringify({ type: 'speech.audio.done', usage: speechUsage(plan.text.length, seconds) })}\n\n`,
+            trailer: (r) => `data: ${JSON.stringify({ type: 'speech.audio.done', usage: speechUsage(r.characters, r.seconds) })}\n\n`,
           }
         : { contentType: plan.contentType }),
     });

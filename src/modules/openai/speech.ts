@@ -7,6 +7,7 @@ import type { AuthContext } from '../auth/service.js';
 import { SPEED_MAX, SPEED_MIN } from '../tts/model-records.js';
 import type { TtsConfig } from '../tts/request-config.js';
 import type { TtsService } from '../tts/service.js';
+import type { SpeechText } from '../tts/speech-text.js';
 
 export const SPEECH_FORMATS = ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] as const;
 export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
@@ -69,7 +70,7 @@ export interface SpeechRequest {
 
 export interface SpeechPlan {
   cfg: TtsConfig;
-  text: string;
+  text: SpeechText;
   format: SpeechFormat;
   contentType: string;
   sse: boolean;
@@ -162,7 +163,7 @@ export class OpenAiSpeech {
       if (err instanceof ApiError && err.type === 'voice_not_found') throw invalidField('voice', err.message);
       throw err;
     }
-    let text: string;
+    let text: SpeechText;
     try {
       text = this.tts.checkText(req.input, cfg);
     } catch (err) {

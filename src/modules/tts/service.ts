@@ -15,7 +15,7 @@ import type { UsageMeter } from '../usage/service.js';
 import { ttsModelRecords, type TtsModelRecord } from './model-records.js';
 import { checkTtsText, checkVoiceLanguage, type ClonedVoiceResolver, resolveTtsConfig, type TtsConfig } from './request-config.js';
 import { speak, type SpeechCaller, type SpeechRequest, type SpeechSink } from './speak.js';
-import { LiveText } from './speech-text.js';
+import { LiveText, type SpeechText, wholeText } from './speech-text.js';
 import { synthesize, type TtsOutput } from './synthesis.js';
 import { listVoices, type VoiceList, type VoiceQuery } from './voice-list.js';
 
@@ -109,9 +109,9 @@ export class TtsService {
     return { ...cfg, voice: cfg.model.voiceIn?.(voice, cfg.language) ?? voice, cloned: style };
   }
 
-  /** Validate the whole text of an HTTP request (for the resolved voice: festival's Hindi voice reads no Latin). */
-  checkText(text: unknown, cfg?: TtsConfig): string {
-    return checkTtsText(text, this.opts.maxTextChars, cfg);
+  /** Validate the whole text of a request (for the resolved voice: festival's Hindi voice reads no Latin). */
+  checkText(text: unknown, cfg?: TtsConfig): SpeechText {
+    return wholeText(checkTtsText(text, this.opts.maxTextChars, cfg));
   }
 
   /** The text of a stream, capped at the server's characters per request as it arrives. */

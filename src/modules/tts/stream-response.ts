@@ -1,20 +1,21 @@
-// Synthesized speech streamed as an HTTP response body, for POST /tts and OpenAI's POST /v1/audio/speech: a
-// concurrency slot, the TTS pipeline, failures before the first audio left to the route's error handler, the audio
-// written as it comes (with backpressure), a temporary key's session deadline, and usage metered before the
-// response completes (work that cannot be billed is a cut response); a stopped or failed response is metered for
-// the audio made so far.
+// Synthesized speech streamed as an HTTP response body, for POST /tts and OpenAI's POST /v1/audio/speech: the
+// synthesis is TtsService.speak's (slot, caps, metering); here, the response. A failure before the first audio is
+// left to the route's error handler; then a 200 and the audio written as it comes (with backpressure); a failure
+// after that (the temporary key's session deadline, usage that could not be recorded) cuts the response.
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sessionDeadline } from '../auth/service.js';
+import { ApiError } from '../../wire/api-error.js';
 import type { TtsConfig } from './request-config.js';
 import type { TtsService } from './service.js';
+import { type SpeechResult, type SpeechSink, UsageNotRecorded } from './speak.js';
+import type { SpeechText } from './speech-text.js';
 
 export interface SpeechResponse {
   contentType: string;
   /** What one audio chunk becomes in the body (default: its bytes). */
   frame?: (audio: Buffer) => string | Buffer;
-  /** Written after the audio once it is metered, given the seconds made. */
-  trailer?: (seconds: number) => string;
+  /** Written after the audio once it is metered. */
+  trailer?: (result: SpeechResult) => string;
   /** Names the surface in log lines ("tts", "speech"). */
   label: string;
 }
@@ -24,85 +25,51 @@ export async function streamSpeech(
   req: FastifyRequest,
   reply: FastifyReply,
   cfg: TtsConfig,
-  text: string,
+  text: SpeechText,
   startedAt: Date,
   opts: SpeechResponse,
 ): Promise<void> {
-  const release = await tts.acquire(req.auth);
   const res = reply.raw;
-  // The client may have gone while the slot was being taken: its 'close' has fired already.
-  if (res.destroyed) return release();
   const ac = new AbortController();
-  const out = tts.synthesize(cfg, text, ac.signal);
   const onClose = () => ac.abort();
-  res.once('close', onClose);
-  res.once('close', release);
-  let metered: Promise<void> | undefined;
-  const meter = () => (metered ??= tts.recordUsage(req.auth, cfg, { requestId: req.id, startedAt, characters: text.length, seconds: out.seconds() }));
-  const unmetered = (err: unknown) => req.log.error({ err }, `${opts.label} usage not recorded`);
-  // The first chunk decides between an error body and a 200: failures before any audio are reported.
-  let first: IteratorResult<{ audio: Buffer }>;
-  try {
-    first = await out.chunks.next();
-  } catch (err) {
-    res.off('close', onClose);
-    release();
-    // The client left before the first audio (a timeout on its side): nobody to answer, nothing failed here.
-    if (res.destroyed && ac.signal.aborted) {
-      void meter().catch(unmetered);
-      req.log.debug(`${opts.label} client left before the first audio`);
-      return void reply.hijack();
-    }
-    throw err;
-  }
-  reply.hijack();
-  res.writeHead(200, { 'content-type': opts.contentType, 'x-request-id': req.id, 'cache-control': 'no-store' });
-  const put = async (audio: Buffer) => {
-    if (!res.write(opts.frame ? opts.frame(audio) : audio)) await drained(res);
-  };
-  const deadline = req.auth.temporary ? sessionDeadline(req.auth, startedAt) : null;
-  const timer = deadline
-    ? setTimeout(
-        () => {
-          // temp_api_key_session_expired mid-stream: the connection is dropped.
-          ac.abort();
-          res.destroy();
-        },
-        Math.max(0, deadline.getTime() - Date.now()),
-      )
-    : undefined;
-  try {
-    if (!first.done) {
-      await put(first.value.audio);
-      for await (const chunk of out.chunks) {
-        if (res.destroyed) break;
-        await put(chunk.audio);
-      }
-    }
-    if (!res.destroyed) {
-      await meter().catch((err: unknown) => {
-        throw new UsageNotRecorded(err);
-      });
-      if (opts.trailer) res.write(opts.trailer(out.seconds()));
-      // The 2-minute cap ends the response cleanly with the truncated audio.
+  // The client may have gone already (while the request was resolved): its 'close' has fired.
+  if (res.destroyed) ac.abort();
+  else res.once('close', onClose);
+  let started = false;
+  const sink: SpeechSink = {
+    start: () => {
+      started = true;
+      reply.hijack();
+      res.writeHead(200, { 'content-type': opts.contentType, 'x-request-id': req.id, 'cache-control': 'no-store' });
+    },
+    audio: async ({ audio }) => {
+      if (res.destroyed) return;
+      if (!res.write(opts.frame ? opts.frame(audio) : audio)) await drained(res);
+    },
+    end: (result) => {
+      if (opts.trailer) res.write(opts.trailer(result));
+      // The audio cap ends the response cleanly with the truncated audio.
       res.end();
-    }
+    },
+  };
+  try {
+    await tts.speak({ cfg, text, requestId: req.id, startedAt, log: req.log, label: opts.label }, req.auth, sink, ac.signal);
   } catch (err) {
+    if (!started) {
+      // The client left before the first audio (a timeout on its side): nobody to answer, nothing failed here.
+      if (ac.signal.aborted) {
+        req.log.debug(`${opts.label} client left before the first audio`);
+        return void reply.hijack();
+      }
+      throw err;
+    }
     if (err instanceof UsageNotRecorded) req.log.error({ err: err.cause }, `${opts.label} usage not recorded: the response is failed`);
-    else if (!res.destroyed) req.log.warn({ err }, `${opts.label} stream failed after audio began`);
+    // A temporary key's session deadline mid-stream drops the connection.
+    else if (!res.destroyed && !(err instanceof ApiError && err.type === 'temp_api_key_session_expired'))
+      req.log.warn({ err }, `${opts.label} stream failed after audio began`);
     res.destroy();
   } finally {
-    if (timer) clearTimeout(timer);
     res.off('close', onClose);
-    ac.abort();
-    release();
-    if (!metered) void meter().catch(unmetered);
-  }
-}
-
-class UsageNotRecorded extends Error {
-  constructor(cause: unknown) {
-    super('usage not recorded', { cause });
   }
 }
 

@@ -10,6 +10,7 @@ import type { AuthContext } from '../auth/service.js';
 import type { BillingGuard } from '../billing/guard.js';
 import { failedToLoad, type ModelCatalog, type ResolvedCatalogModel } from '../models/catalog.js';
 import type { TtsService } from '../tts/service.js';
+import type { SpeechText } from '../tts/speech-text.js';
 import type { UsageActor, UsageMeter } from '../usage/service.js';
 
 /** 16 kHz mono s16le: what the recognizers take. */
@@ -313,7 +314,7 @@ export class WyomingService {
     }
     // The voice's own rate: no resampling.
     cfg = { ...cfg, sampleRate: cfg.voice.sampleRate };
-    let checked: string;
+    let checked: SpeechText;
     try {
       // Home Assistant may send a text with newlines: one line, as the engines read it.
       checked = tts.checkText(typeof text === 'string' ? text.replace(/\s*\n\s*/g, ' ').trim() : text, cfg);
@@ -324,7 +325,7 @@ export class WyomingService {
     await this.admit();
     const auth: AuthContext = { ...this.deps.tenant, apiKeyId: '', permissions: [], source: 'public_api' };
     const release = await tts.acquire(auth);
-    const output = tts.synthesize(cfg, checked, signal);
+    const output = tts.synthesize(cfg, checked.source, signal);
     try {
       await out.start(cfg.sampleRate);
       for await (const chunk of output.chunks) await out.chunk(chunk.audio);
@@ -338,7 +339,7 @@ export class WyomingService {
         clientReferenceId: null,
         model: cfg.model.id,
         startTime: startedAt,
-        inputCharacters: checked.length,
+        inputCharacters: checked.characters(),
         outputAudioMs: seconds * 1000,
       });
     }
