@@ -6,6 +6,7 @@
 //
 // A stream: starting ──(admission, config)──▶ active ──text_end──▶ finishing ──audio_end──▶ ended
 //           any state ──cancel──▶ cancelled;  any error ──▶ failed (error frame, then terminated)
+// An active stream is one TtsService.speak (slot, synthesis, caps, metering) whose sink sends the audio frames.
 import type { Logger } from 'pino';
 import type { Settings } from '../../config/settings.js';
 import { newRequestId } from '../../lib/ids.js';
@@ -13,11 +14,9 @@ import { LiveSet, type LiveSurface } from '../../lib/live-set.js';
 import { ApiError, asApiError, shuttingDownError } from '../../wire/api-error.js';
 import type { CompatProfile } from '../../wire/compat.js';
 import { parseTtsClientMessage, ttsErrorFrame, type TtsAudioEndFrame, type TtsAudioFrame, type TtsServerFrame } from '../../wire/tts-frames.js';
-import { type AuthContext, sessionDeadline } from '../auth/service.js';
-import type { TtsConfig } from './request-config.js';
 import type { TtsService } from './service.js';
-import type { TtsOutput } from './synthesis.js';
-import { TextQueue } from './text-queue.js';
+import { type SpeechSink, UsageNotRecorded } from './speak.js';
+import type { LiveText } from './speech-text.js';
 
 export interface TtsSocketIO {
   send(frame: TtsServerFrame): void;
@@ -31,16 +30,13 @@ export interface TtsSocketOptions {
   requestTimeoutMs: number;
   /** Live streams per connection. */
   maxStreams: number;
-  /** Characters per stream. */
-  maxTextChars: number;
   profile: CompatProfile;
 }
 
-export function ttsSocketOptions(settings: Pick<Settings, 'ttsWsRequestTimeoutSeconds' | 'ttsWsMaxStreams' | 'ttsMaxTextChars' | 'compat'>): TtsSocketOptions {
+export function ttsSocketOptions(settings: Pick<Settings, 'ttsWsRequestTimeoutSeconds' | 'ttsWsMaxStreams' | 'compat'>): TtsSocketOptions {
   return {
     requestTimeoutMs: settings.ttsWsRequestTimeoutSeconds * 1000,
     maxStreams: settings.ttsWsMaxStreams,
-    maxTextChars: settings.ttsMaxTextChars,
     profile: settings.compat,
   };
 }
@@ -57,13 +53,11 @@ interface Stream {
   id: string;
   status: StreamStatus;
   requestId: string;
-  text: TextQueue;
-  textChars: number;
+  /** The client's text, capped (characters per request) as it arrives. */
+  text: LiveText;
+  /** Stops the stream's synthesis (and frees its slot). */
   ac: AbortController;
-  /** Frees the stream's concurrency slot (idempotent). */
-  release?: () => void;
   timer?: NodeJS.Timeout;
-  capTimer?: NodeJS.Timeout;
 }
 
 /** Status read through a call: it changes while start() awaits. */
@@ -197,10 +191,8 @@ export class TtsSession {
 
   private stop(s: Stream): void {
     clearTimeout(s.timer);
-    clearTimeout(s.capTimer);
     s.ac.abort();
     s.text.end();
-    s.release?.();
     this.endedOne();
   }
 
@@ -257,86 +249,56 @@ export class TtsSession {
         requestId,
         true,
       );
-    const s: Stream = { id, status: 'starting', requestId, text: new TextQueue(), textChars: 0, ac: new AbortController() };
+    const tts = this.deps.tts;
+    const s: Stream = { id, status: 'starting', requestId, text: tts.liveText(), ac: new AbortController() };
     this.remember(s);
     this.armTimeout(s);
     const startedAt = new Date();
-    const tts = this.deps.tts;
-    let out: TtsOutput;
-    let auth: AuthContext;
-    let cfg: TtsConfig;
-    let returnTimestamps = false;
     try {
-      auth = await tts.admission.authorize(apiKey ?? this.handshakeKey);
-      cfg = await tts.resolveConfigFor(auth, body);
+      const auth = await tts.admission.authorize(apiKey ?? this.handshakeKey);
+      const cfg = await tts.resolveConfigFor(auth, body);
       if (body.return_timestamps !== undefined && body.return_timestamps !== null && typeof body.return_timestamps !== 'boolean')
         throw new ApiError('invalid_request', 'return_timestamps must be a boolean.');
-      returnTimestamps = body.return_timestamps === true;
       if (over(s) || this.closed) return; // cancelled, timed out or closed meanwhile
-      const release = await tts.admission.acquire(auth);
-      if (over(s) || this.closed) return release();
-      s.release = release;
-      const deadline = sessionDeadline(auth, startedAt);
-      if (deadline)
-        s.capTimer = setTimeout(
-          () => {
-            // The temporary key's session cap: report it on this stream, then drop the connection.
-            this.streamError(
-              id,
-              new ApiError('temp_api_key_session_expired', `Session exceeded the temporary API key's max_session_duration_seconds.`),
-              requestId,
-              true,
-            );
-            this.closeNow();
-          },
-          Math.max(0, deadline.getTime() - Date.now()),
-        );
       if (s.status === 'starting') s.status = 'active';
-      out = tts.synthesize(cfg, s.text, s.ac.signal);
+      const log = this.deps.log.child({ stream_id: id });
+      await tts.speak({ cfg, text: s.text, requestId, startedAt, log, label: 'tts' }, auth, this.sink(s, body.return_timestamps === true), s.ac.signal);
     } catch (err) {
       if (over(s) || this.closed) return;
-      return this.failStream(s, err);
-    }
-    let metered: Promise<void> | undefined;
-    const meter = () => (metered ??= tts.recordUsage(auth, cfg, { requestId, startedAt, characters: s.textChars, seconds: out.seconds() }));
-    try {
-      for await (const chunk of out.chunks) {
-        if (s.ac.signal.aborted) break;
-        const frame: TtsAudioFrame = { stream_id: id, audio: chunk.audio.toString('base64') };
-        if (returnTimestamps && chunk.timestamps) frame.timestamps = chunk.timestamps;
-        this.send(frame);
-      }
-      if (over(s) || this.closed) return;
-      clearTimeout(s.timer);
-      clearTimeout(s.capTimer);
-      // Metered before the stream's last frame: work that cannot be billed ends in an error, not in audio_end.
-      await meter().catch((cause: unknown) => {
-        throw new ApiError('internal_error', `The usage of stream ${id} could not be recorded, so the stream failed; try again later.`, { cause });
-      });
-      if (over(s) || this.closed) return;
-      if (out.truncated())
-        // Generation stopped at the cap: the last chunk went out without audio_end; error, then terminated.
-        return this.failStream(
-          s,
-          new ApiError('max_audio_duration_reached', 'Generated audio reached the 2-minute limit; the rest of the text was not spoken.'),
-        );
-      const final: TtsAudioEndFrame = { stream_id: id, audio_end: true };
-      const rest = out.takeTimestamps();
-      if (returnTimestamps && rest) final.timestamps = rest;
-      this.send(final);
-      s.status = 'ended';
-      this.send({ stream_id: id, terminated: true });
-    } catch (err) {
-      if (over(s) || this.closed) return;
-      this.failStream(s, err);
+      // Work that cannot be billed ends in an error, not in audio_end.
+      const failure =
+        err instanceof UsageNotRecorded
+          ? new ApiError('internal_error', `The usage of stream ${id} could not be recorded, so the stream failed; try again later.`, { cause: err.cause })
+          : err;
+      this.failStream(s, failure);
+      // The temporary key's session cap: reported on this stream, then the connection is dropped.
+      if (err instanceof ApiError && err.type === 'temp_api_key_session_expired') this.closeNow();
     } finally {
       clearTimeout(s.timer);
-      clearTimeout(s.capTimer);
-      s.release?.();
       this.endedOne();
-      // A cancelled, cut or failed stream is metered for the audio made so far.
-      if (!metered) void meter().catch((err: unknown) => this.deps.log.error({ err, stream_id: id }, 'tts usage not recorded'));
     }
+  }
+
+  /** Where a stream's audio goes: audio frames, then audio_end and terminated once it is complete and metered. */
+  private sink(s: Stream, returnTimestamps: boolean): SpeechSink {
+    return {
+      start: () => undefined,
+      audio: (chunk) => {
+        const frame: TtsAudioFrame = { stream_id: s.id, audio: chunk.audio.toString('base64') };
+        if (returnTimestamps && chunk.timestamps) frame.timestamps = chunk.timestamps;
+        this.send(frame);
+      },
+      end: (result) => {
+        // Generation stopped at the cap: the last chunk went out without audio_end; error, then terminated.
+        if (result.truncated)
+          throw new ApiError('max_audio_duration_reached', 'Generated audio reached the 2-minute limit; the rest of the text was not spoken.');
+        const final: TtsAudioEndFrame = { stream_id: s.id, audio_end: true };
+        if (returnTimestamps && result.timestamps) final.timestamps = result.timestamps;
+        this.send(final);
+        s.status = 'ended';
+        this.send({ stream_id: s.id, terminated: true });
+      },
+    };
   }
 
   private cancel(id: string): void {
@@ -359,10 +321,11 @@ export class TtsSession {
       return this.streamError(id, new ApiError('invalid_stream_state', `text after text_end on stream ${id}.`), requestId, false);
     if (s.status === 'cancelled' || s.status === 'failed') return; // the stream is over; late text is dropped
     if (m instanceof ApiError) return this.failStream(s, m);
-    s.textChars += m.text.length;
-    if (s.textChars > this.opts.maxTextChars)
-      return this.failStream(s, new ApiError('invalid_request', `Stream text is longer than ${this.opts.maxTextChars} characters.`));
-    s.text.push(m.text);
+    try {
+      s.text.push(m.text);
+    } catch (err) {
+      return this.failStream(s, err);
+    }
     if (m.text_end) {
       clearTimeout(s.timer);
       s.status = 'finishing';
