@@ -16,7 +16,6 @@ import { ttsModelRecords, type TtsModelRecord } from './model-records.js';
 import { checkTtsText, checkVoiceLanguage, type ClonedVoiceResolver, resolveTtsConfig, type TtsConfig } from './request-config.js';
 import { speak, type SpeechCaller, type SpeechRequest, type SpeechSink } from './speak.js';
 import { LiveText, type SpeechText, wholeText } from './speech-text.js';
-import { synthesize, type TtsOutput } from './synthesis.js';
 import { listVoices, type VoiceList, type VoiceQuery } from './voice-list.js';
 
 export interface TtsServiceOptions {
@@ -83,11 +82,6 @@ export class TtsService {
     return this.admission.activeCount;
   }
 
-  /** A concurrency slot for one HTTP request or WebSocket stream (429 limit_exceeded when full); release is idempotent. */
-  acquire(auth: AuthContext): Promise<() => void> {
-    return this.admission.acquire(auth);
-  }
-
   /** The voices module plugs in here: a uuid `voice` that is not a built-in name is looked up through it. */
   setClonedVoiceResolver(resolver: ClonedVoiceResolver): void {
     this.clonedVoices = resolver;
@@ -125,26 +119,6 @@ export class TtsService {
    */
   speak(request: SpeechRequest, caller: SpeechCaller, sink: SpeechSink, signal?: AbortSignal): Promise<void> {
     return speak({ admission: this.admission, meter: this.opts.meter, maxAudioSeconds: this.opts.maxAudioSeconds }, request, caller, sink, signal);
-  }
-
-  /** Start synthesis. The returned chunks stream as the engine produces audio; stopping them stops the engine. */
-  synthesize(cfg: TtsConfig, text: AsyncIterable<string> | string, signal?: AbortSignal): TtsOutput {
-    return synthesize(cfg, text, this.opts.maxAudioSeconds, signal);
-  }
-
-  /** Meter one finished (or stopped) HTTP request or WebSocket stream: the characters sent and the audio generated. */
-  async recordUsage(auth: AuthContext, cfg: TtsConfig, u: { requestId: string; startedAt: Date; characters: number; seconds: number }): Promise<void> {
-    if (!this.opts.meter || (u.characters <= 0 && u.seconds <= 0)) return;
-    await this.opts.meter.meter({
-      kind: 'tts',
-      actor: auth,
-      requestId: u.requestId,
-      clientReferenceId: cfg.clientReferenceId ?? auth.temporary?.clientReferenceId ?? null,
-      model: cfg.model.id,
-      startTime: u.startedAt,
-      inputCharacters: u.characters,
-      outputAudioMs: u.seconds * 1000,
-    });
   }
 
   /** GET /v1/tts-models. */

@@ -62,6 +62,7 @@ function packageVersion(): string {
 /** Start the Wyoming listener on PARLANCE_WYOMING_HOST:PARLANCE_WYOMING_PORT. */
 export async function startWyoming(ctx: AppContext, settings: Settings, limits: FramingLimits = DEFAULT_LIMITS): Promise<WyomingListener> {
   const tenant = await resolveWyomingTenant(ctx.tenancy, settings.wyomingProject);
+  const log = ctx.log.child({ surface: 'wyoming' });
   const service = new WyomingService({
     models: ctx.models,
     tts: ctx.tts,
@@ -73,8 +74,8 @@ export async function startWyoming(ctx: AppContext, settings: Settings, limits: 
     attributionUrl: settings.publicUrl || ctx.errorReferenceUrl().replace(/\/docs\/errors$/, ''),
     maxAudioSeconds: settings.wyomingMaxAudioSeconds,
     formatText: settings.textFormatting,
+    log,
   });
-  const log = ctx.log.child({ surface: 'wyoming' });
   const connections = new Set<Connection>();
   const server: Server = createServer((socket) => {
     const conn = new Connection(socket, service, log, limits, settings.wyomingIdleTimeoutSeconds * 1000);
@@ -289,7 +290,7 @@ class Connection {
         let format: { rate: number; width: number; channels: number } | undefined;
         let pending: Buffer = Buffer.alloc(0);
         const chunkBytes = SAMPLES_PER_CHUNK * 2;
-        await this.service.synthesize(
+        return this.service.synthesize(
           d.text,
           voice,
           {
@@ -304,11 +305,13 @@ class Connection {
                 pending = pending.subarray(chunkBytes);
               }
             },
+            end: async () => {
+              if (pending.length) await this.send('audio-chunk', format, pending);
+              await this.send('audio-stop');
+            },
           },
           this.ac.signal,
         );
-        if (pending.length) await this.send('audio-chunk', format, pending);
-        return this.send('audio-stop');
       }
       default:
         throw new WyomingRequestError(

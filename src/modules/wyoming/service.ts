@@ -1,17 +1,17 @@
 // What the Wyoming server does, without sockets: the `info` answer, one utterance's transcription and one text's
 // synthesis. The work itself goes through the native API's engines: the STT model catalog and its recognizers (as
-// async transcriptions), the TTS service (as POST /tts), the billing guard and the usage meter.
+// async transcriptions, metered here), and TtsService.speak (as POST /tts: slot, caps, metering), all for the
+// configured project and checked against its balance and budgets first.
+import type { Logger } from 'pino';
 import { createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
 import type { TtsModel, TtsVoice } from '../../engines/tts/model.js';
 import { newRequestId } from '../../lib/ids.js';
 import { formatTranscript } from '../../text/format.js';
-import { ApiError } from '../../wire/api-error.js';
-import type { AuthContext } from '../auth/service.js';
 import type { BillingGuard } from '../billing/guard.js';
 import { failedToLoad, type ModelCatalog, type ResolvedCatalogModel } from '../models/catalog.js';
+import type { SpeechCaller, SpeechSink } from '../tts/speak.js';
 import type { TtsService } from '../tts/service.js';
-import type { SpeechText } from '../tts/speech-text.js';
-import type { UsageActor, UsageMeter } from '../usage/service.js';
+import type { UsageMeter } from '../usage/service.js';
 
 /** 16 kHz mono s16le: what the recognizers take. */
 const STT_BYTES_PER_SECOND = 32_000;
@@ -35,6 +35,8 @@ export interface WyomingServiceDeps {
   attributionUrl: string;
   maxAudioSeconds: number;
   formatText: boolean;
+  /** Where usage that could not be recorded after a stopped synthesis is logged. */
+  log: Pick<Logger, 'error'>;
 }
 
 /** A request the client got wrong (unknown model or voice, audio too long, ...): an `error` event, connection kept. */
@@ -229,7 +231,8 @@ export class WyomingService {
     return pick;
   }
 
-  private actor(): UsageActor {
+  /** Who every request is for: the configured project, with no key. */
+  private caller(): SpeechCaller {
     return { ...this.deps.tenant, apiKeyId: null, source: 'public_api' };
   }
 
@@ -261,7 +264,7 @@ export class WyomingService {
       .join(' ');
     await this.deps.meter?.meter({
       kind: 'stt_async',
-      actor: this.actor(),
+      actor: this.caller(),
       requestId: newRequestId(),
       clientReferenceId: null,
       model: model.id,
@@ -293,55 +296,26 @@ export class WyomingService {
   }
 
   /**
-   * Synthesize `text`: 16-bit mono PCM at the voice's own rate. `onStart` gets the rate before the first chunk.
-   * Metered once done (characters in, seconds out), also when the client went away mid-way.
+   * Synthesize `text`: 16-bit mono PCM at the voice's own rate, through TtsService.speak. `start` gets the rate with
+   * the first audio; `end` follows the last chunk once the work is metered.
    */
   async synthesize(
     text: unknown,
     voice: Record<string, unknown> | undefined,
-    out: { start(rate: number): Promise<void>; chunk(pcm: Buffer): Promise<void> },
+    out: { start(rate: number): Promise<void>; chunk(pcm: Buffer): Promise<void>; end(): Promise<void> },
     signal: AbortSignal,
   ): Promise<void> {
     const startedAt = new Date();
     const { v, language } = this.voiceFor(voice);
     const tts = this.deps.tts;
-    let cfg;
-    try {
-      cfg = tts.resolveConfig({ model: v.model.id, voice: v.voice.id, language, audio_format: 'pcm_s16le', sample_rate: 16000 });
-    } catch (err) {
-      if (err instanceof ApiError) throw new WyomingRequestError(err.type, err.message);
-      throw err;
-    }
+    const resolved = tts.resolveConfig({ model: v.model.id, voice: v.voice.id, language, audio_format: 'pcm_s16le', sample_rate: 16000 });
     // The voice's own rate: no resampling.
-    cfg = { ...cfg, sampleRate: cfg.voice.sampleRate };
-    let checked: SpeechText;
-    try {
-      // Home Assistant may send a text with newlines: one line, as the engines read it.
-      checked = tts.checkText(typeof text === 'string' ? text.replace(/\s*\n\s*/g, ' ').trim() : text, cfg);
-    } catch (err) {
-      if (err instanceof ApiError) throw new WyomingRequestError(err.type, err.message);
-      throw err;
-    }
+    const cfg = { ...resolved, sampleRate: resolved.voice.sampleRate };
+    // Home Assistant may send a text with newlines: one line, as the engines read it.
+    const checked = tts.checkText(typeof text === 'string' ? text.replace(/\s*\n\s*/g, ' ').trim() : text, cfg);
     await this.admit();
-    const auth: AuthContext = { ...this.deps.tenant, apiKeyId: '', permissions: [], source: 'public_api' };
-    const release = await tts.acquire(auth);
-    const output = tts.synthesize(cfg, checked.source, signal);
-    try {
-      await out.start(cfg.sampleRate);
-      for await (const chunk of output.chunks) await out.chunk(chunk.audio);
-    } finally {
-      release();
-      const seconds = output.seconds();
-      await this.deps.meter?.meter({
-        kind: 'tts',
-        actor: this.actor(),
-        requestId: newRequestId(),
-        clientReferenceId: null,
-        model: cfg.model.id,
-        startTime: startedAt,
-        inputCharacters: checked.characters(),
-        outputAudioMs: seconds * 1000,
-      });
-    }
+    const request = { cfg, text: checked, requestId: newRequestId(), startedAt, log: this.deps.log, label: 'wyoming' };
+    const sink: SpeechSink = { start: () => out.start(cfg.sampleRate), audio: (c) => out.chunk(c.audio), end: () => out.end() };
+    await tts.speak(request, this.caller(), sink, signal);
   }
 }
