@@ -92,7 +92,7 @@ describe.skipIf(!HAVE_ASTERISK)('decoding with a context (real recordings)', () 
     const pbx = words(await recognizer.transcribe(file('demo-congrats'), { context: { terms: ['PBX', 'Digium'], text: '' } }));
     expect(pbx).toMatch(/\bPBX\b/);
     expect(words(await recognizer.transcribe(file('demo-congrats')))).not.toMatch(/pbx/i);
-  }, 300_000);
+  }, 600_000);
 
   it('leaves requests without context as they were on a decoder that served biased ones', async () => {
     const clips = ['conf-unmuted', 'conf-now-unmuted', 'vm-undelete'];
@@ -115,7 +115,7 @@ describe.skipIf(!HAVE_ASTERISK)('decoding with a context (real recordings)', () 
     // And a later context does not inherit an earlier one's words.
     const other = words(await recognizer.transcribe(file('conf-now-unmuted'), { context: { terms: ['Kubernetes'], text: '' } }));
     expect(other).not.toMatch(/unmuted|undelete/);
-  }, 180_000);
+  }, 420_000);
 
   it('biases a live session and its second passes', async () => {
     const two = new PocketsphinxEngine({ poolSize: 1, warmStreams: 0 });
