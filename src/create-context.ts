@@ -249,7 +249,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const auth = new AuthService(keys, { environment: settings.environment });
   const synthesisProcesses = settings.ttsProcesses || availableParallelism();
   synthesisGate.resize(synthesisProcesses);
-  metrics.engineSlots(stt, { gate: synthesisGate, slots: synthesisProcesses });
+  metrics.engineSlots({ slots: () => [...stt.slots(), ...ttsRegistry.slots()] });
   metrics.modelLoadFailures(stt);
   // WebSocket sessions name their project in the access log through the keys they authenticate with.
   const tts = new TtsService(ttsRegistry, notingWsProject(auth), rateLimits, billing, cursors, concurrency, {

@@ -6,7 +6,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { PocketsphinxEngine } from '../engines/stt/pocketsphinx/engine.js';
 import type { SttRegistry } from '../engines/stt/registry.js';
 import {
   type EnqueueOptions,
@@ -18,7 +17,6 @@ import {
   type QueueStats,
   type WorkOptions,
 } from '../jobs/queue.js';
-import type { WorkGate } from '../lib/work-gate.js';
 import type { WebhookSender } from '../modules/transcriptions/processor.js';
 import { TranscriptionsRepository } from '../modules/transcriptions/repository.js';
 import { PROCESS_JOB, WEBHOOK_JOB } from '../modules/transcriptions/service.js';
@@ -39,6 +37,14 @@ const WEBHOOK_OUTCOMES: WebhookOutcome[] = ['delivered', 'failed', 'retried', 'r
 const USAGE_KINDS: UsageKind[] = ['stt_async', 'stt_rt', 'tts', 'speaker_enrolment'];
 
 type Sample<L extends string> = [labels: Partial<Record<L, string>>, value: number];
+
+/** One pool of engine slots as the engines report it: of one STT model, or of the node (TTS synthesizer processes). */
+export interface EngineSlots {
+  pool: string;
+  model?: string;
+  busy: number;
+  total: number;
+}
 
 export class Metrics {
   readonly registry = new Registry();
@@ -160,32 +166,19 @@ export class Metrics {
   }
 
   /**
-   * Engine slots, busy and in all: pocketsphinx batch decoders and streaming decoders of each loaded model, and the
-   * node's synthesizer process slots. A model not loaded yet has no series.
+   * Engine slots, busy and in all, as each engine reports its own (pocketsphinx: the batch and streaming decoders of
+   * each loaded model; the node's synthesizer process slots). A model not loaded yet has no series.
    */
-  engineSlots(stt: SttRegistry, synthesis: { gate: WorkGate; slots: number }): void {
-    const read = (): { pool: string; model?: string; busy: number; total: number }[] => {
-      const out: { pool: string; model?: string; busy: number; total: number }[] = [];
-      for (const model of stt.list()) {
-        const engine = stt.resolve(model.id)?.engine;
-        if (!(engine instanceof PocketsphinxEngine)) continue;
-        const s = engine.loadedStats().find((l) => l.engineModel === model.engineModel)?.stats;
-        if (!s) continue;
-        out.push({ pool: 'stt_batch', model: model.id, busy: s.busy, total: s.size });
-        out.push({ pool: 'stt_streaming', model: model.id, busy: s.streams.active, total: s.streams.max });
-      }
-      out.push({ pool: 'tts_synthesis', busy: synthesis.gate.running, total: synthesis.slots });
-      return out;
-    };
-    const labels = ({ pool, model }: { pool: string; model?: string }) => (model ? { pool, model } : { pool });
+  engineSlots(engines: { slots(): EngineSlots[] }): void {
+    const labels = ({ pool, model }: EngineSlots) => (model ? { pool, model } : { pool });
     this.labelledGauge(
       'parlance_engine_slots',
       'Engine slots on this node by pool (stt_batch: file decoders, stt_streaming: most live decoders, tts_synthesis: synthesizer processes) and STT model.',
       ['pool', 'model'],
-      () => read().map((p): Sample<'pool' | 'model'> => [labels(p), p.total]),
+      () => engines.slots().map((p): Sample<'pool' | 'model'> => [labels(p), p.total]),
     );
     this.labelledGauge('parlance_engine_slots_busy', 'Engine slots in use now, by pool and STT model (see parlance_engine_slots).', ['pool', 'model'], () =>
-      read().map((p): Sample<'pool' | 'model'> => [labels(p), p.busy]),
+      engines.slots().map((p): Sample<'pool' | 'model'> => [labels(p), p.busy]),
     );
   }
 

@@ -21,6 +21,11 @@ export class WorkGate {
     this.pump();
   }
 
+  /** Tasks that may run at once. */
+  get size(): number {
+    return this.slots;
+  }
+
   get running(): number {
     return this.active;
   }

@@ -166,6 +166,14 @@ export interface LoadOptions {
   signal?: AbortSignal;
 }
 
+/** One pool of a loaded model's decoders, as metrics read it: how many there are and how many are busy now. */
+export interface PoolSlots {
+  /** `stt_batch` (file decoders), `stt_streaming` (live decoders). */
+  pool: string;
+  busy: number;
+  total: number;
+}
+
 export interface SttEngine {
   /** Stable engine id ("pocketsphinx"). */
   readonly id: string;
@@ -177,6 +185,8 @@ export interface SttEngine {
    * model return the same recognizer. Rejects with a clear error when model files or native parts are missing.
    */
   load(engineModel: string, options?: LoadOptions): Promise<Recognizer>;
+  /** The pools of a model, read at each metrics scrape; none while it is not loaded (asking loads nothing). */
+  slots?(engineModel: string): PoolSlots[];
   /** Release every loaded model (worker threads, native memory). */
   close(): Promise<void>;
 }

@@ -51,6 +51,19 @@ describe('SttRegistry', () => {
     expect(() => r.registerEngine(fakeEngine('sphinx', ['en']))).toThrow(/already registered/);
   });
 
+  it("reports each model's pools under its id, as its engine reports them", () => {
+    const loaded = new Set(['en-us-2']);
+    const engine: SttEngine = {
+      ...fakeEngine('pools', ['en']),
+      slots: (engineModel) => (loaded.has(engineModel) ? [{ pool: 'stt_batch', busy: 1, total: 2 }] : []),
+    };
+    const r = registry()
+      .registerEngine(engine)
+      .registerModel({ id: 'pooled-v1', engineId: 'pools', engineModel: 'en-us-2', languages: ['en'], features });
+    // sphinx reports no pools; pools' one model is loaded.
+    expect(r.slots()).toEqual([{ pool: 'stt_batch', busy: 1, total: 2, model: 'pooled-v1' }]);
+  });
+
   it('parses version suffixes', () => {
     expect(parseVersionedId('parlance-en-pocketsphinx-v12')).toEqual({ family: 'parlance-en-pocketsphinx', version: 12 });
     expect(parseVersionedId('plain')).toBeUndefined();

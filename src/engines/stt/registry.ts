@@ -8,7 +8,7 @@
 // Models are loaded through the registry (load()), which remembers a model whose load failed (a folder sherpa-onnx
 // cannot use): it is logged once per attempt, and requests for it are refused for `loadRetryMs` before the next
 // request tries it again (the files may have been fixed), so a broken model costs one load attempt per window.
-import type { LoadOptions, Recognizer, SttEngine, SttFeatures } from './interface.js';
+import type { LoadOptions, PoolSlots, Recognizer, SttEngine, SttFeatures } from './interface.js';
 
 export interface SttModelDescriptor {
   /** Canonical id, ending in `-v<N>`. */
@@ -171,6 +171,11 @@ export class SttRegistry {
       this.loading.set(canonicalId, attempt);
     }
     return options.signal ? untilAborted(attempt, options.signal) : attempt;
+  }
+
+  /** The decoder pools of every loaded model, by model id, as its engine reports them (metrics); loads nothing. */
+  slots(): (PoolSlots & { model: string })[] {
+    return this.list().flatMap((m) => (this.engines.get(m.engineId)!.slots?.(m.engineModel) ?? []).map((s) => ({ ...s, model: m.id })));
   }
 
   /** Why the model's last load failed; undefined when it has not failed, or has loaded since. */

@@ -8,6 +8,7 @@ import { EspeakEngine } from './espeak.js';
 import { FestivalEngine } from './festival.js';
 import { FliteEngine } from './flite.js';
 import { installedTtsModels, type InstalledTtsOptions } from './installed.js';
+import { synthesisGate } from './process.js';
 import { LanguageRoutedEngine } from './routed.js';
 import type { TtsEngine } from './interface.js';
 import type { TtsModel, TtsVoice } from './model.js';
@@ -169,6 +170,11 @@ export class TtsRegistry {
 
   models(): TtsModel[] {
     return [...this.byId.values()];
+  }
+
+  /** The node's synthesizer process slots, busy and in all (metrics). */
+  slots(): { pool: string; busy: number; total: number }[] {
+    return [{ pool: 'tts_synthesis', busy: synthesisGate.running, total: synthesisGate.size }];
   }
 
   async close(): Promise<void> {

@@ -8,6 +8,7 @@ import { loadVadOffThread } from '../../../audio/audio-thread.js';
 import { defaultLog, type Vad } from '../../../audio/vad.js';
 import type {
   LoadOptions,
+  PoolSlots,
   RecognitionContext,
   Recognizer,
   SecondPassReport,
@@ -102,9 +103,14 @@ export class PocketsphinxEngine implements SttEngine {
     return Promise.race([loading, new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }))]);
   }
 
-  /** Pool state of each model loaded so far (metrics); asking loads nothing. */
-  loadedStats(): { engineModel: string; stats: PocketsphinxStats }[] {
-    return [...this.ready].map(([engineModel, r]) => ({ engineModel, stats: r.stats() }));
+  /** File and live decoders of a model loaded so far (metrics); asking loads nothing. */
+  slots(engineModel: string): PoolSlots[] {
+    const s = this.ready.get(engineModel)?.stats();
+    if (!s) return [];
+    return [
+      { pool: 'stt_batch', busy: s.busy, total: s.size },
+      { pool: 'stt_streaming', busy: s.streams.active, total: s.streams.max },
+    ];
   }
 
   async close(): Promise<void> {
