@@ -11,7 +11,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { decodeToPcm } from '../src/audio/decode.js';
-import { createSttRegistry } from '../src/engines/stt/index.js';
+import { PocketsphinxEngine } from '../src/engines/stt/pocketsphinx/engine.js';
+import { POCKETSPHINX_EN_MODEL } from '../src/engines/stt/pocketsphinx/descriptor.js';
 import { TESTDATA, testdataClips, werOf } from '../test/real-speech.js';
 import { makeSpeech, startParlance, tempDir, type Parlance } from '../test/harness.js';
 import { HARVARD_SENTENCES, benchServerEnv, round, type Row, summarize, type SuiteOptions, type SuiteResult } from './lib.js';
@@ -94,10 +95,9 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
     const r = await transcribe(s1, id);
     viaServer.push({ clip, ...r });
   }
-  const registry = createSttRegistry({ pocketsphinx: { poolSize: 1 } });
-  opts.cleanup.add('close direct engine', () => registry.close());
-  const resolved = registry.resolve('parlance-en-pocketsphinx-v1')!;
-  const recognizer = await resolved.engine.load(resolved.model.engineModel);
+  const engine = new PocketsphinxEngine({ poolSize: 1 });
+  opts.cleanup.add('close direct engine', () => engine.close());
+  const recognizer = await engine.load(POCKETSPHINX_EN_MODEL.engineModel);
   await recognizer.transcribe(decodeToPcm(real[0]!.file)); // warm-up
   const direct: { clip: Clip; ms: number; text: string }[] = [];
   for (const clip of [...real, ...synthetic]) {

@@ -8,7 +8,7 @@ import { BicDiarizer } from './engines/diarization/index.js';
 import { EmbeddingDiarizer } from './engines/diarization/embedding-diarizer.js';
 import { speakerEngineFor } from './engines/speaker/engine.js';
 import { languageIdentifierFor } from './engines/language-id/engine.js';
-import { createSttRegistry } from './engines/stt/index.js';
+import { EngineCatalog } from './engines/catalog.js';
 import { narrowbandOption } from './engines/stt/pocketsphinx/narrowband.js';
 import { createTranslationRegistry } from './engines/translate/registry.js';
 import { createJobQueue } from './jobs/index.js';
@@ -19,7 +19,7 @@ import { UsageRepository } from './modules/usage/repository.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { UsageService } from './modules/usage/service.js';
 import { ModelCatalog } from './modules/models/catalog.js';
-import { catalogOf, installedModels, secondPassModelOf } from './modules/models/installed.js';
+import { aliasesOf, installedModels, secondPassModelOf } from './modules/models/installed.js';
 import { TranscriptionProcessor } from './modules/transcriptions/processor.js';
 import { audioFetcher, webhookSender } from './modules/transcriptions/outbound-http.js';
 import { TranscriptionsRepository } from './modules/transcriptions/repository.js';
@@ -125,28 +125,29 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const files = new FilesService(new FilesRepository(db.kysely, db.dialect), blobs, cursors, settings);
   const installed = installedModels(settings);
   if (installed.length) log.info({ models_dir: settings.modelsDir, models: installed.map((m) => `${m.id} (${m.family} ${m.type})`) }, 'models found');
-  const stt = createSttRegistry({
+  const engines = await EngineCatalog.create({
     installed,
-    pocketsphinx: {
-      ...(settings.sttWorkers ? { poolSize: settings.sttWorkers } : {}),
-      ...(settings.realtimeMaxStreams > 0 ? { maxStreams: settings.realtimeMaxStreams } : {}),
-      // A worker node opens no real-time session: no decoder waits idle for one.
-      ...(!servesApi ? { warmStreams: 0 } : settings.realtimeWarmDecoders >= 0 ? { warmStreams: settings.realtimeWarmDecoders } : {}),
-      secondPass: settings.realtimeSecondPass ? { waitMs: settings.realtimeSecondPassWaitMs } : false,
-      ...narrowbandOption(settings.sttNarrowbandAdaptation),
+    stt: {
+      pocketsphinx: {
+        ...(settings.sttWorkers ? { poolSize: settings.sttWorkers } : {}),
+        ...(settings.realtimeMaxStreams > 0 ? { maxStreams: settings.realtimeMaxStreams } : {}),
+        // A worker node opens no real-time session: no decoder waits idle for one.
+        ...(!servesApi ? { warmStreams: 0 } : settings.realtimeWarmDecoders >= 0 ? { warmStreams: settings.realtimeWarmDecoders } : {}),
+        secondPass: settings.realtimeSecondPass ? { waitMs: settings.realtimeSecondPassWaitMs } : false,
+        ...narrowbandOption(settings.sttNarrowbandAdaptation),
+        log: jobLog,
+      },
+      sherpa: { log: jobLog },
+      secondPassModel: secondPassModelOf(installed, settings),
+      loadRetryMs: settings.sttLoadRetrySeconds * 1000,
       log: jobLog,
     },
-    sherpa: { log: jobLog },
-    secondPassModel: secondPassModelOf(installed, settings),
-    loadRetryMs: settings.sttLoadRetrySeconds * 1000,
-    log: jobLog,
   });
   const translation = await createTranslationRegistry(translationOptionsFrom(settings));
   if (settings.translationEnabled && translation.pairs().length === 0)
     log.warn({ apertium_data_dir: settings.apertiumDataDir }, 'no translation pairs found: install apertium and apertium-<pair> packages to offer translation');
   else log.info({ pairs: translation.pairs().map((p) => `${p.source}-${p.target}`) }, 'translation pairs');
-  const offered = catalogOf(installed, settings);
-  const models = new ModelCatalog(stt, offered.catalog, offered.aliases, translation);
+  const models = new ModelCatalog(engines.stt, aliasesOf(installed, engines.stt.offers(), settings), translation);
   // One diarizer for both surfaces: it runs after (async) or beside (real-time) any STT model.
   // Files are diarized with speaker embeddings when a speaker-embedding model is installed (live streams stay BIC).
   const speakers = speakerEngineFor(installed);
@@ -249,8 +250,8 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const auth = new AuthService(keys, { environment: settings.environment });
   const synthesisProcesses = settings.ttsProcesses || availableParallelism();
   synthesisGate.resize(synthesisProcesses);
-  metrics.engineSlots({ slots: () => [...stt.slots(), ...ttsRegistry.slots()] });
-  metrics.modelLoadFailures(stt);
+  metrics.engineSlots({ slots: () => [...engines.slots(), ...ttsRegistry.slots()] });
+  metrics.modelLoadFailures(engines.stt);
   // WebSocket sessions name their project in the access log through the keys they authenticate with.
   const tts = new TtsService(ttsRegistry, notingWsProject(auth), rateLimits, billing, cursors, concurrency, {
     maxTextChars: settings.ttsMaxTextChars,
@@ -340,7 +341,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     live: [realtime, ttsSockets],
     preloadSpeech: () =>
       // A model that cannot load is logged by the registry, which refuses it until a request tries it again.
-      stt.preload((model, ms) => log.info({ model, ms }, 'speech model loaded')),
+      engines.stt.preload((model, ms) => log.info({ model, ms }, 'speech model loaded')),
     startHousekeeping() {
       const sweep = async () => {
         // Expired temporary keys can never authenticate again; keep a day of them for troubleshooting.
@@ -364,7 +365,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     async close() {
       await queue.stop();
       await blobs.stopSweeper();
-      await stt.close();
+      await engines.close();
       await speakers?.close();
       await languageId?.close();
       await translation.close();

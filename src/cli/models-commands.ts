@@ -3,20 +3,20 @@
 import type { Command } from 'commander';
 import { translationOptionsFrom } from '../config/translation-options.js';
 import { languageIdConfig } from '../engines/language-id/identify.js';
+import { EngineCatalog } from '../engines/catalog.js';
 import { loadCatalogue } from '../engines/model-dir/catalogue.js';
 import type { InstalledModel } from '../engines/model-dir/manifest.js';
 import { progressMode, StderrProgress } from '../engines/model-dir/progress.js';
 import { importFolder, PullError, pullModel, removeModel } from '../engines/model-dir/pull.js';
 import { scanModelsDir } from '../engines/model-dir/scan.js';
 import { resolveSource, type SourceFlags } from '../engines/model-dir/sources.js';
-import { createSttRegistry } from '../engines/stt/index.js';
 import { checkModel } from '../engines/stt/sherpa/engine.js';
 import { offlineRecognizerConfig } from '../engines/stt/sherpa/offline-config.js';
 import { onlineRecognizerConfig } from '../engines/stt/sherpa/online-config.js';
 import { TtsRegistry } from '../engines/tts/registry.js';
 import { createTranslationRegistry } from '../engines/translate/registry.js';
 import { ModelCatalog } from '../modules/models/catalog.js';
-import { catalogOf, installedModels } from '../modules/models/installed.js';
+import { aliasesOf, installedModels } from '../modules/models/installed.js';
 import { ttsModelRecords } from '../modules/tts/model-records.js';
 import { type CommonOpts, print, settingsFrom, withCommon } from './common.js';
 
@@ -36,8 +36,8 @@ export function modelsCommands(program: Command): void {
       apertium: { ...translationOptionsFrom(settings).apertium, idleMs: 0 },
     });
     const installed = installedModels(settings);
-    const offered = catalogOf(installed, settings);
-    const catalog = new ModelCatalog(createSttRegistry({ installed }), offered.catalog, offered.aliases, translation);
+    const { stt } = await EngineCatalog.create({ installed });
+    const catalog = new ModelCatalog(stt, aliasesOf(installed, stt.offers(), settings), translation);
     const loadErrors = await sttLoadErrors(installed);
     // Models you brought (and their aliases) say whether they load: the server refuses those that fail.
     const models = (catalog.list() as SttModelRow[]).map((m): SttModelRow => {

@@ -10,6 +10,21 @@
 // request tries it again (the files may have been fixed), so a broken model costs one load attempt per window.
 import type { LoadOptions, PoolSlots, Recognizer, SttEngine, SttFeatures } from './interface.js';
 
+/** How a model is offered: for files (async) or for live sessions (real_time). */
+export type TranscriptionMode = 'async' | 'real_time';
+
+/** A public id a model is offered under, in one mode (GET /v1/models). */
+export interface ModelOffer {
+  id: string;
+  name: string;
+  mode: TranscriptionMode;
+}
+
+/** An offer with the registry id of the model behind it: one entry of the public catalog. */
+export interface CatalogModel extends ModelOffer {
+  engineModelId: string;
+}
+
 export interface SttModelDescriptor {
   /** Canonical id, ending in `-v<N>`. */
   id: string;
@@ -22,6 +37,8 @@ export interface SttModelDescriptor {
   languages: readonly string[];
   features: SttFeatures;
   description?: string;
+  /** The public ids (and modes) it is offered under; none: reachable through the registry only. */
+  offers?: readonly ModelOffer[];
 }
 
 export interface ResolvedModel {
@@ -126,6 +143,11 @@ export class SttRegistry {
   /** Every registered model (canonical ids), sorted by id. */
   list(): SttModelDescriptor[] {
     return [...this.models.values()].sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /** Every offer of every model, in the order the models were registered. */
+  offers(): CatalogModel[] {
+    return [...this.models.values()].flatMap((m) => (m.offers ?? []).map((o) => ({ ...o, engineModelId: m.id })));
   }
 
   /** Every other name that resolves to the given canonical id (its aliases and, when newest, its family name). */

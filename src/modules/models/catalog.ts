@@ -1,26 +1,13 @@
-// The public STT model catalog: ids clients send, what serves them, and the operator-editable alias table
-// (public ids that client code pins, e.g. the SDK docs' `stt-async-v4`, mapped onto our models).
+// The public STT model catalog: ids clients send (each engine's models offered under their ids, engines/catalog.ts),
+// what serves them, and the operator-editable alias table (public ids that client code pins, e.g. the SDK docs'
+// `stt-async-v4`, mapped onto our models).
 import type { LoadOptions, Recognizer } from '../../engines/stt/interface.js';
-import { ModelLoadFailedError, type ResolvedModel, type SttRegistry } from '../../engines/stt/registry.js';
+import { type CatalogModel, ModelLoadFailedError, type ResolvedModel, type SttRegistry, type TranscriptionMode } from '../../engines/stt/registry.js';
 import { TranslationRegistry } from '../../engines/translate/registry.js';
 import { oneWayTargets, type PlanResult, planTranslation, type TranslationConfig, twoWayPairs } from '../translation/plan.js';
 import { ApiError } from '../../wire/api-error.js';
 
-export type TranscriptionMode = 'async' | 'real_time';
-
-export interface CatalogModel {
-  id: string;
-  name: string;
-  mode: TranscriptionMode;
-  /** Model id in the engine registry. */
-  engineModelId: string;
-}
-
-/** Built-in catalog: every engine model offered for batch and for real time under version-suffixed ids. */
-export const defaultCatalog: readonly CatalogModel[] = [
-  { id: 'parlance-async-en-v1', name: 'Parlance English v1 (pocketsphinx), async', mode: 'async', engineModelId: 'parlance-en-pocketsphinx-v1' },
-  { id: 'parlance-rt-en-v1', name: 'Parlance English v1 (pocketsphinx), real time', mode: 'real_time', engineModelId: 'parlance-en-pocketsphinx-v1' },
-];
+export type { CatalogModel, TranscriptionMode } from '../../engines/stt/registry.js';
 
 const displayNames = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'code' });
 /** English name of a language code ("es" → "Spanish"), the code itself when ICU does not know it. */
@@ -58,14 +45,12 @@ export class ModelCatalog {
 
   constructor(
     private readonly registry: SttRegistry,
-    models: readonly CatalogModel[] = defaultCatalog,
     /** Operator pairs (`alias=model`) and the claims of installed models. */
     aliasPairs: readonly (string | CatalogAlias)[] = [],
     /** Installed translation directions (an empty registry: no translation). */
     readonly translation: TranslationRegistry = new TranslationRegistry(),
   ) {
-    for (const m of models) {
-      if (!registry.resolve(m.engineModelId)) throw new Error(`catalog model ${m.id} names unknown engine model ${m.engineModelId}`);
+    for (const m of registry.offers()) {
       this.entries.set(keyOf(m.id, m.mode), m);
       this.ids.add(m.id);
     }

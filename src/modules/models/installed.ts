@@ -1,9 +1,9 @@
-// Models users brought (the models directory, engines/model-dir) in the public catalog: each STT model under its
-// manifest id, and the public ids it claims (`stt-async-v4`, ...) taken over from the built-in models.
+// Models users brought (the models directory, engines/model-dir) in the public catalog: the public ids each STT model
+// claims (`stt-async-v4`, ...), taken over from the built-in models (the engines offer the models themselves).
 import { ConfigError } from '../../config/settings.js';
 import { type InstalledModel, ModelManifestError } from '../../engines/model-dir/manifest.js';
 import { scanModelsDir } from '../../engines/model-dir/scan.js';
-import { type CatalogAlias, type CatalogModel, defaultCatalog, parseAliasPair, type TranscriptionMode } from './catalog.js';
+import { type CatalogAlias, type CatalogModel, parseAliasPair } from './catalog.js';
 
 export class ModelClaimError extends Error {}
 
@@ -42,13 +42,14 @@ export function secondPassModelOf(
   return claims[0]?.id;
 }
 
-/** The public catalog and alias table with `installed` in (a claim that cannot hold is a configuration error). */
-export function catalogOf(
+/** The alias table with the claims of `installed` in (a claim that cannot hold is a configuration error). */
+export function aliasesOf(
   installed: readonly InstalledModel[],
+  entries: readonly CatalogModel[],
   settings: { sttModelAliases: readonly string[] },
-): { catalog: CatalogModel[]; aliases: CatalogAlias[] } {
+): CatalogAlias[] {
   try {
-    return withInstalledModels(installed, defaultCatalog, settings.sttModelAliases);
+    return claimedAliases(installed, entries, settings.sttModelAliases);
   } catch (err) {
     if (err instanceof ModelClaimError) throw new ConfigError(err.message);
     throw err;
@@ -56,17 +57,12 @@ export function catalogOf(
 }
 
 /**
- * The catalog entries and alias table with the installed models in; throws ModelClaimError on a claim that cannot
- * hold. An offline model is offered for async transcription; a streaming one for real time and for async (its files
- * decoded segment by segment), under the same id. A claimed alias keeps the mode it had (`stt-async-v4` stays async,
- * `stt-rt-v4` real time); a new one is offered in every mode of its model.
+ * The operator's alias pairs with the claims of the installed models in; throws ModelClaimError on a claim that cannot
+ * hold. `entries` are the catalog's: an offline model is offered for async transcription, a streaming one for real
+ * time and for async (its files decoded segment by segment), under the same id. A claimed alias keeps the mode it had
+ * (`stt-async-v4` stays async, `stt-rt-v4` real time); a new one is offered in every mode of its model.
  */
-export function withInstalledModels(
-  installed: readonly InstalledModel[],
-  catalog: readonly CatalogModel[],
-  aliasPairs: readonly string[],
-): { catalog: CatalogModel[]; aliases: CatalogAlias[] } {
-  const models = [...catalog];
+export function claimedAliases(installed: readonly InstalledModel[], entries: readonly CatalogModel[], aliasPairs: readonly string[]): CatalogAlias[] {
   const aliases = new Map<string, CatalogAlias>();
   for (const pair of aliasPairs) {
     const a = parseAliasPair(pair);
@@ -74,18 +70,18 @@ export function withInstalledModels(
   }
   for (const m of installed) {
     if (m.family !== 'stt-offline' && m.family !== 'stt-streaming') continue;
-    if (models.some((c) => c.id === m.id)) throw new ModelClaimError(`model ${m.id} (${m.dir}) has the id of a built-in model: give it another id`);
-    const modes: TranscriptionMode[] = m.family === 'stt-streaming' ? ['real_time', 'async'] : ['async'];
-    for (const mode of modes) models.push({ id: m.id, name: m.name ?? m.id, mode, engineModelId: m.id });
+    if (entries.some((c) => c.id === m.id && c.engineModelId !== m.id))
+      throw new ModelClaimError(`model ${m.id} (${m.dir}) has the id of a built-in model: give it another id`);
+    const modes = entries.filter((c) => c.id === m.id).map((c) => c.mode);
     for (const alias of m.aliases ?? []) {
       const previous = aliases.get(alias);
-      const previousModes = models.filter((c) => c.id === previous?.target).map((c) => c.mode);
+      const previousModes = entries.filter((c) => c.id === previous?.target).map((c) => c.mode);
       const previousMode = previousModes.length === 1 ? previousModes[0] : undefined;
       if (previousMode && !modes.includes(previousMode))
         throw new ModelClaimError(`model ${m.id} (${m.dir}) transcribes files only and cannot take over the real-time model id ${alias}`);
-      if (models.some((c) => c.id === alias)) throw new ModelClaimError(`model ${m.id} (${m.dir}) claims ${alias}, the id of a model: claim aliases only`);
+      if (entries.some((c) => c.id === alias)) throw new ModelClaimError(`model ${m.id} (${m.dir}) claims ${alias}, the id of a model: claim aliases only`);
       aliases.set(alias, { alias, target: m.id, ...(previousMode && modes.length > 1 ? { mode: previousMode } : {}) });
     }
   }
-  return { catalog: models, aliases: [...aliases.values()] };
+  return [...aliases.values()];
 }

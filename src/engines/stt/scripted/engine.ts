@@ -8,7 +8,8 @@
 //   word with no next word started; 0 turns that off;
 // - `finalize()` makes the heard words final (endpoint false); a word under way is cut at the audio received;
 // - `end()` finalizes and closes; `abort()` drops everything; a word may carry `failAt` to raise an engine error.
-// Not registered in production: a test builds it with the words it wants and registers it in an SttRegistry.
+// Not registered in production: a test adds it to the engine list with the words it wants (descriptor.ts), or
+// registers it in an SttRegistry.
 import { StreamListeners } from '../stream-listeners.js';
 import type { FinalInfo, Recognizer, StreamEvents, StreamingSession, StreamOptions, SttEngine, SttFeatures, Token, TranscribeOptions } from '../interface.js';
 import { STT_SAMPLE_RATE } from '../interface.js';

@@ -1,0 +1,64 @@
+// The engine catalog: every engine of this build, one descriptor each in ENGINES, and the models they serve here,
+// each engine built from its own options. Adding an engine is its folder (the engine and its descriptor) and one
+// line in ENGINES (docs/architecture.md, "Where to add things").
+import type { InstalledModel } from './model-dir/manifest.js';
+import type { SttBuildContext, SttEngineDescriptor, SttEngineOptions } from './stt/descriptor.js';
+import type { RecognitionContext } from './stt/interface.js';
+import { pocketsphinxEngine } from './stt/pocketsphinx/descriptor.js';
+import { SttRegistry } from './stt/registry.js';
+import type { SecondPassPool } from './stt/second-pass.js';
+import { sherpaSttEngine } from './stt/sherpa/descriptor.js';
+
+export type EngineDescriptor = SttEngineDescriptor;
+
+/** Every engine, in the order its models are listed. */
+export const ENGINES: readonly EngineDescriptor[] = [pocketsphinxEngine, sherpaSttEngine];
+
+export interface EngineOptions {
+  /** Models users brought (the models directory): each engine takes those of its kind. */
+  installed?: readonly InstalledModel[];
+  stt?: SttEngineOptions;
+}
+
+export class EngineCatalog {
+  private constructor(readonly stt: SttRegistry) {}
+
+  static async create(options: EngineOptions = {}, engines: readonly EngineDescriptor[] = ENGINES): Promise<EngineCatalog> {
+    return new EngineCatalog(sttRegistry(engines, options.stt ?? {}, options.installed ?? []));
+  }
+
+  /** The slots of every engine's pools, as each reports them (metrics); loads nothing. */
+  slots(): { pool: string; model?: string; busy: number; total: number }[] {
+    return this.stt.slots();
+  }
+
+  /** Release every engine. */
+  async close(): Promise<void> {
+    await this.stt.close();
+  }
+}
+
+/** The STT engines built, their models registered in the order of `engines`. */
+function sttRegistry(engines: readonly EngineDescriptor[], options: SttEngineOptions, installed: readonly InstalledModel[]): SttRegistry {
+  const ps = options.pocketsphinx ?? {};
+  const secondPass = options.secondPassModel && ps.secondPass !== false ? { model: options.secondPassModel, ...ps.secondPass } : undefined;
+  // The engine serving the second-pass model is known once every engine is built; its pool is asked for later.
+  let served: (() => Promise<SecondPassPool<RecognitionContext>>) | undefined;
+  const context: SttBuildContext = {
+    options,
+    installed,
+    ...(secondPass && {
+      secondPass,
+      secondPassPool: () => served?.() ?? Promise.reject(new Error(`no engine serves the second-pass model ${secondPass.model}`)),
+    }),
+  };
+  const registry = new SttRegistry(options);
+  for (const descriptor of engines) {
+    const built = descriptor.family === 'stt' ? descriptor.build(context) : undefined;
+    if (!built) continue;
+    registry.registerEngine(built.engine);
+    for (const model of built.models) registry.registerModel(model);
+    served ??= built.secondPassPool;
+  }
+  return registry;
+}
