@@ -27,7 +27,6 @@ import { transcriptionsRoutes } from './modules/transcriptions/routes.js';
 import { modelsRoutes } from './modules/models/routes.js';
 import { openaiRoutes } from './modules/openai/routes.js';
 import { TranscriptionsService } from './modules/transcriptions/service.js';
-import { TtsRegistry } from './engines/tts/registry.js';
 import { synthesisGate } from './engines/tts/process.js';
 import { countedMeter, Metrics, observeJobs, observeWebhooks } from './http/metrics.js';
 import { ttsRoutes } from './modules/tts/routes.js';
@@ -142,6 +141,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       loadRetryMs: settings.sttLoadRetrySeconds * 1000,
       log: jobLog,
     },
+    tts: { aliases: settings.ttsModelAliases, enabled: settings.ttsModels, log: jobLog },
   });
   const translation = await createTranslationRegistry(translationOptionsFrom(settings));
   if (settings.translationEnabled && translation.pairs().length === 0)
@@ -179,7 +179,6 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const usage = new UsageService(usageRepo, prices, tenancyRepo, cursors, { event: (detail, msg) => log.warn(detail, msg) });
   const meter = countedMeter(usage, metrics);
   const billing = new BudgetGuard(tenancyRepo, usageRepo);
-  const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases, settings.ttsModels, { installed, log: jobLog });
   // Enrolled speakers: profiles from the diarizer's measurements, recognised by async transcription and live sessions.
   const speakersRepo = new SpeakersRepository(db.kysely, db.dialect);
   const enrolledSpeakers = new SpeakersService(speakersRepo, files, blobs, cursors, queue, {
@@ -250,10 +249,10 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const auth = new AuthService(keys, { environment: settings.environment });
   const synthesisProcesses = settings.ttsProcesses || availableParallelism();
   synthesisGate.resize(synthesisProcesses);
-  metrics.engineSlots({ slots: () => [...engines.slots(), ...ttsRegistry.slots()] });
+  metrics.engineSlots(engines);
   metrics.modelLoadFailures(engines.stt);
   // WebSocket sessions name their project in the access log through the keys they authenticate with.
-  const tts = new TtsService(ttsRegistry, notingWsProject(auth), rateLimits, billing, cursors, concurrency, {
+  const tts = new TtsService(engines.tts, notingWsProject(auth), rateLimits, billing, cursors, concurrency, {
     maxTextChars: settings.ttsMaxTextChars,
     maxAudioSeconds: settings.ttsMaxAudioSeconds,
     meter,
@@ -263,10 +262,10 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   metrics.gauge('parlance_tts_synthesizers_running', 'Synthesizer processes running now.', () => synthesisGate.running);
   metrics.gauge('parlance_tts_synthesis_waiting', 'Synthesis segments waiting for a synthesizer process.', () => synthesisGate.waiting);
   const voicesRepo = new VoicesRepository(db.kysely);
-  const voices = new VoicesService(voicesRepo, blobs, cursors, ttsRegistry, queue, { maxFileSizeBytes: settings.voiceMaxFileSizeBytes });
+  const voices = new VoicesService(voicesRepo, blobs, cursors, engines.tts, queue, { maxFileSizeBytes: settings.voiceMaxFileSizeBytes });
   if (runsJobs) {
     const cloner = new VoiceCloner(settings.voiceProfileCacheDir || path.join(settings.dataDir, 'voice-profiles'), speakers);
-    new VoiceProcessor(voicesRepo, blobs, ttsRegistry, cloner, { concurrency: settings.voiceConcurrency, log: jobLog }).register(queue);
+    new VoiceProcessor(voicesRepo, blobs, engines.tts, cloner, { concurrency: settings.voiceConcurrency, log: jobLog }).register(queue);
   }
   tts.setClonedVoiceResolver((projectId, voiceId, model) => voices.resolveForSpeech(projectId, voiceId, model));
   const ctx: AppContext = {
@@ -369,7 +368,6 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       await speakers?.close();
       await languageId?.close();
       await translation.close();
-      await ttsRegistry.close();
       await ctx.rateLimits.close();
       await sampler.settled();
       await concurrency.close();

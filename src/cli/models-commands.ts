@@ -13,7 +13,6 @@ import { resolveSource, type SourceFlags } from '../engines/model-dir/sources.js
 import { checkModel } from '../engines/stt/sherpa/engine.js';
 import { offlineRecognizerConfig } from '../engines/stt/sherpa/offline-config.js';
 import { onlineRecognizerConfig } from '../engines/stt/sherpa/online-config.js';
-import { TtsRegistry } from '../engines/tts/registry.js';
 import { createTranslationRegistry } from '../engines/translate/registry.js';
 import { ModelCatalog } from '../modules/models/catalog.js';
 import { aliasesOf, installedModels } from '../modules/models/installed.js';
@@ -36,8 +35,8 @@ export function modelsCommands(program: Command): void {
       apertium: { ...translationOptionsFrom(settings).apertium, idleMs: 0 },
     });
     const installed = installedModels(settings);
-    const { stt } = await EngineCatalog.create({ installed });
-    const catalog = new ModelCatalog(stt, aliasesOf(installed, stt.offers(), settings), translation);
+    const engines = await EngineCatalog.create({ installed, tts: { aliases: settings.ttsModelAliases, enabled: settings.ttsModels } });
+    const catalog = new ModelCatalog(engines.stt, aliasesOf(installed, engines.stt.offers(), settings), translation);
     const loadErrors = await sttLoadErrors(installed);
     // Models you brought (and their aliases) say whether they load: the server refuses those that fail.
     const models = (catalog.list() as SttModelRow[]).map((m): SttModelRow => {
@@ -47,8 +46,7 @@ export function modelsCommands(program: Command): void {
       return { ...m, status: error === undefined ? 'ok' : 'failed', load_error: error ?? null };
     });
     // A brought voice that cannot be loaded is left out here as by the server, its reason on stderr.
-    const ttsRegistry = await TtsRegistry.create(settings.ttsModelAliases, settings.ttsModels, { installed });
-    const ttsModels = ttsModelRecords(ttsRegistry);
+    const ttsModels = ttsModelRecords(engines.tts);
     // Models behind no public id of their own: they label the transcripts of the models above.
     const labelling = installed
       .filter((m) => m.family === 'language-id' || m.family === 'speaker-embedding')
@@ -63,7 +61,7 @@ export function modelsCommands(program: Command): void {
         ...labelling.map((m) => line(m.id, m.family, null, `${m.name} (${m.type}; ${m.languages.join(', ')})`)),
       ].join('\n'),
     );
-    await Promise.all([translation.close(), ttsRegistry.close()]);
+    await Promise.all([translation.close(), engines.close()]);
   });
 
   const sourceOptions = (cmd: Command) =>

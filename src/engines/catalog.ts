@@ -8,33 +8,58 @@ import { pocketsphinxEngine } from './stt/pocketsphinx/descriptor.js';
 import { SttRegistry } from './stt/registry.js';
 import type { SecondPassPool } from './stt/second-pass.js';
 import { sherpaSttEngine } from './stt/sherpa/descriptor.js';
+import type { TtsEngineDescriptor } from './tts/descriptor.js';
+import { espeakTtsEngine } from './tts/espeak.js';
+import { festivalTtsEngine } from './tts/festival.js';
+import { fliteTtsEngine } from './tts/flite.js';
+import { sherpaTtsEngine } from './tts/installed.js';
+import { TtsRegistry, type TtsRegistryOptions } from './tts/registry.js';
+import { routedTtsEngine } from './tts/routed.js';
 
-export type EngineDescriptor = SttEngineDescriptor;
+export type EngineDescriptor = SttEngineDescriptor | TtsEngineDescriptor;
 
-/** Every engine, in the order its models are listed. */
-export const ENGINES: readonly EngineDescriptor[] = [pocketsphinxEngine, sherpaSttEngine];
+/** Every engine; within a family, in the order its models are listed. */
+export const ENGINES: readonly EngineDescriptor[] = [
+  pocketsphinxEngine,
+  sherpaSttEngine,
+  espeakTtsEngine,
+  routedTtsEngine,
+  fliteTtsEngine,
+  festivalTtsEngine,
+  sherpaTtsEngine,
+];
 
 export interface EngineOptions {
   /** Models users brought (the models directory): each engine takes those of its kind. */
   installed?: readonly InstalledModel[];
   stt?: SttEngineOptions;
+  tts?: Omit<TtsRegistryOptions, 'installed'>;
 }
 
 export class EngineCatalog {
-  private constructor(readonly stt: SttRegistry) {}
+  private constructor(
+    readonly stt: SttRegistry,
+    readonly tts: TtsRegistry,
+  ) {}
 
   static async create(options: EngineOptions = {}, engines: readonly EngineDescriptor[] = ENGINES): Promise<EngineCatalog> {
-    return new EngineCatalog(sttRegistry(engines, options.stt ?? {}, options.installed ?? []));
+    const installed = options.installed ?? [];
+    const stt = sttRegistry(engines, options.stt ?? {}, installed);
+    const tts = await TtsRegistry.create(
+      engines.filter((e) => e.family === 'tts'),
+      { ...options.tts, installed },
+    );
+    return new EngineCatalog(stt, tts);
   }
 
   /** The slots of every engine's pools, as each reports them (metrics); loads nothing. */
   slots(): { pool: string; model?: string; busy: number; total: number }[] {
-    return this.stt.slots();
+    return [...this.stt.slots(), ...this.tts.slots()];
   }
 
   /** Release every engine. */
   async close(): Promise<void> {
-    await this.stt.close();
+    await Promise.all([this.stt.close(), this.tts.close()]);
   }
 }
 

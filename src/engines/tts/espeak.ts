@@ -4,9 +4,12 @@
 // An engine voice id is `<variant>` or `<english accent>:<variant>` (the accent applies when language=en).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import type { TtsEngineDescriptor } from './descriptor.js';
 import type { EngineVoice, SynthesisChunk, SynthesisOptions, TtsEngine, TtsLanguage } from './interface.js';
 import { commandExists, runWavProcess } from './process.js';
 import { segments } from './text.js';
+import { ESPEAK_CURATED } from './voice-table.js';
+import { buildVoices } from './voices.js';
 
 const execFileP = promisify(execFile);
 const SAMPLE_RATE = 22_050;
@@ -91,3 +94,17 @@ export class EspeakEngine implements TtsEngine {
     }
   }
 }
+
+/** espeak-ng's multilingual model, with the curated voices and its own variants. */
+export const espeakTtsEngine: TtsEngineDescriptor = {
+  family: 'tts',
+  id: 'espeak-ng',
+  models: ['parlance-tts-espeak-v1'],
+  async build({ wanted }) {
+    const espeak = new EspeakEngine();
+    if (!wanted('parlance-tts-espeak-v1') || !(await espeak.available())) return [];
+    await espeak.init();
+    const voices = buildVoices(espeak, ESPEAK_CURATED, true);
+    return [{ id: 'parlance-tts-espeak-v1', name: 'Parlance TTS v1 (espeak-ng, multilingual)', engine: espeak, voices, supportsSilenceReduction: true }];
+  },
+};

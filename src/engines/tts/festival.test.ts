@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { encodeForFestival, FestivalEngine, festivalSpeaks } from './festival.js';
+import { encodeForFestival, FestivalEngine, festivalSpeaks, festivalTtsEngine } from './festival.js';
 import { TtsRegistry } from './registry.js';
 
 describe('encodeForFestival', () => {
@@ -89,7 +89,7 @@ describe('FestivalEngine voice discovery (real festival)', () => {
   });
 
   it('the registry maps curated names onto installed voices only, each with its one language', async () => {
-    const reg = await TtsRegistry.create([], ['parlance-tts-festival-v1']);
+    const reg = await TtsRegistry.create([festivalTtsEngine]);
     const m = reg.resolve('parlance-tts-festival-v1')!;
     expect(m.voices.find((v) => v.id === 'Dita')).toMatchObject({ engineVoice: 'czech_dita', languages: ['cs'], gender: 'female', accent: 'czech' });
     expect(m.voices.find((v) => v.id === 'Leena')!.gender).toBe('female'); // festival proclaims lj male; the speaker is a woman

@@ -9,9 +9,12 @@ import { execFile } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { decodeToBuffer } from '../../audio/decode.js';
+import type { TtsEngineDescriptor } from './descriptor.js';
 import type { EngineVoice, Gender, SynthesisChunk, SynthesisOptions, TtsEngine, TtsLanguage } from './interface.js';
 import { commandExists, OUT_FILE, runWavProcess } from './process.js';
 import { segments } from './text.js';
+import { FESTIVAL_CURATED } from './voice-table.js';
+import { buildVoices } from './voices.js';
 import { INTERACTIVE_NICE } from '../../lib/priority.js';
 
 const execFileP = promisify(execFile);
@@ -206,3 +209,18 @@ export class FestivalEngine implements TtsEngine {
     }
   }
 }
+
+/** Festival's model: the curated voices of the festvox packages installed here, each speaking its one language. */
+export const festivalTtsEngine: TtsEngineDescriptor = {
+  family: 'tts',
+  id: 'festival',
+  models: ['parlance-tts-festival-v1'],
+  async build({ wanted }) {
+    const festival = new FestivalEngine();
+    if (!wanted('parlance-tts-festival-v1') || !(await festival.available())) return [];
+    await festival.init();
+    const voices = buildVoices(festival, FESTIVAL_CURATED, true);
+    const name = `Parlance TTS v1 (festival: ${festival.languages.map((l) => l.name).join(', ')})`;
+    return voices.length ? [{ id: 'parlance-tts-festival-v1', name, engine: festival, voices, supportsSilenceReduction: false }] : [];
+  },
+};

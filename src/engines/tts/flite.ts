@@ -1,8 +1,11 @@
 // flite (Debian `flite`): English voices kal (8 kHz), kal16, awb, awb_time, rms, slt (16 kHz). One process
 // per segment; speed through `--setf duration_stretch=` (pitch kept).
+import type { TtsEngineDescriptor } from './descriptor.js';
 import type { EngineVoice, SynthesisChunk, SynthesisOptions, TtsEngine } from './interface.js';
 import { commandExists, OUT_FILE, runWavProcess } from './process.js';
 import { segments } from './text.js';
+import { FLITE_CURATED } from './voice-table.js';
+import { buildVoices } from './voices.js';
 
 export class FliteEngine implements TtsEngine {
   readonly name = 'flite';
@@ -34,3 +37,16 @@ export class FliteEngine implements TtsEngine {
     }
   }
 }
+
+/** flite's English model, with the curated voices. */
+export const fliteTtsEngine: TtsEngineDescriptor = {
+  family: 'tts',
+  id: 'flite',
+  models: ['parlance-tts-flite-v1'],
+  async build({ wanted }) {
+    const flite = new FliteEngine();
+    if (!wanted('parlance-tts-flite-v1') || !(await flite.available())) return [];
+    const voices = buildVoices(flite, FLITE_CURATED, false);
+    return [{ id: 'parlance-tts-flite-v1', name: 'Parlance TTS v1 (flite, English)', engine: flite, voices, supportsSilenceReduction: true }];
+  },
+};

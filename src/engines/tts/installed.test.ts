@@ -1,6 +1,6 @@
-// TTS models users bring, in the registry: each checked model is offered under its manifest id with its voices, the
+// TTS models users bring, in the registry of the engine list: each checked model is offered under its manifest id with its voices, the
 // public ids it claims (tts-rt-v2) are taken from the built-in models, a model sherpa-onnx cannot use is left out
-// with its reason logged, and claims that cannot hold stop the start. The compiled registry checks models in a child
+// with its reason logged, and claims that cannot hold stop the start. The compiled catalog checks models in a child
 // process (from sources a broken model would end this process).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,14 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from '../../../test/harness.js';
 import { writeToneVitsModel, writeVitsModelWithoutMetadata } from '../../../test/fixtures/sherpa-models.js';
 import { type InstalledModel, MANIFEST_FILE, readManifest } from '../model-dir/manifest.js';
-import type * as registryModule from './registry.js';
+import type * as catalogModule from '../catalog.js';
+import type { TtsRegistry, TtsRegistryOptions } from './registry.js';
 
 /** PARLANCE_TTS_MODEL_ALIASES's default. */
 const DEFAULT_ALIASES = ['tts-rt-v2=parlance-tts-v1', 'tts-rt-v1=parlance-tts-v1', 'tts-rt-v2=parlance-tts-espeak-v1', 'tts-rt-v1=parlance-tts-espeak-v1'];
 const ESPEAK = 'parlance-tts-espeak-v1';
 
 let root: string;
-let compiled: typeof registryModule;
+let compiled: typeof catalogModule;
 let tone: InstalledModel;
 let broken: InstalledModel;
 
@@ -41,9 +42,9 @@ function modelFolder(name: string, manifest: Record<string, unknown>, write: (di
 
 beforeAll(async () => {
   root = tempDir('tts-installed-');
-  const dist = path.join(ROOT, 'dist', 'engines', 'tts', 'registry.js');
+  const dist = path.join(ROOT, 'dist', 'engines', 'catalog.js');
   if (!existsSync(dist)) execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-  compiled = (await import(pathToFileURL(dist).href)) as typeof registryModule;
+  compiled = (await import(pathToFileURL(dist).href)) as typeof catalogModule;
   tone = modelFolder('tone', { name: 'Tone voices', voices: { Low: 0, High: 1 }, aliases: ['tts-rt-v2'] }, (d) =>
     writeToneVitsModel(d, { sampleRate: 16000, numSpeakers: 2 }),
   );
@@ -51,11 +52,22 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
+/** The TTS models of the compiled engine list, with `installed` brought. */
+async function ttsRegistry(installed: InstalledModel[], tts: Omit<TtsRegistryOptions, 'installed'>): Promise<TtsRegistry> {
+  return (
+    await compiled.EngineCatalog.create(
+      { installed, tts },
+      compiled.ENGINES.filter((e) => e.family === 'tts'),
+    )
+  ).tts;
+}
+
 describe('models users bring in the TTS registry', () => {
   it('offers a checked model with its voices; its aliases win over the defaults; a broken one is left out, logged', async () => {
     const logged: { level: string; msg: string }[] = [];
-    const reg = await compiled.TtsRegistry.create(DEFAULT_ALIASES, [ESPEAK, 'tone-v1', 'broken-v1'], {
-      installed: [tone, broken],
+    const reg = await ttsRegistry([tone, broken], {
+      aliases: DEFAULT_ALIASES,
+      enabled: [ESPEAK, 'tone-v1', 'broken-v1'],
       log: (level, msg) => logged.push({ level, msg }),
     });
     try {
@@ -110,11 +122,11 @@ describe('models users bring in the TTS registry', () => {
   }, 60_000);
 
   it('offers a brought model only when PARLANCE_TTS_MODELS names it (if set); its alias then falls back', async () => {
-    const reg = await compiled.TtsRegistry.create(DEFAULT_ALIASES, [ESPEAK], { installed: [tone] });
+    const reg = await ttsRegistry([tone], { aliases: DEFAULT_ALIASES, enabled: [ESPEAK] });
     expect(reg.models().map((m) => m.id)).toEqual([ESPEAK]);
     expect(reg.resolve('tts-rt-v2')?.id).toBe(ESPEAK);
     await reg.close();
-    await expect(compiled.TtsRegistry.create([], ['tone-v2'], { installed: [tone] })).rejects.toThrow(/unknown TTS model "tone-v2" .*known: .*tone-v1/);
+    await expect(ttsRegistry([tone], { enabled: ['tone-v2'] })).rejects.toThrow(/unknown TTS model "tone-v2" .*known: .*tone-v1/);
   }, 60_000);
 
   it.each([
@@ -123,7 +135,7 @@ describe('models users bring in the TTS registry', () => {
     ['an id that is a configured alias', { id: 'tts-rt-v2' }, /has the id of a public alias .*claim tts-rt-v2 in "aliases"/],
   ])('refuses a claim that cannot hold, before loading anything: %s', async (_what, change, message) => {
     const claim = { ...tone, ...change };
-    const err = await compiled.TtsRegistry.create(DEFAULT_ALIASES, [], { installed: [claim] }).then(
+    const err = await ttsRegistry([claim], { aliases: DEFAULT_ALIASES }).then(
       () => undefined,
       (e: unknown) => e as Error,
     );

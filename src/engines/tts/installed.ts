@@ -2,16 +2,10 @@
 // (sherpa/engine.ts) and offered under its manifest id, one voice per entry of its `voices` (name → speaker id). A
 // model that cannot be used is left out with the reason logged: the server and the other models go on.
 import type { InstalledModel } from '../model-dir/manifest.js';
+import type { TtsEngineDescriptor, TtsEngineOptions, TtsLog } from './descriptor.js';
 import type { TtsModel, TtsVoice } from './model.js';
-import { SherpaTtsEngine, type SherpaTtsOptions } from './sherpa/engine.js';
+import { SherpaTtsEngine } from './sherpa/engine.js';
 import { voiceGender } from './sherpa/voice-gender.js';
-
-export type TtsLog = (level: 'info' | 'warn' | 'error', msg: string, detail?: Record<string, unknown>) => void;
-
-export interface InstalledTtsOptions {
-  log?: TtsLog;
-  sherpa?: SherpaTtsOptions;
-}
 
 /**
  * The voices of a checked model. A manifest names speaker ids only: the gender is what the makers' voice names say
@@ -35,7 +29,7 @@ export function sherpaVoices(engine: SherpaTtsEngine): TtsVoice[] {
 }
 
 /** Check the models (in parallel) and make the usable ones TTS models; the others are logged and left out. */
-export async function installedTtsModels(models: readonly InstalledModel[], options: InstalledTtsOptions = {}): Promise<TtsModel[]> {
+export async function installedTtsModels(models: readonly InstalledModel[], options: TtsEngineOptions = {}): Promise<TtsModel[]> {
   const log: TtsLog = options.log ?? ((level, msg) => level !== 'info' && console.error(msg));
   const checked = await Promise.all(
     models.map(async (m): Promise<TtsModel | undefined> => {
@@ -54,3 +48,11 @@ export async function installedTtsModels(models: readonly InstalledModel[], opti
   );
   return checked.filter((m): m is TtsModel => m !== undefined);
 }
+
+/** sherpa-onnx: the TTS models users brought. */
+export const sherpaTtsEngine: TtsEngineDescriptor = {
+  family: 'tts',
+  id: 'sherpa-onnx',
+  models: [],
+  build: ({ installed, options }) => installedTtsModels(installed, options),
+};

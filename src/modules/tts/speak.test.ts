@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, waitFor } from '../../../test/harness.js';
 import { loadSettings } from '../../config/settings.js';
+import { espeakTtsEngine } from '../../engines/tts/espeak.js';
 import { TtsRegistry } from '../../engines/tts/registry.js';
 import { CursorCodec } from '../../lib/cursor.js';
 import { openDatabase, type Db } from '../../storage/database.js';
@@ -76,7 +77,7 @@ beforeAll(async () => {
     .insertInto('projects')
     .values({ id: caller.projectId, organization_id: caller.organizationId, name: 'p', description: '', region: 'local', created_at: at })
     .execute();
-  tts = service(await TtsRegistry.create([], ['parlance-tts-espeak-v1']), db);
+  tts = service(await TtsRegistry.create([espeakTtsEngine]), db);
   cfg = tts.resolveConfig({ model: 'parlance-tts-espeak-v1', language: 'en', voice: 'Adrian', audio_format: 'pcm_s16le', sample_rate: 16000 });
 }, 60_000);
 

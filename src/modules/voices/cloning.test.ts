@@ -10,12 +10,14 @@ import { pcmToFloat, voiceProfile } from '../../audio/features.js';
 import { pitchShiftFilter, shiftPitch } from '../../audio/pitch-shift.js';
 import { readManifest } from '../../engines/model-dir/manifest.js';
 import { SpeakerEmbeddingEngine } from '../../engines/speaker/engine.js';
+import { espeakTtsEngine } from '../../engines/tts/espeak.js';
+import { fliteTtsEngine } from '../../engines/tts/flite.js';
 import { TtsRegistry } from '../../engines/tts/registry.js';
 import { mfccSpread, pcmSamples, pitchDistance, PROFILE_TEXT, profileDistance, VoiceCloner } from './cloning.js';
 
 const dir = tempDir('parlance-cloning-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const registry = TtsRegistry.create([], ['parlance-tts-espeak-v1', 'parlance-tts-flite-v1']);
+const registry = TtsRegistry.create([espeakTtsEngine, fliteTtsEngine]);
 const semis = (a: number, b: number) => 12 * Math.log2(a / b);
 
 describe('voice cloning', () => {
