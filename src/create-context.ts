@@ -10,7 +10,6 @@ import { speakerEngineFor } from './engines/speaker/engine.js';
 import { languageIdentifierFor } from './engines/language-id/engine.js';
 import { EngineCatalog } from './engines/catalog.js';
 import { narrowbandOption } from './engines/stt/pocketsphinx/narrowband.js';
-import { createTranslationRegistry } from './engines/translate/registry.js';
 import { createJobQueue } from './jobs/index.js';
 import type { JobLog, JobQueue } from './jobs/queue.js';
 import { BudgetGuard } from './modules/billing/guard.js';
@@ -142,12 +141,13 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       log: jobLog,
     },
     tts: { aliases: settings.ttsModelAliases, enabled: settings.ttsModels, log: jobLog },
+    translation: translationOptionsFrom(settings),
   });
-  const translation = await createTranslationRegistry(translationOptionsFrom(settings));
-  if (settings.translationEnabled && translation.pairs().length === 0)
+  const pairs = engines.translation.pairs();
+  if (settings.translationEnabled && pairs.length === 0)
     log.warn({ apertium_data_dir: settings.apertiumDataDir }, 'no translation pairs found: install apertium and apertium-<pair> packages to offer translation');
-  else log.info({ pairs: translation.pairs().map((p) => `${p.source}-${p.target}`) }, 'translation pairs');
-  const models = new ModelCatalog(engines.stt, aliasesOf(installed, engines.stt.offers(), settings), translation);
+  else log.info({ pairs: pairs.map((p) => `${p.source}-${p.target}`) }, 'translation pairs');
+  const models = new ModelCatalog(engines, aliasesOf(installed, engines.stt.offers(), settings));
   // One diarizer for both surfaces: it runs after (async) or beside (real-time) any STT model.
   // Files are diarized with speaker embeddings when a speaker-embedding model is installed (live streams stay BIC).
   const speakers = speakerEngineFor(installed);
@@ -367,7 +367,6 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
       await engines.close();
       await speakers?.close();
       await languageId?.close();
-      await translation.close();
       await ctx.rateLimits.close();
       await sampler.settled();
       await concurrency.close();

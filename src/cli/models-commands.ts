@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { translationOptionsFrom } from '../config/translation-options.js';
 import { languageIdConfig } from '../engines/language-id/identify.js';
-import { EngineCatalog } from '../engines/catalog.js';
+import { EngineCatalog, ENGINES } from '../engines/catalog.js';
 import { loadCatalogue } from '../engines/model-dir/catalogue.js';
 import type { InstalledModel } from '../engines/model-dir/manifest.js';
 import { progressMode, StderrProgress } from '../engines/model-dir/progress.js';
@@ -13,7 +13,7 @@ import { resolveSource, type SourceFlags } from '../engines/model-dir/sources.js
 import { checkModel } from '../engines/stt/sherpa/engine.js';
 import { offlineRecognizerConfig } from '../engines/stt/sherpa/offline-config.js';
 import { onlineRecognizerConfig } from '../engines/stt/sherpa/online-config.js';
-import { createTranslationRegistry } from '../engines/translate/registry.js';
+import type { TranslationRegistryOptions } from '../engines/translate/registry.js';
 import { ModelCatalog } from '../modules/models/catalog.js';
 import { aliasesOf, installedModels } from '../modules/models/installed.js';
 import { ttsModelRecords } from '../modules/tts/model-records.js';
@@ -30,13 +30,13 @@ export function modelsCommands(program: Command): void {
       ),
   ).action(async (opts: CommonOpts) => {
     const settings = settingsFrom(opts);
-    const translation = await createTranslationRegistry({
-      ...translationOptionsFrom(settings),
-      apertium: { ...translationOptionsFrom(settings).apertium, idleMs: 0 },
-    });
     const installed = installedModels(settings);
-    const engines = await EngineCatalog.create({ installed, tts: { aliases: settings.ttsModelAliases, enabled: settings.ttsModels } });
-    const catalog = new ModelCatalog(engines.stt, aliasesOf(installed, engines.stt.offers(), settings), translation);
+    const engines = await EngineCatalog.create({
+      installed,
+      tts: { aliases: settings.ttsModelAliases, enabled: settings.ttsModels },
+      translation: spareless(translationOptionsFrom(settings)),
+    });
+    const catalog = new ModelCatalog(engines, aliasesOf(installed, engines.stt.offers(), settings));
     const loadErrors = await sttLoadErrors(installed);
     // Models you brought (and their aliases) say whether they load: the server refuses those that fail.
     const models = (catalog.list() as SttModelRow[]).map((m): SttModelRow => {
@@ -61,7 +61,7 @@ export function modelsCommands(program: Command): void {
         ...labelling.map((m) => line(m.id, m.family, null, `${m.name} (${m.type}; ${m.languages.join(', ')})`)),
       ].join('\n'),
     );
-    await Promise.all([translation.close(), engines.close()]);
+    await engines.close();
   });
 
   const sourceOptions = (cmd: Command) =>
@@ -134,13 +134,14 @@ export function modelsCommands(program: Command): void {
   withCommon(modelsCmd.command('translations').description('list the installed translation directions (apertium pairs found at start-up)')).action(
     async (opts: CommonOpts) => {
       const settings = settingsFrom(opts);
-      const translation = await createTranslationRegistry({
-        ...translationOptionsFrom(settings),
-        apertium: { ...translationOptionsFrom(settings).apertium, idleMs: 0 },
-      });
-      const pairs = translation.pairs();
+      // The translation engines alone: nothing else is started.
+      const engines = await EngineCatalog.create(
+        { translation: spareless(translationOptionsFrom(settings)) },
+        ENGINES.filter((e) => e.family === 'translate'),
+      );
+      const pairs = engines.translation.pairs();
       print(opts, { pairs }, pairs.length ? pairs.map((p) => `${p.source} -> ${p.target}`).join('\n') : 'no translation pairs installed');
-      await translation.close();
+      await engines.close();
     },
   );
 }
@@ -218,4 +219,9 @@ async function loadCheck(model: InstalledModel): Promise<void> {
   if (model.family === 'stt-offline') await checkModel(model, 'offline', offlineRecognizerConfig(model));
   else if (model.family === 'stt-streaming') await checkModel(model, 'online', onlineRecognizerConfig(model));
   else if (model.family === 'language-id') await checkModel(model, 'language-id', languageIdConfig(model));
+}
+
+/** A command's translation options: no spare processes are kept (the command ends at once). */
+function spareless(options: TranslationRegistryOptions): TranslationRegistryOptions {
+  return { ...options, apertium: { ...options.apertium, idleMs: 0 } };
 }

@@ -15,8 +15,11 @@ import { fliteTtsEngine } from './tts/flite.js';
 import { sherpaTtsEngine } from './tts/installed.js';
 import { TtsRegistry, type TtsRegistryOptions } from './tts/registry.js';
 import { routedTtsEngine } from './tts/routed.js';
+import { apertiumEngine } from './translate/apertium/descriptor.js';
+import type { TranslationEngineDescriptor } from './translate/descriptor.js';
+import { createTranslationRegistry, type TranslationRegistry, type TranslationRegistryOptions } from './translate/registry.js';
 
-export type EngineDescriptor = SttEngineDescriptor | TtsEngineDescriptor;
+export type EngineDescriptor = SttEngineDescriptor | TtsEngineDescriptor | TranslationEngineDescriptor;
 
 /** Every engine; within a family, in the order its models are listed. */
 export const ENGINES: readonly EngineDescriptor[] = [
@@ -27,6 +30,7 @@ export const ENGINES: readonly EngineDescriptor[] = [
   fliteTtsEngine,
   festivalTtsEngine,
   sherpaTtsEngine,
+  apertiumEngine,
 ];
 
 export interface EngineOptions {
@@ -34,22 +38,30 @@ export interface EngineOptions {
   installed?: readonly InstalledModel[];
   stt?: SttEngineOptions;
   tts?: Omit<TtsRegistryOptions, 'installed'>;
+  translation?: TranslationRegistryOptions;
 }
 
 export class EngineCatalog {
   private constructor(
     readonly stt: SttRegistry,
     readonly tts: TtsRegistry,
+    readonly translation: TranslationRegistry,
   ) {}
 
   static async create(options: EngineOptions = {}, engines: readonly EngineDescriptor[] = ENGINES): Promise<EngineCatalog> {
     const installed = options.installed ?? [];
     const stt = sttRegistry(engines, options.stt ?? {}, installed);
-    const tts = await TtsRegistry.create(
-      engines.filter((e) => e.family === 'tts'),
-      { ...options.tts, installed },
-    );
-    return new EngineCatalog(stt, tts);
+    const [tts, translation] = await Promise.all([
+      TtsRegistry.create(
+        engines.filter((e) => e.family === 'tts'),
+        { ...options.tts, installed },
+      ),
+      createTranslationRegistry(
+        engines.filter((e) => e.family === 'translate'),
+        options.translation,
+      ),
+    ]);
+    return new EngineCatalog(stt, tts, translation);
   }
 
   /** The slots of every engine's pools, as each reports them (metrics); loads nothing. */
@@ -59,7 +71,7 @@ export class EngineCatalog {
 
   /** Release every engine. */
   async close(): Promise<void> {
-    await Promise.all([this.stt.close(), this.tts.close()]);
+    await Promise.all([this.stt.close(), this.tts.close(), this.translation.close()]);
   }
 }
 

@@ -1,6 +1,6 @@
 // Translation registry: every direction any engine offers, and which engine serves it (the first registered engine
-// that has a direction wins, so a better engine registered first takes over its pairs).
-import { ApertiumEngine, type ApertiumOptions } from './apertium/engine.js';
+// that has a direction wins, so a better engine listed first in the engine list takes over its pairs).
+import type { TranslationEngineDescriptor, TranslationEngineOptions } from './descriptor.js';
 import type { TranslateOptions, TranslationEngine, TranslationPair } from './interface.js';
 
 export class TranslationRegistry {
@@ -48,15 +48,18 @@ export class TranslationRegistry {
   }
 }
 
-export interface TranslationRegistryOptions {
+export interface TranslationRegistryOptions extends TranslationEngineOptions {
   /** False: no engines (translation unavailable everywhere). */
   enabled?: boolean;
-  apertium?: ApertiumOptions;
 }
 
-/** The engines this build ships, discovered from what is installed. */
-export async function createTranslationRegistry(options: TranslationRegistryOptions = {}): Promise<TranslationRegistry> {
+/** The directions of `engines`, each discovered from what is installed, the earlier engine's first. */
+export async function createTranslationRegistry(
+  engines: readonly TranslationEngineDescriptor[],
+  options: TranslationRegistryOptions = {},
+): Promise<TranslationRegistry> {
   const registry = new TranslationRegistry();
   if (options.enabled === false) return registry;
-  return registry.register(await ApertiumEngine.create(options.apertium));
+  for (const engine of await Promise.all(engines.map((e) => e.build(options)))) registry.register(engine);
+  return registry;
 }

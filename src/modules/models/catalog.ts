@@ -3,7 +3,8 @@
 // `stt-async-v4`, mapped onto our models).
 import type { LoadOptions, Recognizer } from '../../engines/stt/interface.js';
 import { type CatalogModel, ModelLoadFailedError, type ResolvedModel, type SttRegistry, type TranscriptionMode } from '../../engines/stt/registry.js';
-import { TranslationRegistry } from '../../engines/translate/registry.js';
+import type { EngineCatalog } from '../../engines/catalog.js';
+import type { TranslationRegistry } from '../../engines/translate/registry.js';
 import { oneWayTargets, type PlanResult, planTranslation, type TranslationConfig, twoWayPairs } from '../translation/plan.js';
 import { ApiError } from '../../wire/api-error.js';
 
@@ -43,14 +44,18 @@ export class ModelCatalog {
   private readonly ids = new Set<string>();
   private readonly aliases = new Map<string, CatalogAlias>();
 
+  private readonly registry: SttRegistry;
+  /** Installed translation directions (an empty registry: no translation). */
+  readonly translation: TranslationRegistry;
+
   constructor(
-    private readonly registry: SttRegistry,
+    engines: Pick<EngineCatalog, 'stt' | 'translation'>,
     /** Operator pairs (`alias=model`) and the claims of installed models. */
     aliasPairs: readonly (string | CatalogAlias)[] = [],
-    /** Installed translation directions (an empty registry: no translation). */
-    readonly translation: TranslationRegistry = new TranslationRegistry(),
   ) {
-    for (const m of registry.offers()) {
+    this.registry = engines.stt;
+    this.translation = engines.translation;
+    for (const m of this.registry.offers()) {
       this.entries.set(keyOf(m.id, m.mode), m);
       this.ids.add(m.id);
     }

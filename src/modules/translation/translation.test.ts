@@ -1,6 +1,7 @@
 // Translation plans and the token post-step, against the real installed apertium pairs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Token } from '../../engines/stt/interface.js';
+import { apertiumEngine } from '../../engines/translate/apertium/descriptor.js';
 import { createTranslationRegistry, type TranslationRegistry } from '../../engines/translate/registry.js';
 import { oneWayTargets, planTranslation, twoWayPairs, unsupportedHints } from './plan.js';
 import { RealtimeTranslationStep } from './realtime-step.js';
@@ -8,7 +9,7 @@ import { splitSegments, transcriptTokens, type TranslationToken } from './tokens
 
 let registry: TranslationRegistry;
 beforeAll(async () => {
-  registry = await createTranslationRegistry({ apertium: { idleMs: 0 } });
+  registry = await createTranslationRegistry([apertiumEngine], { apertium: { idleMs: 0 } });
 });
 afterAll(async () => {
   await registry.close();
