@@ -1,8 +1,11 @@
-// The public STT model catalog: ids clients send (each engine's models offered under their ids, engines/catalog.ts),
-// what serves them, and the operator-editable alias table (public ids that client code pins, e.g. the SDK docs'
-// `stt-async-v4`, mapped onto our models).
-import type { LoadOptions, Recognizer } from '../../engines/stt/interface.js';
-import { type CatalogModel, ModelLoadFailedError, type ResolvedModel, type SttRegistry, type TranscriptionMode } from '../../engines/stt/registry.js';
+// The public model catalog: the STT ids clients send (each engine's models offered under their ids in a mode,
+// engines/catalog.ts), what serves them, and the operator-editable alias table (public ids that client code pins,
+// e.g. the SDK docs' `stt-async-v4`, mapped onto our models); open() gives the loaded recognizer of an STT model, or
+// the synthesizer of a TTS model.
+import type { Recognizer } from '../../engines/stt/interface.js';
+import { type CatalogModel, ModelLoadFailedError, type SttRegistry, type TranscriptionMode } from '../../engines/stt/registry.js';
+import type { TtsModel } from '../../engines/tts/model.js';
+import type { TtsRegistry } from '../../engines/tts/registry.js';
 import type { EngineCatalog } from '../../engines/catalog.js';
 import type { TranslationRegistry } from '../../engines/translate/registry.js';
 import { oneWayTargets, type PlanResult, planTranslation, type TranslationConfig, twoWayPairs } from '../translation/plan.js';
@@ -20,12 +23,20 @@ export const languageName = (code: string): string => {
   }
 };
 
+export interface OpenOptions {
+  /** The language of the audio (of the text, for TTS), given to every call of the recognizer; default its first. */
+  language?: string;
+  /** Stops waiting for the model's load (the load goes on for whoever else waits for it). */
+  signal?: AbortSignal;
+}
+
 export interface ResolvedCatalogModel {
   /** The catalog model (after following an alias). */
   model: CatalogModel;
-  engine: ResolvedModel;
+  /** The languages the model recognises. */
+  languages: readonly string[];
   /** The model's recognizer, loaded on first use; a model that cannot load is 400 model_not_available. */
-  load(options?: LoadOptions): Promise<Recognizer>;
+  open(options?: OpenOptions): Promise<Recognizer>;
 }
 
 /** A public id that stands for a catalog model: in the target's modes, or in `mode` only. */
@@ -45,15 +56,17 @@ export class ModelCatalog {
   private readonly aliases = new Map<string, CatalogAlias>();
 
   private readonly registry: SttRegistry;
+  private readonly tts: TtsRegistry;
   /** Installed translation directions (an empty registry: no translation). */
   readonly translation: TranslationRegistry;
 
   constructor(
-    engines: Pick<EngineCatalog, 'stt' | 'translation'>,
+    engines: Pick<EngineCatalog, 'stt' | 'tts' | 'translation'>,
     /** Operator pairs (`alias=model`) and the claims of installed models. */
     aliasPairs: readonly (string | CatalogAlias)[] = [],
   ) {
     this.registry = engines.stt;
+    this.tts = engines.tts;
     this.translation = engines.translation;
     for (const m of this.registry.offers()) {
       this.entries.set(keyOf(m.id, m.mode), m);
@@ -85,11 +98,34 @@ export class ModelCatalog {
     const engine = this.registry.resolve(model.engineModelId)!;
     const failure = this.registry.refusal(engine.canonicalId);
     if (failure) throw notLoaded(id, failure);
-    const load = (options?: LoadOptions) =>
-      this.registry.load(engine.canonicalId, options).catch((err: unknown) => {
+    const languages = engine.model.languages;
+    const open = async ({ language = languages[0], signal }: OpenOptions = {}) => {
+      const recognizer = await this.registry.load(engine.canonicalId, { signal }).catch((err: unknown) => {
         throw err instanceof ModelLoadFailedError ? notLoaded(id, err) : err;
       });
-    return { model, engine, load };
+      return inLanguage(recognizer, language);
+    };
+    return { model, languages, open };
+  }
+
+  /**
+   * An STT model for `mode`, loaded: its recognizer, in `options.language` (errors as resolve(), and 400
+   * model_not_available when it fails to load); or a TTS model ('tts'): its synthesizer, 400 model_not_available
+   * when there is none of that id, invalid_request when it does not speak `options.language`.
+   */
+  open(id: string, mode: TranscriptionMode, options?: OpenOptions): Promise<Recognizer>;
+  open(id: string, mode: 'tts', options?: Pick<OpenOptions, 'language'>): Promise<TtsModel>;
+  async open(id: string, mode: TranscriptionMode | 'tts', options: OpenOptions = {}): Promise<Recognizer | TtsModel> {
+    if (mode !== 'tts') return this.resolve(id, mode).open(options);
+    const model = this.tts.resolve(id);
+    if (!model) {
+      const offered = [...this.tts.models().map((m) => m.id), ...this.tts.aliases.keys()];
+      throw new ApiError('model_not_available', `TTS model "${id}" is not available. Available: ${offered.join(', ')}.`);
+    }
+    const { language } = options;
+    if (language !== undefined && !model.engine.languages.some((l) => l.code === language))
+      throw new ApiError('invalid_request', `language "${language}" is not supported by model ${id}; GET /v1/tts-models lists the languages.`);
+    return model;
   }
 
   /** The translation a request gets with `modelId` (a resolved catalog id) recognising `languages`, or why not. */
@@ -143,6 +179,17 @@ export class ModelCatalog {
     }
     return out;
   }
+}
+
+/** The recognizer with `language` given to each call. */
+function inLanguage(recognizer: Recognizer, language: string | undefined): Recognizer {
+  if (language === undefined) return recognizer;
+  return {
+    engineId: recognizer.engineId,
+    engineModel: recognizer.engineModel,
+    transcribe: (pcm, options) => recognizer.transcribe(pcm, { ...options, language }),
+    stream: (options) => recognizer.stream({ ...options, language }),
+  };
 }
 
 /** A model that failed to load: the reason (file names, the engine's words) is the operator's, in the server log. */

@@ -70,7 +70,7 @@ export class OpenAiAudioService {
     let fileId: string | undefined;
     try {
       const resolved = this.models.resolve(req.model, 'async');
-      const languages = resolved.engine.model.languages;
+      const languages = resolved.languages;
       if (req.task === 'translate') this.assertTranslatable(req.model, resolved.model.id, languages);
       const file = await this.files.commit(auth, form.staged, { filename: form.staged.partFilename.slice(0, 256) || 'audio' });
       fileId = file.id;

@@ -9,18 +9,19 @@ import type { RealtimeOptions } from './options.js';
 
 export async function openRecognizerStream(
   resolved: ResolvedCatalogModel,
+  /** The session's language (its recognizer's calls are in it). */
+  language: string,
   config: RealtimeConfig,
   opts: RealtimeOptions,
   signal: AbortSignal,
 ): Promise<StreamingSession> {
   // No abort signal here: the load is shared with every other session of the model. A model that cannot load is
   // model_not_available.
-  const recognizer: Recognizer = await resolved.load();
+  const recognizer: Recognizer = await resolved.open({ language });
   // All recognizers busy: wait at most the audio timeout for one, then refuse rather than queue audio forever.
   // Loading one (a cold start) is the server's delay and does not count.
   return recognizer
     .stream({
-      language: 'en',
       context: recognitionContext(config.context),
       endpointSilenceMs: Math.min(opts.endpointSilenceMs, config.maxEndpointDelayMs),
       partialIntervalMs: opts.partialIntervalMs,

@@ -132,7 +132,7 @@ export class RealtimeSession {
       await admission.permit(ctx);
       const config = parseRealtimeConfig(body);
       const resolved = deps.models.resolve(config.model, 'real_time');
-      const language = languageOptions(config, resolved.model.id, resolved.engine.model.languages, deps.models);
+      const language = languageOptions(config, resolved.model.id, resolved.languages, deps.models);
       const enrolled = config.speakers && deps.speakers && opts.speakerMatch ? await deps.speakers.forRecognition(ctx.projectId, config.speakers) : [];
       await admission.assertCanStart(ctx);
       if (this.closed) return;
@@ -168,13 +168,13 @@ export class RealtimeSession {
           signal: this.abort.signal,
           log: { logger: deps.log, requestId: this.requestId },
         });
-      if (config.enableTextFormatting ?? opts.formatText) this.formatter = new TranscriptFormatter({ language: resolved.engine.model.languages[0] });
+      if (config.enableTextFormatting ?? opts.formatText) this.formatter = new TranscriptFormatter({ language: resolved.languages[0] });
       this.tracker = new TokenTracker(config.enableNonFinalTokens, this.translation.labels, this.speakerOf, config.maxNonFinalTokensDurationMs);
       const raw = isRawInputFormat(config.audioFormat)
         ? { format: config.audioFormat, sampleRate: config.sampleRate!, channels: config.numChannels! }
         : undefined;
       this.source = createPcmSource(config.audioFormat, raw, { ffmpegPath: opts.ffmpegPath });
-      const engine = await openRecognizerStream(resolved, config, opts, this.abort.signal);
+      const engine = await openRecognizerStream(resolved, language.language, config, opts, this.abort.signal);
       if (this.closed) {
         engine.abort();
         return;

@@ -5,7 +5,6 @@ import { AudioDecodeError, decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio
 import { AudioProbeError, AudioProbeInterrupted, probeAudioFile } from '../../audio/probe.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
 import type { Recognizer, Token } from '../../engines/stt/interface.js';
-import type { ResolvedModel } from '../../engines/stt/registry.js';
 import { TranslationError } from '../../engines/translate/interface.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { type Job, type JobQueue, PermanentJobError } from '../../jobs/queue.js';
@@ -219,10 +218,11 @@ export class TranscriptionProcessor {
   }
 
   /** The job's model, loaded; one that failed to load (or was retired since) fails the job with model_not_available. */
-  private modelOf(row: TranscriptionRow): Promise<{ engine: ResolvedModel; recognizer: Recognizer }> {
+  private modelOf(row: TranscriptionRow): Promise<{ languages: readonly string[]; recognizer: Recognizer }> {
     const model = (async () => {
-      const resolved = this.catalog.resolve(row.resolved_model, 'async');
-      return { engine: resolved.engine, recognizer: await resolved.load() };
+      const { languages, open } = this.catalog.resolve(row.resolved_model, 'async');
+      // The job's language is the model's first, as its text formatting's.
+      return { languages, recognizer: await open({ language: languages[0] }) };
     })();
     return recordingApiErrors(model, (err) => err.type === 'model_not_available');
   }
@@ -230,7 +230,7 @@ export class TranscriptionProcessor {
   /** transcribing → completed: decode, recognise, store the transcript and schedule the webhook together. */
   private async transcribe(row: TranscriptionRow, signal: AbortSignal): Promise<void> {
     await this.assertCanStart(row);
-    const { engine, recognizer } = await this.modelOf(row);
+    const { languages, recognizer } = await this.modelOf(row);
     // Decoding and diarization read a file: a scoped local copy of the audio where blobs are not local files.
     const { labelled, decodedBytes, segmentLanguages } = await this.blobs.withLocalFile(row.audio_blob_key!, async (path) => {
       const maxBytes = Math.ceil((this.opts.maxAudioMs / 1000) * PCM_BYTES_PER_SECOND);
@@ -251,7 +251,6 @@ export class TranscriptionProcessor {
       try {
         words = await recognizer.transcribe(pcm(), {
           signal: controller.signal,
-          language: 'en',
           context: row.context === null ? undefined : recognitionContext(JSON.parse(row.context)),
           // Visible queueing: how many requests are ahead of this one for an STT worker.
           onQueuePosition: (position) => {
@@ -266,7 +265,7 @@ export class TranscriptionProcessor {
         signal.removeEventListener('abort', onAbort);
       }
       // Written form (capitals, punctuation, digits) before anything else reads the words; timestamps stay exact.
-      if (row.enable_text_formatting === 1) words = formatTranscript(words, { language: engine.model.languages[0] });
+      if (row.enable_text_formatting === 1) words = formatTranscript(words, { language: languages[0] });
       if (words.length > this.opts.maxTokens)
         throw new JobFailure(
           'transcription_output_too_long',
@@ -277,7 +276,7 @@ export class TranscriptionProcessor {
       const segmentLanguages = row.enable_language_identification === 1 ? await this.identifyLanguages(row, path, labelled, signal) : undefined;
       return { labelled, decodedBytes, segmentLanguages };
     });
-    const tokens = await this.languageStep(row, engine.model.languages, labelled, signal, segmentLanguages);
+    const tokens = await this.languageStep(row, languages, labelled, signal, segmentLanguages);
     if (tokens.length > this.opts.maxTokens)
       throw new JobFailure(
         'transcription_output_too_long',

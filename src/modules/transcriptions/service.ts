@@ -148,7 +148,7 @@ export class TranscriptionsService {
       issue('webhook_auth_header_value', 'must not contain line breaks', 'invalid_format');
 
     const resolved = this.catalog.resolve(body.model, 'async');
-    const languages = resolved.engine.model.languages;
+    const languages = resolved.languages;
     // Hints are hints: a language no model recognises is ignored, unless the client asked for strict hints.
     if (body.language_hints_strict)
       for (const { index, language } of unsupportedHints(body.language_hints ?? [], languages, body.translation))

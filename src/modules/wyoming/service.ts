@@ -223,7 +223,7 @@ export class WyomingService {
           `Speech-to-text model "${name}" is not available. Available: ${models.map((m) => m.id).join(', ')}.`,
         );
       }
-      return { id: resolved.model.id, languages: [...resolved.engine.model.languages] };
+      return { id: resolved.model.id, languages: [...resolved.languages] };
     }
     const lang = language ? primary(language) : undefined;
     const pick = (lang && models.find((m) => m.languages.includes(lang))) || models[0];
@@ -250,12 +250,12 @@ export class WyomingService {
     const lang = request.language && model.languages.includes(primary(request.language)) ? primary(request.language) : (model.languages[0] ?? 'en');
     if (bytes < 2) return { text: '', language: lang };
     await this.admit();
-    const recognizer = await resolved.load({ signal });
+    const recognizer = await resolved.open({ language: lang, signal });
     let words = await recognizer.transcribe(
       (async function* () {
         yield* pcm;
       })(),
-      { language: lang, signal },
+      { signal },
     );
     if (this.deps.formatText) words = formatTranscript(words, { language: lang });
     const text = words
