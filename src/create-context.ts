@@ -3,13 +3,12 @@ import path from 'node:path';
 import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
 import { ConfigError, type Settings } from './config/settings.js';
-import { translationOptionsFrom } from './config/translation-options.js';
+import { engineOptionsFrom } from './config/engine-options.js';
 import { BicDiarizer } from './engines/diarization/index.js';
 import { EmbeddingDiarizer } from './engines/diarization/embedding-diarizer.js';
 import { speakerEngineFor } from './engines/speaker/engine.js';
 import { languageIdentifierFor } from './engines/language-id/engine.js';
 import { EngineCatalog } from './engines/catalog.js';
-import { narrowbandOption } from './engines/stt/pocketsphinx/narrowband.js';
 import { createJobQueue } from './jobs/index.js';
 import type { JobLog, JobQueue } from './jobs/queue.js';
 import { BudgetGuard } from './modules/billing/guard.js';
@@ -123,26 +122,8 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const files = new FilesService(new FilesRepository(db.kysely, db.dialect), blobs, cursors, settings);
   const installed = installedModels(settings);
   if (installed.length) log.info({ models_dir: settings.modelsDir, models: installed.map((m) => `${m.id} (${m.family} ${m.type})`) }, 'models found');
-  const engines = await EngineCatalog.create({
-    installed,
-    stt: {
-      pocketsphinx: {
-        ...(settings.sttWorkers ? { poolSize: settings.sttWorkers } : {}),
-        ...(settings.realtimeMaxStreams > 0 ? { maxStreams: settings.realtimeMaxStreams } : {}),
-        // A worker node opens no real-time session: no decoder waits idle for one.
-        ...(!servesApi ? { warmStreams: 0 } : settings.realtimeWarmDecoders >= 0 ? { warmStreams: settings.realtimeWarmDecoders } : {}),
-        secondPass: settings.realtimeSecondPass ? { waitMs: settings.realtimeSecondPassWaitMs } : false,
-        ...narrowbandOption(settings.sttNarrowbandAdaptation),
-        log: jobLog,
-      },
-      sherpa: { log: jobLog },
-      secondPassModel: secondPassModelOf(installed, settings),
-      loadRetryMs: settings.sttLoadRetrySeconds * 1000,
-      log: jobLog,
-    },
-    tts: { aliases: settings.ttsModelAliases, enabled: settings.ttsModels, log: jobLog },
-    translation: translationOptionsFrom(settings),
-  });
+  const secondPassModel = secondPassModelOf(installed, settings);
+  const engines = await EngineCatalog.create(engineOptionsFrom(settings, { installed, servesApi, secondPassModel, log: jobLog }));
   const pairs = engines.translation.pairs();
   if (settings.translationEnabled && pairs.length === 0)
     log.warn({ apertium_data_dir: settings.apertiumDataDir }, 'no translation pairs found: install apertium and apertium-<pair> packages to offer translation');
