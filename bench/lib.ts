@@ -8,6 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { settingDefs } from '../src/config/settings.js';
+import { noiseFloorSamples } from '../src/audio/noise-floor.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 const execFileP = promisify(execFile);
@@ -234,14 +235,6 @@ export async function pcm16k(file: string): Promise<Buffer> {
 
 /** Pink-ish noise at about -60 dBFS RMS (a microphone's floor) as 16 kHz s16le, deterministic for a seed. */
 export function noiseFloor(ms: number, seed = 1): Buffer {
-  const n = Math.round(ms * 16);
-  const out = Buffer.alloc(n * 2);
-  let x = seed;
-  let b = 0;
-  for (let i = 0; i < n; i++) {
-    x = (x * 1103515245 + 12345) & 0x7fffffff;
-    b = 0.97 * b + 0.03 * ((x / 0x7fffffff) * 2 - 1);
-    out.writeInt16LE(Math.round(b * 32768 * 0.02), i * 2);
-  }
-  return out;
+  const samples = noiseFloorSamples(ms, seed);
+  return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
 }

@@ -5,9 +5,9 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { normalizeWords } from '../src/engines/stt/wer.js';
-import { asteriskEnClips, type RealClip, splitOf, testdataClips } from '../test/real-speech.js';
+import { type RealClip, speechBounds } from '../test/real-speech.js';
 import { noiseFloor, pcm16k } from './lib.js';
-import { BYTES_PER_MS, CHUNK_MS, speechBounds } from './realtime-stream.js';
+import { BYTES_PER_MS, CHUNK_MS } from './realtime-stream.js';
 
 const execFileP = promisify(execFile);
 /** Noise floor between two clips (and before the first, after the last). */
@@ -31,24 +31,6 @@ export interface Conversation {
   /** 16 kHz mono s16le. */
   pcm: Buffer;
   turns: Turn[];
-}
-
-/**
- * Clips of one half (held-out by default), pocketsphinx-testdata first and then Asterisk's prompts, each set sorted by
- * file name, until `minWords` reference words: the same clips on every run and machine.
- */
-export function conversationClips(minWords: number, half: 'held-out' | 'tune' = 'held-out'): RealClip[] {
-  const byFile = (a: RealClip, b: RealClip) => a.file.localeCompare(b.file);
-  const pool = [...testdataClips().sort(byFile), ...asteriskEnClips().sort(byFile)].filter((c) => splitOf(c.file) === half);
-  const out: RealClip[] = [];
-  let words = 0;
-  for (const clip of pool) {
-    if (words >= minWords) break;
-    out.push(clip);
-    words += normalizeWords(clip.reference).length;
-  }
-  if (words < minWords) throw new Error(`only ${words} ${half} reference words found (wanted ${minWords}): install asterisk-core-sounds-en-wav`);
-  return out;
 }
 
 /** Decode the clips (ffmpeg, 16 kHz mono) and lay them out; the WAVs go to `dir`. */

@@ -12,11 +12,11 @@ import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { normalizeWords, type WerResult, wordErrorRate } from '../src/engines/stt/wer.js';
 import { startParlance, tempDir } from '../test/harness.js';
-import { werOf } from '../test/real-speech.js';
-import { conversationClips, type Conversation } from './live-conversation.js';
+import { halfClips, speechBounds, werOf } from '../test/real-speech.js';
+import type { Conversation } from './live-conversation.js';
 import { scoreStream, type TurnScore } from './live-score.js';
 import { streamConversation } from './live-stream.js';
-import { BYTES_PER_MS, CHUNK_MS, speechBounds } from './realtime-stream.js';
+import { BYTES_PER_MS, CHUNK_MS } from './realtime-stream.js';
 import { benchServerEnv, noiseFloor, pcm16k, type Row, type SuiteOptions, type SuiteResult } from './lib.js';
 
 const LEAD_MS = 1000;
@@ -57,7 +57,7 @@ function onsetErrors(t: TurnScore): number {
 export async function run({ quick, args: options, cleanup, log }: SuiteOptions): Promise<SuiteResult> {
   const half = options.set === undefined ? 'held-out' : options.set;
   if (half !== 'held-out' && half !== 'tune') throw new Error(`--set=${options.set}: tune or held-out`);
-  const clips = conversationClips(quick ? 40 : 300, half);
+  const clips = halfClips(quick ? 40 : 300, half);
   const dir = tempDir('parlance-bench-live-start-');
   cleanup.add('remove temp dir', () => rmSync(dir, { recursive: true, force: true }));
   const dataDir = path.join(dir, 'data');

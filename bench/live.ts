@@ -15,8 +15,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type Parlance, runCli, startParlance, tempDir, transcribeFile, waitFor } from '../test/harness.js';
 import { hasRealModel, REAL_STREAMING_MODEL } from '../test/real-model.js';
-import { werOf } from '../test/real-speech.js';
-import { buildConversation, type Conversation, GAP_MS, conversationClips, type Turn } from './live-conversation.js';
+import { halfClips, werOf } from '../test/real-speech.js';
+import { buildConversation, type Conversation, GAP_MS, type Turn } from './live-conversation.js';
 import { ATTRIBUTION_MS, finalWer, KEPT_UP_MS, scoreStream, type StreamScore } from './live-score.js';
 import { earliestFirstText } from './live-earliest.js';
 import { encodeConversation, type EncodedFormat, parseFormats } from './live-formats.js';
@@ -108,7 +108,7 @@ export async function run({ quick, args: options, cleanup, log }: SuiteOptions):
   // `--set=tune`: the tuning half, to choose settings on; reported figures come from the held-out default.
   const half = options.set === undefined ? 'held-out' : options.set;
   if (half !== 'held-out' && half !== 'tune') throw new Error(`--set=${options.set}: tune or held-out`);
-  const clips = conversationClips(quick ? 60 : 400, half);
+  const clips = halfClips(quick ? 60 : 400, half);
   log(`decoding ${clips.length} ${half} clips`);
   const conversation = await buildConversation(clips, dir);
   for (const m of models.filter((x) => x.live === NEURAL_ID)) {

@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import WebSocket from 'ws';
 import { HARVARD_SENTENCES } from './lib.js';
+import { speechBounds } from '../test/real-speech.js';
 
 const execFileP = promisify(execFile);
 export const CHUNK_MS = 20;
@@ -57,21 +58,6 @@ interface WireFrame {
   tokens: { text: string; is_final: boolean; start_ms?: number; end_ms?: number }[];
   finished?: boolean;
   error_type?: string;
-}
-
-/** Speech onset and end: first and last 10 ms window with a peak above -30 dBFS. */
-export function speechBounds(pcm: Buffer): { start: number; end: number } {
-  let start = -1;
-  let end = 0;
-  for (let w = 0; w + 320 <= pcm.length; w += 320) {
-    let peak = 0;
-    for (let i = w; i < w + 320; i += 2) peak = Math.max(peak, Math.abs(pcm.readInt16LE(i)));
-    if (peak > 1000) {
-      if (start < 0) start = w / BYTES_PER_MS;
-      end = (w + 320) / BYTES_PER_MS;
-    }
-  }
-  return { start: Math.max(0, start), end };
 }
 
 /**

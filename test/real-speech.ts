@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
-import { wordErrorRate } from '../src/engines/stt/wer.js';
+import { normalizeWords, wordErrorRate } from '../src/engines/stt/wer.js';
 
 export const TESTDATA = '/usr/share/pocketsphinx/test/data';
 
@@ -116,4 +116,37 @@ export function splitOf(file: string): 'tune' | 'held-out' {
     .digest()[0]! < 128
     ? 'tune'
     : 'held-out';
+}
+
+/** Speech onset and end in ms of 16 kHz s16le: the first and last 10 ms window with a peak above -30 dBFS. */
+export function speechBounds(pcm: Buffer): { start: number; end: number } {
+  let start = -1;
+  let end = 0;
+  for (let w = 0; w + 320 <= pcm.length; w += 320) {
+    let peak = 0;
+    for (let i = w; i < w + 320; i += 2) peak = Math.max(peak, Math.abs(pcm.readInt16LE(i)));
+    if (peak > 1000) {
+      if (start < 0) start = w / 32;
+      end = (w + 320) / 32;
+    }
+  }
+  return { start: Math.max(0, start), end };
+}
+
+/**
+ * Clips of one half (held-out by default), pocketsphinx-testdata first and then Asterisk's prompts, each set sorted by
+ * file name, until `minWords` reference words: the same clips on every run and machine.
+ */
+export function halfClips(minWords: number, half: 'held-out' | 'tune' = 'held-out'): RealClip[] {
+  const byFile = (a: RealClip, b: RealClip) => a.file.localeCompare(b.file);
+  const pool = [...testdataClips().sort(byFile), ...asteriskEnClips().sort(byFile)].filter((c) => splitOf(c.file) === half);
+  const out: RealClip[] = [];
+  let words = 0;
+  for (const clip of pool) {
+    if (words >= minWords) break;
+    out.push(clip);
+    words += normalizeWords(clip.reference).length;
+  }
+  if (words < minWords) throw new Error(`only ${words} ${half} reference words found (wanted ${minWords}): install asterisk-core-sounds-en-wav`);
+  return out;
 }
