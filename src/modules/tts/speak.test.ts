@@ -107,6 +107,17 @@ function recorder(onAudio?: (n: number) => void | Promise<void>) {
 
 const records = (requestId: string) => db.kysely.selectFrom('usage_records').selectAll().where('request_id', '=', requestId).execute();
 
+/** The one usage record of a request metered in the background (after a stop or a failure). */
+async function meteredOnce(requestId: string) {
+  const rows = await waitFor(
+    () => records(requestId),
+    (r) => r.length > 0,
+    20_000,
+  );
+  expect(rows).toHaveLength(1);
+  return rows;
+}
+
 const failure = (p: Promise<unknown>): Promise<unknown> =>
   p.then(
     () => new Error('resolved'),
@@ -172,12 +183,7 @@ describe('TtsService.speak', () => {
     expect(seen.chunks).toBe(1);
     expect(seen.result).toBeUndefined();
     expect(tts.activeCount).toBe(0);
-    const rows = await waitFor(
-      () => records(req.requestId),
-      (r) => r.length > 0,
-      20_000,
-    );
-    expect(rows).toHaveLength(1);
+    const rows = await meteredOnce(req.requestId);
     expect(rows[0]!.input_text_tokens).toBe(SENTENCE.length * 3);
     expect(rows[0]!.output_audio_duration_ms).toBeGreaterThan(0);
   }, 60_000);
@@ -232,12 +238,7 @@ describe('TtsService.speak', () => {
     expect((err as ApiError).type).toBe('temp_api_key_session_expired');
     expect(seen.chunks).toBeGreaterThan(0);
     expect(tts.activeCount).toBe(0);
-    const rows = await waitFor(
-      () => records(req.requestId),
-      (r) => r.length > 0,
-      20_000,
-    );
-    expect(rows).toHaveLength(1);
+    const rows = await meteredOnce(req.requestId);
     expect(rows[0]!.client_reference_id).toBe('ref-1');
   }, 60_000);
 
