@@ -3,14 +3,13 @@
 import type { FinalInfo, SecondPassReport, StreamEvents, StreamingSession, Token } from '../interface.js';
 import type { SecondPass } from '../second-pass.js';
 import type { GateEvent, SpeechGate } from '../speech-gate.js';
-import { StreamListeners } from '../stream-listeners.js';
+import { ListenedStream } from '../stream-listeners.js';
 import { TwoPassFinals } from '../two-pass-finals.js';
 import type { Bias } from './bias.js';
 import type { SessionChannel, UtteranceSpan } from './stream-pool.js';
 
-export class PocketsphinxStream implements StreamingSession {
+export class PocketsphinxStream extends ListenedStream implements StreamingSession {
   private channel!: SessionChannel;
-  private readonly listeners = new StreamListeners();
   private isClosed = false;
   private failure: Error | undefined;
   /** Writes, finalize and end run one after another: the gate's state is what each of them acts on. */
@@ -30,6 +29,7 @@ export class PocketsphinxStream implements StreamingSession {
     /** The session's context: recognised terms are written as given. */
     private readonly bias?: Bias,
   ) {
+    super();
     this.finals = new TwoPassFinals(second, {
       partial: (t) => this.emit('partial', t),
       final: (t, info) => this.emit('final', t, info),
@@ -73,16 +73,6 @@ export class PocketsphinxStream implements StreamingSession {
 
   get closed(): boolean {
     return this.isClosed;
-  }
-
-  on<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this {
-    this.listeners.on(event, listener);
-    return this;
-  }
-
-  off<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this {
-    this.listeners.off(event, listener);
-    return this;
   }
 
   /** @internal */

@@ -10,8 +10,8 @@
 // - `end()` finalizes and closes; `abort()` drops everything; a word may carry `failAt` to raise an engine error.
 // Not registered in production: a test adds it to the engine list with the words it wants (descriptor.ts), or
 // registers it in an SttRegistry.
-import { StreamListeners } from '../stream-listeners.js';
-import type { FinalInfo, Recognizer, StreamEvents, StreamingSession, StreamOptions, SttEngine, SttFeatures, Token, TranscribeOptions } from '../interface.js';
+import { ListenedStream } from '../stream-listeners.js';
+import type { FinalInfo, Recognizer, StreamingSession, StreamOptions, SttEngine, SttFeatures, Token, TranscribeOptions } from '../interface.js';
 import { STT_SAMPLE_RATE } from '../interface.js';
 
 export interface ScriptedWord {
@@ -45,8 +45,7 @@ function checkScript(script: Script): void {
 
 const token = (w: ScriptedWord, endMs = w.end_ms): Token => ({ text: w.text, start_ms: w.start_ms, end_ms: endMs, confidence: w.confidence ?? 0.9 });
 
-class ScriptedStream implements StreamingSession {
-  private readonly listeners = new StreamListeners();
+class ScriptedStream extends ListenedStream implements StreamingSession {
   private bytes = 0;
   /** Index of the first word not yet final. */
   private next = 0;
@@ -60,6 +59,7 @@ class ScriptedStream implements StreamingSession {
     private readonly script: Script,
     options: StreamOptions,
   ) {
+    super();
     this.endpointMs = options.endpointSilenceMs ?? DEFAULT_ENDPOINT_MS;
     this.partialMs = options.partialIntervalMs ?? DEFAULT_PARTIAL_MS;
   }
@@ -70,16 +70,6 @@ class ScriptedStream implements StreamingSession {
 
   get closed(): boolean {
     return this.ended;
-  }
-
-  on<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this {
-    this.listeners.on(event, listener);
-    return this;
-  }
-
-  off<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this {
-    this.listeners.off(event, listener);
-    return this;
   }
 
   write(pcm: Uint8Array): Promise<void> {

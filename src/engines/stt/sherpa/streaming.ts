@@ -6,7 +6,7 @@
 // With a second-pass model (an offline one, ../second-pass.ts), each utterance the streaming model closes is decoded
 // again and those words are its final tokens; the streaming words show as partial results meanwhile.
 import { WorkGate } from '../../../lib/work-gate.js';
-import { StreamListeners } from '../stream-listeners.js';
+import { ListenedStream } from '../stream-listeners.js';
 import { S16leReader } from '../../../audio/s16le.js';
 import type { InstalledModel } from '../../model-dir/manifest.js';
 import {
@@ -14,7 +14,6 @@ import {
   type RecognitionContext,
   type Recognizer,
   type SecondPassReport,
-  type StreamEvents,
   type StreamingSession,
   type StreamOptions,
   type Token,
@@ -120,8 +119,7 @@ export class SherpaStreamingRecognizer implements Recognizer {
   }
 }
 
-class SherpaStream implements StreamingSession {
-  private readonly listeners = new StreamListeners();
+class SherpaStream extends ListenedStream implements StreamingSession {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly reader = new S16leReader();
   private samples = 0;
@@ -137,6 +135,7 @@ class SherpaStream implements StreamingSession {
     private readonly free: () => void,
     private readonly second?: SecondPass<RecognitionContext>,
   ) {
+    super();
     this.finals = new TwoPassFinals(second, {
       partial: (t) => this.listeners.emit('partial', t),
       final: (t, info) => this.listeners.emit('final', t, info),
@@ -155,16 +154,6 @@ class SherpaStream implements StreamingSession {
   /** How this session's utterances got their final tokens (undefined without a second pass). */
   get secondPass(): SecondPassReport | undefined {
     return this.second?.stats;
-  }
-
-  on<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this {
-    this.listeners.on(event, listener);
-    return this;
-  }
-
-  off<E extends keyof StreamEvents>(event: E, listener: StreamEvents[E]): this {
-    this.listeners.off(event, listener);
-    return this;
   }
 
   write(pcm: Uint8Array): Promise<void> {
