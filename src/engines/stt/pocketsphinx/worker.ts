@@ -72,7 +72,7 @@ function decodeSegment(decoder: NativeDecoder, startSample: number, samples: Int
     (startSample - primer.length) / SAMPLES_PER_MS,
     Math.floor((startSample + samples.length) / SAMPLES_PER_MS),
   );
-  return primer.length ? fromStart(tokens, startSample / SAMPLES_PER_MS) : tokens;
+  return fromStart(tokens, startSample / SAMPLES_PER_MS);
 }
 
 /**
@@ -84,13 +84,13 @@ function decodeSegment(decoder: NativeDecoder, startSample: number, samples: Int
  * as they are. Measured in docs/benchmarks.md, "Speech from the first sample".
  */
 const PRIMER = noiseFloorSamples(300);
+const EMPTY = new Int16Array(0);
 
 /** A sample above -30 dBFS in the first 10 ms. */
 function startsOnSpeech(samples: Int16Array): boolean {
   for (let i = 0; i < Math.min(samples.length, 160); i++) if (Math.abs(samples[i]!) > 1000) return true;
   return false;
 }
-const EMPTY = new Int16Array(0);
 
 function concat(a: Int16Array, b: Int16Array): Int16Array {
   const out = new Int16Array(a.length + b.length);
@@ -99,7 +99,7 @@ function concat(a: Int16Array, b: Int16Array): Int16Array {
   return out;
 }
 
-/** Words heard in the primer are dropped, and a word begun in it starts with the audio. */
+/** Words heard in a primer are dropped, and a word begun in it starts with the audio (a no-op without one). */
 function fromStart(tokens: Token[], startMs: number): Token[] {
   return tokens.filter((t) => t.end_ms > startMs).map((t) => (t.start_ms < startMs ? { ...t, start_ms: startMs } : t));
 }
