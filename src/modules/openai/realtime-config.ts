@@ -142,7 +142,7 @@ export function nativeModel(model: string, defaultModel: string): string {
   return OPENAI_MODEL.test(model) ? defaultModel : model;
 }
 
-/** The native configuration message (src/modules/realtime/config.ts) of a session with these settings. */
+/** The live session's configuration (src/modules/realtime/config.ts, checked there) for these settings. */
 export function nativeConfig(s: TranscriptionSettings, defaultModel: string): Record<string, unknown> {
   const raw =
     s.format === 'pcm16' ? { audio_format: 'pcm_s16le', sample_rate: 24000 } : { audio_format: s.format === 'g711_ulaw' ? 'mulaw' : 'alaw', sample_rate: 8000 };

@@ -1,21 +1,19 @@
-// One OpenAI Realtime transcription session, as a thin adapter over a native real-time session (RealtimeService:
-// the same keys, tenancy, limits, metering and engines as /transcribe-websocket). Transport-free: client events come
-// in as text, server events leave through OpenAiRealtimeIO.
+// One OpenAI Realtime transcription session, a renderer over a live session (modules/realtime/session.ts: the same
+// keys, tenancy, limits, metering and engines as /transcribe-websocket). Transport-free: client events come in as
+// text, server events leave through OpenAiRealtimeIO; the live session's typed events become turns and items.
 //
 //   connect ──▶ session.created ──session.update…──▶ first append: the native session starts (auth, limits, engine)
 //
-// Turns: with server VAD an engine endpoint (`<end>`) ends the turn: speech_stopped, committed, its deltas, completed.
+// Turns: with server VAD an engine endpoint ends the turn: speech_stopped, committed, its deltas, completed.
 // speech_started comes with the turn's first recognised word. `input_audio_buffer.commit` ends the turn by hand: the
-// native `finalize`, whose `<fin>` completes the item. Words are routed to items by time (the audio offset of each
+// live session's `finalize`, whose finalized mark completes the item. Words are routed to items by time (the audio offset of each
 // commit), so words still being decoded land in the item their audio belongs to. `clear` drops the words of the
 // uncommitted audio. Deltas are the item's final words, sent once the item is committed (OpenAI's order).
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../wire/api-error.js';
-import { isErrorType } from '../../wire/error-catalog.js';
-import type { SttErrorFrame, SttResultFrame, SttToken } from '../../wire/stt-frames.js';
-import { approximateTokens, MAX_CONTEXT_TOKENS } from '../realtime/config.js';
+import { approximateTokens, checkRealtimeConfig, MAX_CONTEXT_TOKENS } from '../realtime/config.js';
+import { isMark, type TranscriptUpdate, type TranscriptWord } from '../realtime/live-events.js';
 import type { RealtimeService, RealtimeSession } from '../realtime/service.js';
-import { END_TOKEN, FIN_TOKEN } from '../realtime/tokens.js';
 import { openAiErrorBody } from './errors.js';
 import {
   applyBeta,
@@ -156,7 +154,7 @@ export class OpenAiRealtimeSession {
   /** End the session with one error event, then close (a failure of the session, not of one event). */
   fail(err: unknown): void {
     if (this.ended) return;
-    if (this.native && !this.native.closed) return this.native.fail(err); // its error frame comes back through nativeFrame
+    if (this.native && !this.native.closed) return this.native.fail(err); // its error event comes back to the sink
     const apiErr = err instanceof ApiError ? err : new ApiError('internal_error', 'Internal server error.', { cause: err });
     this.emitError({ ...openAiErrorBody(apiErr).error, event_id: null });
     this.end();
@@ -220,13 +218,27 @@ export class OpenAiRealtimeSession {
     if (bytes.length === 0) return; // an empty message would end the native stream
     if (!this.native) this.startNative();
     this.appendedBytes += bytes.length;
-    this.native!.binary(bytes);
+    this.native!.audio(bytes);
   }
 
   private startNative(): void {
     clearTimeout(this.idleTimer);
-    this.native = this.service.open({ send: (frame) => this.nativeFrame(frame), close: () => this.end() }, this.opts.requestId, this.opts.handshakeKey);
-    this.native.text(JSON.stringify(nativeConfig(this.settings, this.opts.defaultModel)));
+    this.native = this.service.open(
+      {
+        update: (update) => this.onUpdate(update),
+        finished: (update) => {
+          this.onUpdate(update);
+          this.onFinished();
+          this.end();
+        },
+        error: (err) => {
+          this.emitError({ ...openAiErrorBody(err).error, event_id: null });
+          this.end();
+        },
+      },
+      this.opts.requestId,
+    );
+    this.native.start({ apiKey: this.opts.handshakeKey, config: checkRealtimeConfig(nativeConfig(this.settings, this.opts.defaultModel)) });
   }
 
   private get appendedMs(): number {
@@ -245,7 +257,7 @@ export class OpenAiRealtimeSession {
     const endMs = this.appendedMs;
     const item = this.commit(endMs);
     this.awaiting.push({ item, endMs });
-    this.native.text(JSON.stringify({ type: 'finalize' }));
+    this.native.finalize();
   }
 
   private clear(): void {
@@ -275,32 +287,26 @@ export class OpenAiRealtimeSession {
     });
   }
 
-  private nativeFrame(frame: SttResultFrame | SttErrorFrame): void {
+  private onUpdate(update: TranscriptUpdate): void {
     if (this.ended) return;
-    if ('error_type' in frame) {
-      const type = isErrorType(frame.error_type) ? frame.error_type : 'internal_error';
-      this.emitError({ ...openAiErrorBody(new ApiError(type, frame.error_message, { status: frame.error_code })).error, event_id: null });
-      return; // the native session closes next (end)
+    for (const item of update.final) {
+      if (!isMark(item)) this.onFinalWord(item);
+      else if (item.mark === 'endpoint') this.onEndpoint();
+      else this.onFinalized();
     }
-    for (const t of frame.tokens) {
-      if (t.text === END_TOKEN) this.onEndpoint();
-      else if (t.text === FIN_TOKEN) this.onFinalized();
-      else if (t.is_final) this.onFinalWord(t);
-      else this.onPartialWord(t);
-    }
-    if (frame.finished) this.onFinished();
+    for (const word of update.partial) this.onPartialWord(word);
   }
 
   private get vad(): boolean {
     return this.settings.turnDetection !== null;
   }
 
-  private onPartialWord(t: SttToken): void {
+  private onPartialWord(t: TranscriptWord): void {
     const start = t.start_ms ?? 0;
     if (this.vad && start >= this.clearedUntilMs && start >= this.current.startMs) this.speechStarted(this.current, start);
   }
 
-  private onFinalWord(t: SttToken): void {
+  private onFinalWord(t: TranscriptWord): void {
     const start = t.start_ms ?? 0;
     const committed = this.awaiting.find((c) => c.item.startMs <= start && start < c.endMs);
     if (committed) {
@@ -315,7 +321,7 @@ export class OpenAiRealtimeSession {
   }
 
   /** Add a final word to an item's transcript; what it adds (the item's first word without its leading space). */
-  private addWord(item: Item, t: SttToken): Piece | undefined {
+  private addWord(item: Item, t: TranscriptWord): Piece | undefined {
     const text = item.text === '' ? t.text.trimStart() : t.text;
     if (t.end_ms !== undefined) item.lastEndMs = t.end_ms;
     if (!text) return undefined;
@@ -344,13 +350,13 @@ export class OpenAiRealtimeSession {
     this.complete(item, endMs);
   }
 
-  /** A native `<fin>`: the oldest manual commit has all its words. */
+  /** A finalized mark: the oldest manual commit has all its words. */
   private onFinalized(): void {
     const c = this.awaiting.shift();
     if (c) this.complete(c.item, c.endMs);
   }
 
-  /** The native session finished (the server is stopping): complete what was committed, and a turn in progress. */
+  /** The live session finished (the server is stopping): complete what was committed, and a turn in progress. */
   private onFinished(): void {
     for (const c of this.awaiting.splice(0)) this.complete(c.item, c.endMs);
     if (this.vad && this.current.text !== '') {

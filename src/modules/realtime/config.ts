@@ -172,6 +172,18 @@ function validateTranslation(v: unknown): Translation | undefined {
 }
 
 /**
+ * The configuration, or why it is refused: a live session reports the refusal after authentication, so that a caller
+ * without a valid key learns nothing from its configuration's errors.
+ */
+export function checkRealtimeConfig(c: unknown): RealtimeConfig | ApiError {
+  try {
+    return parseRealtimeConfig(c);
+  } catch (err) {
+    return err instanceof ApiError ? err : new ApiError('internal_error', 'Internal server error.', { cause: err });
+  }
+}
+
+/**
  * Validate the configuration message (already parsed JSON, api_key handled by the caller). Throws invalid_request
  * naming the first bad field. Model existence and translation availability are checked by the service.
  */

@@ -1,9 +1,7 @@
-// /transcribe-websocket transport adapter: ws messages in, JSON text frames out (never binary: the legacy web SDK
-// JSON-parses every frame; docs/wire-compat.md, "Real-time STT WebSocket"). Registered as ctx.wsRoutes['/transcribe-websocket']; pings and the message size
+// /transcribe-websocket transport adapter: ws messages into the Soniox renderer (soniox-socket.ts), its frames out as
+// JSON text (never binary: the legacy web SDK JSON-parses every frame; docs/wire-compat.md, "Real-time STT WebSocket"). Registered as ctx.wsRoutes['/transcribe-websocket']; pings and the message size
 // cap are the dispatcher's (src/http/websocket.ts).
-//
-// Authentication: the `api_key` field of the configuration message (spec); when it is absent, the key offered at
-// the handshake (Authorization header or the soniox-api-key subprotocol, see handshakeApiKey) is used instead.
+// The key offered at the handshake (Authorization header or the soniox-api-key subprotocol) is handshakeApiKey's.
 import type { IncomingMessage } from 'node:http';
 import type { WebSocket } from 'ws';
 import { handshakeApiKey, messageBytes, type WsHandler } from '../../http/websocket.js';
@@ -11,10 +9,12 @@ import { backpressure } from '../../http/ws-backpressure.js';
 import { newRequestId } from '../../lib/ids.js';
 import { ApiError } from '../../wire/api-error.js';
 import type { RealtimeService } from './service.js';
+import { SonioxSocket } from './soniox-socket.js';
 
 export function realtimeWsHandler(service: RealtimeService): WsHandler {
   return (ws: WebSocket, request: IncomingMessage) => {
-    const session = service.open(
+    const session = new SonioxSocket(
+      service,
       {
         send(frame) {
           if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(frame));

@@ -1,5 +1,4 @@
-// Real-time transcription: the service behind /transcribe-websocket (and the OpenAI realtime adapter), free of
-// WebSocket types. It admits sessions (the shared admission step: authentication, permission, rate limit, billing,
+// Real-time transcription: the service behind /transcribe-websocket and OpenAI Realtime, free of protocols. It admits sessions (the shared admission step: authentication, permission, rate limit, billing,
 // concurrency slot), keeps the live ones for a graceful shutdown, and hands each its dependencies and options.
 // A session's state machine is RealtimeSession (session.ts).
 import { LiveSet, type LiveSurface } from '../../lib/live-set.js';
@@ -7,7 +6,8 @@ import { shuttingDownError } from '../../wire/api-error.js';
 import { Admission } from '../limits/admission.js';
 import type { RealtimeOptions } from './options.js';
 import { RealtimeSession } from './session.js';
-import type { RealtimeDeps, SessionHost, SessionIO } from './session-host.js';
+import type { LiveSink } from './live-events.js';
+import type { RealtimeDeps, SessionHost } from './session-host.js';
 
 export type { RealtimeOptions } from './options.js';
 export { RealtimeSession } from './session.js';
@@ -24,9 +24,9 @@ export class RealtimeService implements LiveSurface, SessionHost<RealtimeSession
     this.admission = new Admission(deps, { temporaryUsage: 'transcribe_websocket', permission: 'stt_rt', rate: 'transcribe_websocket', slot: 'stt' });
   }
 
-  /** A new connection: the session waits for its configuration message. */
-  open(io: SessionIO, requestId: string, handshakeKey?: string): RealtimeSession {
-    const s = new RealtimeSession(this, io, requestId, handshakeKey);
+  /** A new session, rendered by `sink`: it waits for its start. */
+  open(sink: LiveSink, requestId: string): RealtimeSession {
+    const s = new RealtimeSession(this, sink, requestId);
     this.live.add(s);
     if (this.draining) s.fail(shuttingDownError('no new real-time sessions are accepted'));
     return s;

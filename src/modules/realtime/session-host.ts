@@ -1,9 +1,8 @@
 // What a real-time session sees of the service that opened it (service.ts): the service's dependencies and options,
-// its admission step, and its set of live sessions to leave; and the IO to the session's client. Declared apart from
-// both so that session.ts need not import service.ts, which builds sessions.
+// its admission step, and its set of live sessions to leave. Declared apart from both so that session.ts need not
+// import service.ts, which builds sessions.
 import type { Logger } from 'pino';
 import type { SecondPassReport } from '../../engines/stt/interface.js';
-import type { SttServerFrame } from '../../wire/stt-frames.js';
 import type { AuthService } from '../auth/service.js';
 import type { BillingGuard } from '../billing/guard.js';
 import type { Admission } from '../limits/admission.js';
@@ -36,12 +35,6 @@ export interface RealtimeDeps {
   log: Logger;
   observe?: RealtimeObserver;
   errorReferenceUrl(): string;
-}
-
-export interface SessionIO {
-  send(frame: SttServerFrame): void;
-  /** Close the connection normally (1000) after the frames sent so far. */
-  close(): void;
 }
 
 /** The service a session belongs to (`Session`: the session's own type, so that this file need not import it). */

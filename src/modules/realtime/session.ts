@@ -1,42 +1,41 @@
-// One real-time transcription session: the state machine behind /transcribe-websocket, free of WebSocket types.
+// One live transcription session, the protocol-neutral core behind /transcribe-websocket and OpenAI Realtime: typed
+// inputs in (start, audio, finalize, keepalive, end), typed events out (live-events.ts), no wire format.
 //
-//   awaiting_config ──config──▶ starting ──(admission, engine)──▶ streaming ──end of stream──▶ finishing ──▶ closed
-//          │                       │                                   │                            │
-//          └──────────── any error: ONE error frame, then close ───────┴────────────────────────────┘
+//   awaiting_config ──start──▶ starting ──(admission, engine)──▶ streaming ──end of stream──▶ finishing ──▶ closed
+//          │                      │                                  │                            │
+//          └──────────── any error: ONE `error` event, then nothing ─┴────────────────────────────┘
 //
-// The transport hands over every client message (`text`, `binary`) and the socket's close (`gone`); each message goes
-// through parseSttClientMessage (src/wire/stt-frames.ts). The session answers through `SessionIO.send` (JSON frames)
-// and `SessionIO.close` (close 1000, always after a finished or an error frame: docs/wire-compat.md, "Real-time STT
-// WebSocket"). Its parts: the timers (session-clock.ts), the audio intake (audio-intake.ts), usage
-// (session-usage.ts), the recognizer stream (recognizer-stream.ts), the token frames (tokens.ts) and the translation
-// step.
+// A protocol renderer (soniox-socket.ts, modules/openai/realtime-session.ts) parses its client's messages into the
+// inputs and renders the events (`LiveSink`). Admission, limits, usage, metering and timeouts are all here. Its
+// parts: the timers (session-clock.ts), the audio intake (audio-intake.ts), usage (session-usage.ts), the recognizer
+// stream (recognizer-stream.ts), the transcript updates (tokens.ts) and the translation step.
 import { createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
 import type { DiarizationStream } from '../../engines/diarization/interface.js';
 import type { FinalInfo, StreamingSession, Token } from '../../engines/stt/interface.js';
 import { TranslationError } from '../../engines/translate/interface.js';
 import { TranscriptFormatter } from '../../text/format.js';
 import { ApiError, shuttingDownError } from '../../wire/api-error.js';
-import { parseSttClientMessage, type SttResultFrame, type SttServerFrame, sttErrorFrame, type SttStreamMessage } from '../../wire/stt-frames.js';
 import type { EnrolledSpeaker } from '../speakers/service.js';
 import { RealtimeTranslationStep } from '../translation/realtime-step.js';
 import { AudioIntake } from './audio-intake.js';
-import { isRawInputFormat, languageOptions, parseRealtimeConfig, type RealtimeConfig } from './config.js';
+import { isRawInputFormat, languageOptions, type RealtimeConfig } from './config.js';
+import { isMark, type LiveSink, type LiveStart, type TranscriptUpdate } from './live-events.js';
 import { openRecognizerStream } from './recognizer-stream.js';
 import { SessionClock } from './session-clock.js';
-import type { SessionHost, SessionIO } from './session-host.js';
+import type { SessionHost } from './session-host.js';
 import { SessionUsage } from './session-usage.js';
 import { liveSpeakerLabels } from './speaker-names.js';
-import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
+import { TokenTracker } from './tokens.js';
 import { UtteranceLanguage } from './utterance-language.js';
 
 type State = 'awaiting_config' | 'starting' | 'streaming' | 'finishing' | 'closed';
 
-/** A message that came while the session was starting, handled (and parsed) once it streams. */
-type Incoming = { kind: 'text'; text: string } | { kind: 'binary'; data: Uint8Array };
+/** An input that came while the session was starting, handled once it streams. */
+type Input = { type: 'audio'; data: Uint8Array } | { type: 'finalize' } | { type: 'keepalive' } | { type: 'end' };
 
 export class RealtimeSession {
   private state: State = 'awaiting_config';
-  private pending: Incoming[] = [];
+  private pending: Input[] = [];
   private config!: RealtimeConfig;
   private source: PcmSource | undefined;
   private engine: StreamingSession | undefined;
@@ -65,9 +64,8 @@ export class RealtimeSession {
 
   constructor(
     private readonly service: SessionHost<RealtimeSession>,
-    private readonly io: SessionIO,
+    private readonly sink: LiveSink,
     readonly requestId: string,
-    private readonly handshakeKey: string | undefined,
   ) {
     this.clock = new SessionClock(service.opts, {
       running: () => (this.state === 'starting' || this.state === 'streaming' ? this.state : false),
@@ -84,26 +82,51 @@ export class RealtimeSession {
     return this.state === 'closed';
   }
 
-  /** A text message from the client. */
-  text(text: string): void {
-    if (this.state === 'closed' || this.state === 'finishing') return;
-    if (this.state === 'awaiting_config') return void this.configure(text);
-    if (this.state === 'starting') return void this.pending.push({ kind: 'text', text });
-    this.handle(text);
+  /** Whether the session still takes the client's inputs (not ending, not closed). */
+  get accepting(): boolean {
+    return this.state !== 'closed' && this.state !== 'finishing';
   }
 
-  /** A binary message from the client. */
-  binary(data: Uint8Array): void {
-    if (this.state === 'closed' || this.state === 'finishing') return;
-    if (this.state === 'awaiting_config') {
-      const parsed = parseSttClientMessage(data, 'config');
-      return this.fail(parsed.ok ? new ApiError('internal_error', 'Internal error: unexpected configuration.') : parsed.error);
-    }
-    if (this.state === 'starting') return void this.pending.push({ kind: 'binary', data });
-    this.handle(data);
+  /** Whether `start` was called. */
+  get started(): boolean {
+    return this.state !== 'awaiting_config';
   }
 
-  /** The server is stopping: finish what the client sent (final tokens, then the completion frame). */
+  /** The session's configuration: admission, then the engine; inputs that come meanwhile wait for it. */
+  start(request: LiveStart): void {
+    if (this.state !== 'awaiting_config') return;
+    void this.configure(request);
+  }
+
+  /** Audio in the configured format (never empty: the end of the stream is `end`). */
+  audio(data: Uint8Array): void {
+    this.input({ type: 'audio', data });
+  }
+
+  /** Make every word so far final; a `finalized` mark follows them. */
+  finalize(): void {
+    this.input({ type: 'finalize' });
+  }
+
+  /** The client is still there (while it sends no audio). */
+  keepalive(): void {
+    this.input({ type: 'keepalive' });
+  }
+
+  /** The end of the client's audio: final words, then `finished`. */
+  end(): void {
+    this.input({ type: 'end' });
+  }
+
+  private input(input: Input): void {
+    if (!this.accepting) return;
+    if (this.state === 'awaiting_config')
+      return this.fail(new ApiError('invalid_request', 'Invalid request: the configuration must come before anything else.'));
+    if (this.state === 'starting') return void this.pending.push(input);
+    this.handle(input);
+  }
+
+  /** The server is stopping: finish what the client sent (final words, then `finished`). */
   drain(): void {
     if (this.state === 'awaiting_config') return this.fail(shuttingDownError('no new real-time sessions are accepted'));
     if (this.state === 'starting') this.drainWhenStarted = true;
@@ -116,21 +139,18 @@ export class RealtimeSession {
     this.teardown();
   }
 
-  private async configure(text: string): Promise<void> {
+  private async configure(request: LiveStart): Promise<void> {
     this.state = 'starting';
     this.startedAt = Date.now();
     this.clock.touch();
     this.clock.armIdleTimer();
     const { deps, opts, admission } = this.service;
     try {
-      const parsed = parseSttClientMessage(text, 'config');
-      if (!parsed.ok) throw parsed.error;
-      const { api_key: key, body } = parsed.message;
-      // The handshake's key stands in only for an absent api_key (a null one is refused as not a string).
-      const ctx = await admission.authenticate(key === undefined ? this.handshakeKey : key);
+      const ctx = await admission.authenticate(request.apiKey);
       if (this.closed) return;
       await admission.permit(ctx);
-      const config = parseRealtimeConfig(body);
+      if (request.config instanceof ApiError) throw request.config;
+      const config = request.config;
       const resolved = deps.models.resolve(config.model, 'real_time');
       const language = languageOptions(config, resolved.model.id, resolved.languages, deps.models);
       const enrolled = config.speakers && deps.speakers && opts.speakerMatch ? await deps.speakers.forRecognition(ctx.projectId, config.speakers) : [];
@@ -208,9 +228,9 @@ export class RealtimeSession {
       const queued = this.pending;
       this.pending = [];
       if (queued.length) this.clock.touch();
-      for (const m of queued) {
+      for (const input of queued) {
         if (this.state !== 'streaming') break;
-        this.handle(m.kind === 'text' ? m.text : m.data);
+        this.handle(input);
       }
       if (this.drainWhenStarted) this.finish();
     } catch (err) {
@@ -218,11 +238,8 @@ export class RealtimeSession {
     }
   }
 
-  /** A client message while streaming. */
-  private handle(data: string | Uint8Array): void {
-    const parsed = parseSttClientMessage(data, 'stream');
-    if (!parsed.ok) return this.fail(parsed.error);
-    const msg: SttStreamMessage = parsed.message;
+  /** A client input while streaming. */
+  private handle(msg: Input): void {
     // A keepalive keeps a stream that paused open (the SDK's pause()); before any audio it does not: the first
     // audio is due within the timeout of the configuration, or a socket sending only keepalives would hold its slot.
     if (msg.type === 'keepalive') {
@@ -283,7 +300,7 @@ export class RealtimeSession {
       speakerOf ? tokens.map((t) => ({ ...t, speaker: speakerOf(t.start_ms, t.end_ms) })) : tokens,
       endpoint
         ? () => {
-            this.tracker.marker(END_TOKEN);
+            this.tracker.mark('endpoint');
             this.flush();
           }
         : undefined,
@@ -299,12 +316,12 @@ export class RealtimeSession {
         await this.source!.mark();
         if (this.closed) return;
         await this.engine!.finalize();
-        // <fin> promises everything before it is final, translations included.
+        // The finalized mark promises everything before it is final, translations included.
         await this.finals;
         await this.translation.drained();
         if (this.closed) return;
         this.tracker.finalizedUpTo(this.engine!.audioMs);
-        this.tracker.marker(FIN_TOKEN);
+        this.tracker.mark('finalized');
         this.flush();
       }),
     );
@@ -326,8 +343,8 @@ export class RealtimeSession {
       if (this.closed) return;
       const audioMs = this.engine!.audioMs;
       this.tracker.finalizedUpTo(audioMs);
-      if (this.tracker.hasNews()) this.send(this.observed(this.tracker.frame(audioMs)));
-      this.send({ ...this.tracker.frame(audioMs), finished: true });
+      if (this.tracker.hasNews()) this.sink.update(this.observed(this.tracker.update(audioMs)));
+      const last = this.tracker.update(audioMs);
       const secondPass = this.engine!.secondPass;
       if (secondPass) this.service.deps.observe?.secondPass(secondPass);
       this.service.deps.log.info(
@@ -335,7 +352,7 @@ export class RealtimeSession {
         'real-time session finished',
       );
       this.teardown();
-      this.io.close();
+      this.sink.finished(last);
     });
   }
 
@@ -350,32 +367,28 @@ export class RealtimeSession {
 
   private flush(): void {
     if (this.closed || !this.tracker.hasNews()) return;
-    this.send(this.observed(this.tracker.frame(this.engine?.audioMs ?? 0)));
+    this.sink.update(this.observed(this.tracker.update(this.engine?.audioMs ?? 0)));
   }
 
-  /** Report the lag of the frame's final tokens behind their audio (for a client streaming in real time). */
-  private observed(frame: SttResultFrame): SttResultFrame {
+  /** Report the lag of the update's final words behind their audio (for a client streaming in real time). */
+  private observed(update: TranscriptUpdate): TranscriptUpdate {
     const observe = this.service.deps.observe;
     const firstAudioAt = this.intake?.firstAudioAt;
     if (observe && firstAudioAt !== undefined) {
       const now = Date.now();
-      for (const t of frame.tokens) if (t.is_final && t.end_ms !== undefined) observe.finalTokenLag(Math.max(0, now - firstAudioAt - t.end_ms) / 1000);
+      for (const item of update.final)
+        if (!isMark(item) && item.end_ms !== undefined) observe.finalTokenLag(Math.max(0, now - firstAudioAt - item.end_ms) / 1000);
     }
-    return frame;
+    return update;
   }
 
-  private send(frame: SttServerFrame): void {
-    if (this.state !== 'closed') this.io.send(frame);
-  }
-
-  /** One error frame, then close; everything is released. */
+  /** One `error` event; everything is released. */
   fail(err: unknown): void {
     if (this.closed) return;
     const apiErr = err instanceof ApiError ? err : new ApiError('internal_error', 'Internal server error.', { cause: err });
     if (apiErr.type === 'internal_error') this.service.deps.log.error({ err: apiErr.cause ?? err, request_id: this.requestId }, 'real-time session failed');
-    this.io.send(sttErrorFrame(apiErr, this.requestId, this.service.deps.errorReferenceUrl()));
     this.teardown();
-    this.io.close();
+    this.sink.error(apiErr);
   }
 
   private teardown(): void {

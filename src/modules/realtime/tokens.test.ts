@@ -1,24 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { SttRegistry } from '../../engines/stt/registry.js';
 import { SCRIPTED_FEATURES, scriptedEngine } from '../../engines/stt/scripted/engine.js';
-import { END_TOKEN, FIN_TOKEN, TokenTracker } from './tokens.js';
+import { END_TOKEN, FIN_TOKEN, sonioxFrame } from './soniox-socket.js';
+import { TokenTracker } from './tokens.js';
 
 const tok = (text: string, start_ms: number, end_ms: number, confidence = 1) => ({ text, start_ms, end_ms, confidence });
+
+/** The tracker's next update as the Soniox renderer writes it. */
+const frameOf = (t: TokenTracker, audioMs: number) => sonioxFrame(t.update(audioMs));
 
 describe('TokenTracker', () => {
   it('replaces non-final tokens, sends each final token once with the leading-space convention', () => {
     const t = new TokenTracker(true);
     t.partial([tok('the', 100, 200)]);
-    expect(t.frame(300)).toEqual({
+    expect(frameOf(t, 300)).toEqual({
       tokens: [{ text: 'the', start_ms: 100, end_ms: 200, confidence: 1, is_final: false }],
       final_audio_proc_ms: 0,
       total_audio_proc_ms: 300,
     });
     t.partial([tok('the', 100, 200), tok('quick', 200, 400)]);
-    expect(t.frame(500).tokens.map((x) => x.text)).toEqual(['the', ' quick']);
+    expect(frameOf(t, 500).tokens.map((x) => x.text)).toEqual(['the', ' quick']);
     t.final([tok('the', 100, 210, 0.51234), tok('quick', 210, 400)]);
     t.partial([tok('fox', 700, 900)]);
-    const f = t.frame(1000);
+    const f = frameOf(t, 1000);
     expect(f.tokens).toEqual([
       { text: 'the', start_ms: 100, end_ms: 210, confidence: 0.512, is_final: true },
       { text: ' quick', start_ms: 210, end_ms: 400, confidence: 1, is_final: true },
@@ -27,8 +31,8 @@ describe('TokenTracker', () => {
     expect(f.final_audio_proc_ms).toBe(400);
     expect(t.hasNews()).toBe(false);
     t.final([tok('fox', 700, 900)]);
-    t.marker(END_TOKEN);
-    expect(t.frame(1100).tokens).toEqual([
+    t.mark('endpoint');
+    expect(frameOf(t, 1100).tokens).toEqual([
       { text: ' fox', start_ms: 700, end_ms: 900, confidence: 1, is_final: true },
       { text: END_TOKEN, confidence: 1, is_final: true },
     ]);
@@ -37,10 +41,10 @@ describe('TokenTracker', () => {
   it('finalizedUpTo clears non-final tokens and advances final audio; times never go backwards', () => {
     const t = new TokenTracker(true);
     t.partial([tok('a', 0, 100)]);
-    t.frame(2000);
+    frameOf(t, 2000);
     t.finalizedUpTo(1500);
-    t.marker(FIN_TOKEN);
-    const f = t.frame(1200);
+    t.mark('finalized');
+    const f = frameOf(t, 1200);
     expect(f.tokens).toEqual([{ text: FIN_TOKEN, confidence: 1, is_final: true }]);
     expect(f.final_audio_proc_ms).toBe(1500);
     expect(f.total_audio_proc_ms).toBe(2000);
@@ -50,14 +54,14 @@ describe('TokenTracker', () => {
     const t = new TokenTracker(true, {}, undefined, 360);
     t.partial([tok('late', 100, 300), tok('word', 300, 450)]);
     // 460 - 100 = 360: still shown; the second token is well inside the bound.
-    expect(t.frame(460).tokens.map((x) => x.text)).toEqual(['late', ' word']);
+    expect(frameOf(t, 460).tokens.map((x) => x.text)).toEqual(['late', ' word']);
     t.partial([tok('late', 100, 300), tok('word', 300, 450), tok('more', 450, 470)]);
-    const f = t.frame(470);
+    const f = frameOf(t, 470);
     // 370 ms past 'late': hidden until its final arrives; final audio still stops where it starts.
     expect(f.tokens.map((x) => x.text)).toEqual([' word', ' more']);
     expect(f.final_audio_proc_ms).toBe(0);
     t.final([tok('late', 100, 300), tok('word', 300, 450), tok('more', 450, 470)]);
-    expect(t.frame(480).tokens.map((x) => [x.text, x.is_final])).toEqual([
+    expect(frameOf(t, 480).tokens.map((x) => [x.text, x.is_final])).toEqual([
       ['late', true],
       [' word', true],
       [' more', true],
@@ -69,7 +73,7 @@ describe('TokenTracker', () => {
     t.partial([tok('a', 0, 100)]);
     expect(t.hasNews()).toBe(false);
     t.final([tok('a', 0, 100)]);
-    expect(t.frame(200).tokens.map((x) => x.is_final)).toEqual([true]);
+    expect(frameOf(t, 200).tokens.map((x) => x.is_final)).toEqual([true]);
   });
 
   it('with a speaker function: final and non-final tokens carry its label, marker tokens none', () => {
@@ -79,9 +83,9 @@ describe('TokenTracker', () => {
       return start < 1000 ? '1' : '2';
     });
     t.final([tok('hello', 100, 400)]);
-    t.marker(END_TOKEN);
+    t.mark('endpoint');
     t.partial([tok('there', 1200, 1500)]);
-    expect(t.frame(1600).tokens).toEqual([
+    expect(frameOf(t, 1600).tokens).toEqual([
       { text: 'hello', start_ms: 100, end_ms: 400, confidence: 1, is_final: true, speaker: '1' },
       { text: END_TOKEN, confidence: 1, is_final: true },
       { text: ' there', start_ms: 1200, end_ms: 1500, confidence: 1, is_final: false, speaker: '2' },
@@ -101,15 +105,14 @@ describe('TokenTracker', () => {
     s.on('partial', (t) => tracker.partial(t));
     s.on('final', (t, info) => {
       tracker.final(t);
-      if (info.endpoint) tracker.marker(END_TOKEN);
+      if (info.endpoint) tracker.mark('endpoint');
     });
     const frames: string[] = [];
     for (let t = 20; t <= 3000; t += 20) {
       await s.write(new Uint8Array(20 * 32));
       if (tracker.hasNews())
         frames.push(
-          tracker
-            .frame(t)
+          frameOf(tracker, t)
             .tokens.map((x) => `${x.text}${x.is_final ? '' : '?'}`)
             .join(''),
         );

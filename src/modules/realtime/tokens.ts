@@ -1,30 +1,26 @@
-// Token tracker of one real-time session: turns the engine's partial/final events into result frames.
-// - Non-final tokens are the engine's current hypothesis of the open utterance; each frame carries all of them
-//   (replacing the previous frame's non-final tokens), until they turn final.
-// - Final tokens are sent exactly once, in time order.
+// Token tracker of one real-time session: turns the engine's partial/final events into transcript updates
+// (live-events.ts), which each protocol renders.
+// - Partial words are the engine's current hypothesis of the open utterance; each update carries all of them
+//   (replacing the previous update's), until they turn final.
+// - Final words are given exactly once, in time order, with the endpoint and finalized marks between them.
 // - Spacing follows async transcripts: the session's first word bare, every later word " word".
-// - `<end>` (endpoint) and `<fin>` (finalize done) are final marker tokens the SDKs turn into events
-//   (docs/wire-compat.md, "Real-time STT WebSocket").
-// - final_audio_proc_ms and total_audio_proc_ms never decrease, and final <= total.
+// - finalAudioMs and totalAudioMs never decrease, and final <= total.
 import type { Token } from '../../engines/stt/interface.js';
-import type { SttResultFrame, SttToken } from '../../wire/stt-frames.js';
 import type { OriginalLabels, TranslationToken } from '../translation/tokens.js';
+import type { FinalItem, TranscriptUpdate, TranscriptWord } from './live-events.js';
 
 /** Wire speaker label of the audio in [startMs, endMs), when diarization is on. */
 export type SpeakerOf = (startMs: number, endMs: number) => string | undefined;
-
-export const END_TOKEN = '<end>';
-export const FIN_TOKEN = '<fin>';
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
 export class TokenTracker {
   private finalWords = 0;
-  private pendingFinal: SttToken[] = [];
+  private pendingFinal: FinalItem[] = [];
   private nonFinal: Token[] = [];
   private finalMs = 0;
   private totalMs = 0;
-  /** Non-final tokens as last sent (to skip frames that would change nothing). */
+  /** Partial words as last given (to skip updates that would change nothing). */
   private lastSentNonFinal = '';
 
   constructor(
@@ -36,7 +32,7 @@ export class TokenTracker {
     private readonly maxNonFinalMs = Number.POSITIVE_INFINITY,
   ) {}
 
-  private withSpeaker(token: SttToken): SttToken {
+  private withSpeaker(token: TranscriptWord): TranscriptWord {
     const speaker = this.speakerOf?.(token.start_ms!, token.end_ms!);
     return speaker === undefined ? token : { ...token, speaker };
   }
@@ -71,7 +67,6 @@ export class TokenTracker {
           start_ms: t.start_ms,
           end_ms: t.end_ms,
           confidence: round3(t.confidence),
-          is_final: true,
           ...labels,
         }),
       );
@@ -84,12 +79,12 @@ export class TokenTracker {
 
   /** Final translation tokens of an utterance whose originals were sent before (no timings, no audio progress). */
   translated(tokens: readonly TranslationToken[]): void {
-    for (const t of tokens) this.pendingFinal.push({ ...t, is_final: true });
+    for (const t of tokens) this.pendingFinal.push({ ...t });
   }
 
-  /** A marker token (`<end>`, `<fin>`) after the final tokens so far. */
-  marker(text: string): void {
-    this.pendingFinal.push({ text, confidence: 1, is_final: true });
+  /** A mark after the final words so far. */
+  mark(mark: 'endpoint' | 'finalized'): void {
+    this.pendingFinal.push({ mark });
   }
 
   /** Everything before `ms` of audio is final (a finalize completed, or the stream ended). */
@@ -98,28 +93,28 @@ export class TokenTracker {
     this.finalMs = Math.max(this.finalMs, Math.round(ms));
   }
 
-  /** Whether a frame now would tell the client anything new. */
+  /** Whether an update now would tell the client anything new. */
   hasNews(): boolean {
     return this.pendingFinal.length > 0 || (this.includeNonFinal && this.nonFinalKey() !== this.lastSentNonFinal);
   }
 
-  /** Build the next frame; `audioMs` is the audio received by the engine so far. */
-  frame(audioMs: number): SttResultFrame {
-    const tokens = this.pendingFinal;
+  /** The next update; `audioMs` is the audio received by the engine so far. */
+  update(audioMs: number): TranscriptUpdate {
+    const final = this.pendingFinal;
     this.pendingFinal = [];
+    const partial: TranscriptWord[] = [];
     this.totalMs = Math.max(this.totalMs, Math.round(audioMs), this.finalMs);
     if (this.includeNonFinal) {
       // The session finalizes before the bound (RealtimeSession.writeBounded); a hypothesis that shows up late, already
       // past it, waits out of sight for its final tokens.
       this.nonFinal.forEach((t, i) => {
         if (this.totalMs - t.start_ms > this.maxNonFinalMs) return;
-        tokens.push(
+        partial.push(
           this.withSpeaker({
             text: this.finalWords + i === 0 ? t.text : ` ${t.text}`,
             start_ms: t.start_ms,
             end_ms: t.end_ms,
             confidence: round3(t.confidence),
-            is_final: false,
             ...this.labels,
           }),
         );
@@ -128,10 +123,10 @@ export class TokenTracker {
     }
     // Final audio stops where the non-final hypothesis starts.
     const openFrom = this.nonFinal[0]?.start_ms;
-    const final = openFrom === undefined ? this.finalMs : Math.min(this.finalMs, openFrom);
-    const reported = Math.max(0, Math.min(final, this.totalMs));
+    const finalUpTo = openFrom === undefined ? this.finalMs : Math.min(this.finalMs, openFrom);
+    const reported = Math.max(0, Math.min(finalUpTo, this.totalMs));
     this.reportedFinal = Math.max(this.reportedFinal, reported);
-    return { tokens, final_audio_proc_ms: this.reportedFinal, total_audio_proc_ms: this.totalMs };
+    return { final, partial, finalAudioMs: this.reportedFinal, totalAudioMs: this.totalMs };
   }
 
   private reportedFinal = 0;
