@@ -3,7 +3,7 @@
 // STT WebSocket"; the message's shape is SttConfigMessage in src/wire/stt-frames.ts).
 // Unknown keys are ignored (a server that rejects them would fail SDK sessions); known keys of the wrong type or out
 // of range give invalid_request naming the field.
-import { ApiError } from '../../wire/api-error.js';
+import { ApiError, asApiError } from '../../wire/api-error.js';
 import { type PlanResult, unsupportedHints } from '../translation/plan.js';
 import type { LanguageOptions } from '../translation/tokens.js';
 
@@ -179,7 +179,7 @@ export function checkRealtimeConfig(c: unknown): RealtimeConfig | ApiError {
   try {
     return parseRealtimeConfig(c);
   } catch (err) {
-    return err instanceof ApiError ? err : new ApiError('internal_error', 'Internal server error.', { cause: err });
+    return asApiError(err);
   }
 }
 
