@@ -15,7 +15,8 @@ import { AuthService, type AuthContext, type UsageType } from '../modules/auth/s
 import { ApiError, invalidField } from '../wire/api-error.js';
 import { errorCatalog } from '../wire/error-catalog.js';
 import { restErrorBody } from '../wire/rest-error.js';
-import type { App, AppContext } from './context.js';
+import type { AppContext } from '../app-context.js';
+import type { App } from './app-types.js';
 import { toApiError } from './error-mapping.js';
 import { metricsAuthorized } from './metrics.js';
 import { validatorCompiler } from './validation.js';
@@ -245,7 +246,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     app.get('/docs/errors', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(errorReferencePage()));
   }
 
-  for (const register of ctx.routeModules) await app.register(register, { ctx } as never);
+  for (const mountRoutes of ctx.routes) await mountRoutes(app);
   return app;
 }
 

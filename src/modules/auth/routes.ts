@@ -1,8 +1,13 @@
-import type { RouteModule } from '../../http/context.js';
+import type { RoutePlugin } from '../../http/app-types.js';
 import { ApiError } from '../../wire/api-error.js';
 import { createTemporaryKeySchema } from './schemas.js';
+import type { AuthService } from './service.js';
 
-export const authRoutes: RouteModule = async (app, { ctx }) => {
+export interface AuthRoutesOptions {
+  auth: AuthService;
+}
+
+export const authRoutes: RoutePlugin<AuthRoutesOptions> = async (app, { auth }) => {
   app.post(
     '/v1/auth/temporary-api-key',
     {
@@ -20,7 +25,7 @@ export const authRoutes: RouteModule = async (app, { ctx }) => {
           });
       },
     },
-    async (req, reply) => reply.code(201).send(await ctx.auth.createTemporaryKey(req.auth, req.body)),
+    async (req, reply) => reply.code(201).send(await auth.createTemporaryKey(req.auth, req.body)),
   );
 
   // The web console's sign-in (AuthService.createPlaygroundSession). Not part of the public API. Browsers stamp
@@ -32,7 +37,7 @@ export const authRoutes: RouteModule = async (app, { ctx }) => {
     async (req, reply) => {
       if (req.headers['sec-fetch-site'] !== 'same-origin')
         throw new ApiError('permission_denied', 'Console sessions are opened by the Parlance web console, from its own origin.');
-      return reply.code(201).send(await ctx.auth.createPlaygroundSession(req.auth));
+      return reply.code(201).send(await auth.createPlaygroundSession(req.auth));
     },
   );
 };

@@ -3,14 +3,19 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
-import type { RouteModule } from '../../http/context.js';
+import type { RoutePlugin } from '../../http/app-types.js';
+import type { Logger } from 'pino';
 
 /** dist-console/ at the repository root, from src/modules/console (tsx) and dist/modules/console alike. */
 export const CONSOLE_DIR = fileURLToPath(new URL('../../../dist-console/', import.meta.url));
 
-export const consoleRoutes: RouteModule = async (app, { ctx }) => {
+export interface ConsoleRoutesOptions {
+  log: Logger;
+}
+
+export const consoleRoutes: RoutePlugin<ConsoleRoutesOptions> = async (app, { log }) => {
   if (!existsSync(`${CONSOLE_DIR}index.html`)) {
-    ctx.log.warn({ dir: CONSOLE_DIR }, 'web console not built (make build): GET / answers 404');
+    log.warn({ dir: CONSOLE_DIR }, 'web console not built (make build): GET / answers 404');
     return;
   }
   await app.register(fastifyStatic, {

@@ -1,18 +1,21 @@
 // Files over HTTP: parse, delegate to FilesService, shape the reply. No rules live here.
-import type { RouteModule } from '../../http/context.js';
+import type { RoutePlugin } from '../../http/app-types.js';
 import { readSingleFileUpload } from '../../http/single-file-upload.js';
 import { byteRequest } from '../../http/byte-range.js';
 import { ApiError } from '../../wire/api-error.js';
 import { countFilesSchema, deleteFileSchema, fileContentSchema, getFileSchema, listFilesSchema, uploadFileSchema, uploadValidator } from './schemas.js';
+import type { FilesService } from './service.js';
 
 const read = { permission: { scope: 'files', level: 'read' }, rate: 'files' } as const;
 const write = { permission: { scope: 'files', level: 'write' }, rate: 'files' } as const;
 
 const oneHeader = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 
-export const filesRoutes: RouteModule = async (app, { ctx }) => {
-  const files = ctx.files;
+export interface FilesRoutesOptions {
+  files: FilesService;
+}
 
+export const filesRoutes: RoutePlugin<FilesRoutesOptions> = async (app, { files }) => {
   app.get('/v1/files', { schema: listFilesSchema, config: { guard: read } }, async (req) => {
     const page = await files.list(req.auth, req.query.limit, req.query.cursor);
     return { files: page.items, next_page_cursor: page.next_page_cursor };

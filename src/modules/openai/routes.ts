@@ -1,7 +1,7 @@
 // The OpenAI-compatible audio surface over HTTP (/v1/audio/*): parse the multipart form, delegate to
 // OpenAiAudioService, shape the reply; errors in OpenAI's body. No rules live here.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App, RouteModule } from '../../http/context.js';
+import type { App, RoutePlugin } from '../../http/app-types.js';
 import { toApiError } from '../../http/error-mapping.js';
 import { ApiError } from '../../wire/api-error.js';
 import { AuthService } from '../auth/service.js';
@@ -21,6 +21,10 @@ import {
 } from './schemas.js';
 import { ClientGone, type FinishedAudio, OpenAiAudioService } from './service.js';
 import { OpenAiSpeech, type SpeechPlan, speechUsage } from './speech.js';
+import type { TtsService } from '../tts/service.js';
+import type { TranscriptionsService } from '../transcriptions/service.js';
+import type { ModelCatalog } from '../models/catalog.js';
+import type { FilesService } from '../files/service.js';
 
 const write = { permission: { scope: 'stt_async', level: 'write' }, rate: 'transcribe_async' } as const;
 const list = { permission: null, rate: 'models' } as const;
@@ -51,10 +55,17 @@ function send(reply: FastifyReply, out: Rendered, id: string) {
   return reply.type('text/plain; charset=utf-8').send(out.text);
 }
 
-export const openaiRoutes: RouteModule = async (app, { ctx }) => {
-  const svc = new OpenAiAudioService(ctx.files, ctx.transcriptions, ctx.models, ctx.tts, { waitTimeoutMs: WAIT_TIMEOUT_MS });
-  const speech = new OpenAiSpeech(ctx.tts);
-  const tts = ctx.tts;
+export interface OpenaiRoutesOptions {
+  auth: AuthService;
+  files: FilesService;
+  models: ModelCatalog;
+  transcriptions: TranscriptionsService;
+  tts: TtsService;
+}
+
+export const openaiRoutes: RoutePlugin<OpenaiRoutesOptions> = async (app, { auth, files, models, transcriptions, tts }) => {
+  const svc = new OpenAiAudioService(files, transcriptions, models, tts, { waitTimeoutMs: WAIT_TIMEOUT_MS });
+  const speech = new OpenAiSpeech(tts);
 
   const renderError = (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     // Nobody to answer; 499 (client closed request) names it in the access log.
@@ -70,7 +81,7 @@ export const openaiRoutes: RouteModule = async (app, { ctx }) => {
     try {
       return validate(form.fields);
     } catch (err) {
-      await ctx.files.discard(form.staged);
+      await files.discard(form.staged);
       throw err;
     }
   };
@@ -136,7 +147,7 @@ export const openaiRoutes: RouteModule = async (app, { ctx }) => {
 
     scope.post('/transcriptions', { schema: transcriptionsSchema, ...audioRoute }, async (req, reply) => {
       const signal = clientSignal(reply);
-      const form = await readAudioForm(req, ctx.files, req.auth);
+      const form = await readAudioForm(req, files, req.auth);
       const f = await fieldsOf(form, validateTranscription);
       const format = f.response_format ?? 'json';
       const job = await svc.start(
@@ -152,7 +163,7 @@ export const openaiRoutes: RouteModule = async (app, { ctx }) => {
 
     scope.post('/translations', { schema: translationsSchema, ...audioRoute }, async (req, reply) => {
       const signal = clientSignal(reply);
-      const form = await readAudioForm(req, ctx.files, req.auth);
+      const form = await readAudioForm(req, files, req.auth);
       const f = await fieldsOf(form, validateTranslation);
       const job = await svc.start(req.auth, form, { task: 'translate', model: f.model, prompt: f.prompt }, req.id);
       const result = await svc.finish(req.auth, job, signal);
@@ -167,7 +178,7 @@ export const openaiRoutes: RouteModule = async (app, { ctx }) => {
         serializerCompiler: asJson,
         onRequest: async (req) => {
           const key = AuthService.bearerToken(req.headers.authorization);
-          req.auth = await tts.admit(await ctx.auth.authenticate(key, { temporaryUsage: 'tts_rt', consume: true }));
+          req.auth = await tts.admit(await auth.authenticate(key, { temporaryUsage: 'tts_rt', consume: true }));
         },
       },
       async (req, reply) => {

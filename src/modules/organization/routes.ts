@@ -1,13 +1,16 @@
 // Organization administration over HTTP. Reads need organization:read, key deletion organization:write.
-import type { RouteModule } from '../../http/context.js';
+import type { RoutePlugin } from '../../http/app-types.js';
 import { deleteApiKeySchema, getOrganizationSchema, listApiKeysSchema, listProjectsSchema } from './schemas.js';
+import type { OrganizationService } from './service.js';
 
 const read = { permission: { scope: 'organization', level: 'read' }, rate: 'organization' } as const;
 const write = { permission: { scope: 'organization', level: 'write' }, rate: 'organization' } as const;
 
-export const organizationRoutes: RouteModule = async (app, { ctx }) => {
-  const org = ctx.organization;
+export interface OrganizationRoutesOptions {
+  organization: OrganizationService;
+}
 
+export const organizationRoutes: RoutePlugin<OrganizationRoutesOptions> = async (app, { organization: org }) => {
   app.get('/v1/organization', { schema: getOrganizationSchema, config: { guard: read } }, async (req) => org.organization(req.auth));
 
   app.get('/v1/organization/projects', { schema: listProjectsSchema, config: { guard: read } }, async (req) => org.projects(req.auth));

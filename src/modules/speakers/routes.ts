@@ -1,5 +1,5 @@
 // Enrolled speakers over HTTP: parse, delegate to SpeakersService, shape the reply. No rules live here.
-import type { RouteModule } from '../../http/context.js';
+import type { RoutePlugin } from '../../http/app-types.js';
 import { readSingleFileUpload } from '../../http/single-file-upload.js';
 import { invalidField } from '../../wire/api-error.js';
 import { uploadValidator } from '../files/schemas.js';
@@ -13,13 +13,16 @@ import {
   listSamplesSchema,
   listSpeakersSchema,
 } from './schemas.js';
+import type { SpeakersService } from './service.js';
 
 const read = { permission: { scope: 'speakers', level: 'read' }, rate: 'speakers' } as const;
 const write = { permission: { scope: 'speakers', level: 'write' }, rate: 'speakers' } as const;
 
-export const speakersRoutes: RouteModule = async (app, { ctx }) => {
-  const speakers = ctx.speakers;
+export interface SpeakersRoutesOptions {
+  speakers: SpeakersService;
+}
 
+export const speakersRoutes: RoutePlugin<SpeakersRoutesOptions> = async (app, { speakers }) => {
   app.post('/v1/speakers', { schema: createSpeakerSchema, config: { guard: write } }, async (req, reply) =>
     reply.code(201).send(await speakers.create(req.auth, req.body)),
   );

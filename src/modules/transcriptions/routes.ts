@@ -1,15 +1,18 @@
 // Transcriptions over HTTP: parse, delegate, shape. No rules live here.
-import type { RouteModule } from '../../http/context.js';
+import type { RoutePlugin } from '../../http/app-types.js';
 import { exportTranscript } from '../../text/subtitles.js';
 import { countSchema, createSchema, deleteSchema, getSchema, listSchema, transcriptSchema } from './schemas.js';
+import type { TranscriptionsService } from './service.js';
 
 const read = { permission: { scope: 'stt_async', level: 'read' }, rate: 'transcribe_async' } as const;
 const write = { permission: { scope: 'stt_async', level: 'write' }, rate: 'transcribe_async' } as const;
 const exportTypes = { srt: 'application/x-subrip; charset=utf-8', vtt: 'text/vtt; charset=utf-8', txt: 'text/plain; charset=utf-8' } as const;
 
-export const transcriptionsRoutes: RouteModule = async (app, { ctx }) => {
-  const svc = ctx.transcriptions;
+export interface TranscriptionsRoutesOptions {
+  transcriptions: TranscriptionsService;
+}
 
+export const transcriptionsRoutes: RoutePlugin<TranscriptionsRoutesOptions> = async (app, { transcriptions: svc }) => {
   app.post('/v1/transcriptions', { schema: createSchema, config: { guard: write } }, async (req, reply) =>
     reply.code(201).send(await svc.create(req.auth, req.body, req.id)),
   );

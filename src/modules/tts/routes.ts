@@ -1,21 +1,25 @@
 // Text-to-speech over HTTP: GET /v1/tts-models, GET /v1/tts-voices, POST /tts (streamed audio). Transport
 // only: parse, authenticate, delegate to TtsService, stream the bytes (stream-response.ts), render errors in the TTS body.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../http/context.js';
+import type { RoutePlugin } from '../../http/app-types.js';
 import { toApiError } from '../../http/error-mapping.js';
 import { ttsErrorBody } from '../../wire/tts-frames.js';
 import { AuthService } from '../auth/service.js';
 import { generateSpeechSchema, listTtsModelsSchema, listTtsVoicesSchema } from './schemas.js';
 import type { VoiceQuery } from './voice-list.js';
 import { streamSpeech } from './stream-response.js';
+import type { TtsService } from './service.js';
 
 const listGuard = { permission: null, rate: 'models' } as const;
 /** The service validates these requests itself (TTS body, per-format rules). */
 const passThrough = () => (data: unknown) => ({ value: data });
 
-export const ttsRoutes: RouteModule = async (app, { ctx }) => {
-  const tts = ctx.tts;
+export interface TtsRoutesOptions {
+  tts: TtsService;
+  errorReferenceUrl: () => string;
+}
 
+export const ttsRoutes: RoutePlugin<TtsRoutesOptions> = async (app, { tts, errorReferenceUrl }) => {
   app.get('/v1/tts-models', { schema: listTtsModelsSchema, config: { guard: listGuard } }, async () => tts.listModels());
 
   app.get('/v1/tts-voices', { schema: listTtsVoicesSchema, config: { guard: listGuard }, validatorCompiler: passThrough }, async (req) =>
@@ -29,7 +33,7 @@ export const ttsRoutes: RouteModule = async (app, { ctx }) => {
     void reply
       .code(apiErr.status)
       .headers(apiErr.headers)
-      .send(ttsErrorBody(apiErr, req.id, ctx.errorReferenceUrl()));
+      .send(ttsErrorBody(apiErr, req.id, errorReferenceUrl()));
   };
 
   app.post(

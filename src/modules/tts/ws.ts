@@ -1,12 +1,14 @@
 // /tts-websocket transport adapter: ws messages in, JSON text frames out (audio in base64). Registered as
-// ctx.wsRoutes['/tts-websocket']; pings, the message size cap and the first-message timeout are the dispatcher's
+// wsRoutes['/tts-websocket'] (module.ts); pings, the message size cap and the first-message timeout are the dispatcher's
 // (src/http/websocket.ts). The streams themselves are TtsSession's (stream-session.ts).
 import type { IncomingMessage } from 'node:http';
 import type { RawData, WebSocket } from 'ws';
-import type { AppContext } from '../../http/context.js';
+import type { Logger } from 'pino';
+import type { Settings } from '../../config/settings.js';
 import { handshakeApiKey, type WsHandler } from '../../http/websocket.js';
 import type { LiveSurface } from '../../lib/live-set.js';
 import { ApiError } from '../../wire/api-error.js';
+import type { TtsService } from './service.js';
 import { TtsSockets, ttsSocketOptions } from './stream-session.js';
 
 /** The TTS WebSocket surface: its handler, and its open connections for a graceful shutdown. */
@@ -20,8 +22,8 @@ function toText(data: RawData): string {
   return Buffer.from(data).toString('utf8');
 }
 
-export function ttsWebSocketSurface(ctx: AppContext): TtsWebSocketSurface {
-  const sockets = new TtsSockets({ tts: ctx.tts, log: ctx.log, errorReferenceUrl: () => ctx.errorReferenceUrl() }, ttsSocketOptions(ctx.settings));
+export function ttsWebSocketSurface(deps: { tts: TtsService; log: Logger; settings: Settings; errorReferenceUrl(): string }): TtsWebSocketSurface {
+  const sockets = new TtsSockets({ tts: deps.tts, log: deps.log, errorReferenceUrl: () => deps.errorReferenceUrl() }, ttsSocketOptions(deps.settings));
   return {
     handler(ws: WebSocket, request: IncomingMessage) {
       const session = sockets.open(

@@ -1,13 +1,17 @@
 // Usage and billing over HTTP: monthly usage and balance (organization), usage logs and the daily summary
 // (the key's project). Transport only.
-import type { RouteModule } from '../../http/context.js';
+import type { RoutePlugin } from '../../http/app-types.js';
 import { balanceSchema, monthlyUsageSchema, usageLogsSchema, usageSummarySchema } from './schemas.js';
+import type { UsageService } from './service.js';
 
 const organizationRead = { permission: { scope: 'organization', level: 'read' }, rate: 'usage_logs' } as const;
 const usageRead = { permission: { scope: 'usage', level: 'read' }, rate: 'usage_logs' } as const;
 
-export const usageRoutes: RouteModule = async (app, { ctx }) => {
-  const usage = ctx.usage;
+export interface UsageRoutesOptions {
+  usage: UsageService;
+}
+
+export const usageRoutes: RoutePlugin<UsageRoutesOptions> = async (app, { usage }) => {
   const query = (q: unknown) => (q ?? {}) as Record<string, unknown>;
 
   app.get('/v1/organization/usage/monthly', { schema: monthlyUsageSchema, config: { guard: organizationRead } }, async (req) =>

@@ -1,15 +1,18 @@
 // Cloned voices over HTTP: parse, delegate to VoicesService, shape the reply. No rules live here.
-import type { RouteModule } from '../../http/context.js';
+import type { RoutePlugin } from '../../http/app-types.js';
 import { readSingleFileUpload } from '../../http/single-file-upload.js';
 import { uploadValidator } from '../files/schemas.js';
 import { countVoicesSchema, createVoiceSchema, deleteVoiceSchema, getVoiceSchema, listVoicesSchema, recomputeVoiceSchema } from './schemas.js';
+import type { VoicesService } from './service.js';
 
 const read = { permission: { scope: 'voices', level: 'read' }, rate: 'voices' } as const;
 const write = { permission: { scope: 'voices', level: 'write' }, rate: 'voices' } as const;
 
-export const voicesRoutes: RouteModule = async (app, { ctx }) => {
-  const voices = ctx.voices;
+export interface VoicesRoutesOptions {
+  voices: VoicesService;
+}
 
+export const voicesRoutes: RoutePlugin<VoicesRoutesOptions> = async (app, { voices }) => {
   app.get('/v1/voices', { schema: listVoicesSchema, config: { guard: read } }, async (req) => {
     const page = await voices.list(req.auth, req.query.limit, req.query.cursor);
     return { voices: page.items, next_page_cursor: page.next_page_cursor };

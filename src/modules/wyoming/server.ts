@@ -15,7 +15,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { ConfigError, type Settings } from '../../config/settings.js';
-import type { AppContext } from '../../http/context.js';
+import type { AppContext } from '../../app-context.js';
 import type { TenancyService } from '../tenancy/service.js';
 import { ApiError } from '../../wire/api-error.js';
 import { DEFAULT_LIMITS, encodeEvent, EventParser, FramingError, type FramingLimits, type WyomingEvent } from './framing.js';

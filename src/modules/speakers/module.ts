@@ -1,0 +1,33 @@
+// Enrolled speakers: profiles from the diarizer's measurements (built by a job on nodes that run jobs), recognised by
+// async transcription and live sessions; and the /v1/speakers routes.
+import type { DiarizationEngine } from '../../engines/diarization/interface.js';
+import { mount, type Mount } from '../../http/app-types.js';
+import type { ProcessParts } from '../../process-parts.js';
+import type { FilesService } from '../files/service.js';
+import type { UsageMeter } from '../usage/service.js';
+import { SpeakerProcessor } from './processor.js';
+import { SpeakersRepository } from './repository.js';
+import { speakersRoutes } from './routes.js';
+import { SpeakersService } from './service.js';
+
+export function speakersModule(
+  parts: ProcessParts,
+  deps: { files: FilesService; diarizer: DiarizationEngine; embeddingModel?: string; meter: UsageMeter },
+): { speakers: SpeakersService; routes: Mount } {
+  const { settings, db, blobs } = parts;
+  const repo = new SpeakersRepository(db.kysely, db.dialect);
+  const speakers = new SpeakersService(repo, deps.files, blobs, parts.cursors, parts.queue, {
+    maxFileSizeBytes: settings.speakerMaxFileSizeBytes,
+    maxSpeakersPerProject: settings.speakersMaxPerProject,
+    maxSamplesPerProject: settings.speakerSamplesMaxPerProject,
+  });
+  if (parts.runsJobs)
+    new SpeakerProcessor(repo, blobs, deps.diarizer, {
+      concurrency: settings.speakerConcurrency,
+      minSpeechMs: settings.speakerMinSpeechSeconds * 1000,
+      embeddingModel: deps.embeddingModel,
+      meter: deps.meter,
+      log: parts.jobLog,
+    }).register(parts.queue);
+  return { speakers, routes: mount(speakersRoutes, { speakers }) };
+}
