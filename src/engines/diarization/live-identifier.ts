@@ -18,7 +18,7 @@ export interface LiveNames {
   open?: number;
 }
 
-/** Chosen on the benchmark's tune half: docs/benchmarks.md#enrolled-speakers. */
+/** Chosen on the benchmark's tune half: docs/benchmarks-history.md#enrolled-speakers. */
 export const DEFAULT_LIVE_RULE: LiveRule = { ownShare: 0.2 };
 
 /**

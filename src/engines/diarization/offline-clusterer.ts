@@ -24,7 +24,7 @@ export interface OfflineClusterOptions {
   maxTurnGapMs?: number;
 }
 
-// Tuned together on the benchmark's real and flite conversations (docs/benchmarks.md): 2.5 s windows hold enough
+// Tuned together on the benchmark's real and flite conversations (docs/benchmarks-history.md): 2.5 s windows hold enough
 // frames for a stable full-covariance estimate; shorter ones split one voice by phonetic content.
 export const DEFAULT_BIC_LAMBDA = 3;
 export const DEFAULT_WINDOW_FRAMES = 250;

@@ -129,7 +129,7 @@ export function identifySpeakers(heard: ReadonlyMap<number, VoicePrint>, enrolle
 /** Turns with this much speech are judged on their own; shorter ones take what their diarized speaker's turns say. */
 export const JUDGED_TURN_MS = 1000;
 
-/** Knobs of identifyTurns (tuned on the benchmark's tune half: docs/benchmarks.md#enrolled-speakers). */
+/** Knobs of identifyTurns (tuned on the benchmark's tune half: docs/benchmarks-history.md#enrolled-speakers). */
 export interface TurnRule {
   /** Speech at which a turn's threshold is `maxDistance`, ms; a shorter turn gets more room (its estimate is noisier). */
   refSpeechMs: number;

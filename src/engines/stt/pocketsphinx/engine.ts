@@ -166,7 +166,7 @@ export class PocketsphinxEngine implements SttEngine {
     );
     // Live second passes get decoders of their own, pruned harder than files' (SECOND_PASS_DECODER_ARGS) and at the
     // process's priority: behind niced file work they were late whenever the machine was busy, and at file settings
-    // they were most of a live stream's CPU (docs/benchmarks.md, issue 33). Loaded with the first session.
+    // they were most of a live stream's CPU (docs/benchmarks-history.md, issue 33). Loaded with the first session.
     const live = new BatchPool({ ...init, decoderArgs: this.options.secondPassDecoderArgs, ...(narrowband ? { narrowband } : {}) }, { size: batch.size });
     const bias = new BiasBuilder(paths.dict, this.options.log ?? defaultLog, this.options.contextWeight);
     const [fileVad, liveVad] = await vadLoading;

@@ -89,7 +89,7 @@ describe('decoding with the narrowband adaptation', () => {
       a.push({ reference: c.reference, text: words(x) });
       b.push({ reference: c.reference, text: words(y) });
     }
-    // Measured on the whole held-out half: 73.9 % → 47.4 % (docs/benchmarks.md); here on every 16th prompt.
+    // Measured on the whole held-out half: 73.9 % → 47.4 % (docs/benchmarks-history.md); here on every 16th prompt.
     expect(werOf(a).errors).toBeLessThan(werOf(b).errors);
   }, 300_000);
 

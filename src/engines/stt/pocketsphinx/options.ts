@@ -128,7 +128,7 @@ export const BASE_DECODER_ARGS: Readonly<Record<string, string>> = { '-remove_si
 /**
  * Streaming decoders prune harder: at most 1,500 active HMMs and 5 word exits per frame, and a 5-frame phone-loop
  * lookahead. Against file settings this cuts decoding CPU by about half, and against the earlier 3,000 / 10 by
- * another 20–27 %, with the same one-pass word error rate within noise on the Debian recordings (docs/benchmarks.md);
+ * another 20–27 %, with the same one-pass word error rate within noise on the Debian recordings (docs/benchmarks-history.md);
  * final tokens come from the second pass at file settings anyway. It is what lets one core carry several live streams.
  */
 export const STREAM_DECODER_ARGS: Readonly<Record<string, string>> = { '-maxhmmpf': '1500', '-maxwpf': '5', '-pl_window': '5' };

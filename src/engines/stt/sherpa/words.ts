@@ -17,7 +17,7 @@ export interface OfflineResult {
 const LAST_PIECE_MS = 200;
 /**
  * Scored words less likely than this are dropped: a streaming transducer fed a stretch of silence names it "AND"
- * at 2–6 % (the real words of the tuning recordings score well above; docs/benchmarks.md, issue 32).
+ * at 2–6 % (the real words of the tuning recordings score well above; commit e8d4f8b).
  */
 const MIN_CONFIDENCE = 0.1;
 
