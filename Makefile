@@ -23,7 +23,7 @@ DEBIAN_WITHOUT ?=
 # Extra arguments for `make serve`, e.g. make serve SERVE_ARGS="--port 9000 --data-dir /var/lib/parlance"
 SERVE_ARGS ?=
 
-.PHONY: help setup deps debian-packages node-modules native build adaptation serve test lint typecheck readme clean
+.PHONY: help setup deps debian-packages node-modules native build adaptation serve test lint typecheck settings-table readme clean
 
 help:
 	@echo "make serve      install everything, build and start the server (PARLANCE_* settings apply; SERVE_ARGS=...)"
@@ -32,7 +32,7 @@ help:
 	@echo "make build      compile TypeScript to dist/, the web console to dist-console/ and the native addons"
 	@echo "make lint       eslint and the Prettier check (npm run format rewrites)"
 	@echo "make typecheck  tsc --noEmit over src, test and bench"
-	@echo "make readme     regenerate README.md's settings table from src/config/settings.ts"
+	@echo "make settings-table  regenerate the settings table of docs/guide/configuration.md from src/config/settings.ts"
 	@echo "make clean      remove dist/ and the setup stamp (never the data directory)"
 
 setup: deps build adaptation
@@ -84,8 +84,11 @@ lint: node-modules
 typecheck: node-modules
 	npm run typecheck --silent
 
-readme: node-modules
-	node --import tsx scripts/update-readme-settings.mjs
+settings-table: node-modules
+	node --import tsx scripts/update-settings-table.mjs
+
+# The target's former name (docs/architecture.md still says `make readme`).
+readme: settings-table
 
 clean:
 	rm -rf dist dist-console build $(NPM_STAMP) $(NATIVE_STAMP)

@@ -1,5 +1,5 @@
 // Settings table, one area of it: the process, its storage and HTTP front (addresses, database, blob store, proxies, WebSocket limits), file limits and the job queue. Aggregated in setting-defs.ts (order kept: it is the
-// README table's order).
+// settings table's order in docs/guide/configuration.md).
 import type { SettingDef } from './setting-definition.js';
 
 export const serverSettings = {
@@ -8,7 +8,7 @@ export const serverSettings = {
     env: 'PARLANCE_MODELS_DIR',
     kind: 'string',
     default: '',
-    doc: 'Models you bring (sherpa-onnx): one folder per model with a `parlance-model.json` manifest (see "Bring your own models"). Empty: `<data dir>/models`.',
+    doc: 'Models you bring (sherpa-onnx): one folder per model with a `parlance-model.json` manifest (see docs/guide/models.md). Empty: `<data dir>/models`.',
   },
   host: { env: 'PARLANCE_HOST', kind: 'string', default: '0.0.0.0', doc: 'Address the HTTP/WebSocket server binds to.' },
   port: { env: 'PARLANCE_PORT', kind: 'int', min: 0, default: 8080, doc: 'Port of the main HTTP interface (0 picks a free port).' },
@@ -17,7 +17,7 @@ export const serverSettings = {
     kind: 'enum',
     values: ['all', 'api', 'worker'] as const,
     default: 'all',
-    doc: 'What this node runs (`--role`): `all` (everything); `api` (HTTP and WebSockets; the jobs it enqueues wait for a worker node); `worker` (async transcription, voice preparation and webhook delivery; its port answers only /health, /ready and /metrics). See "Running several nodes".',
+    doc: 'What this node runs (`--role`): `all` (everything); `api` (HTTP and WebSockets; the jobs it enqueues wait for a worker node); `worker` (async transcription, voice preparation and webhook delivery; its port answers only /health, /ready and /metrics). See docs/guide/scaling.md.',
   },
   shutdownDrainSeconds: {
     env: 'PARLANCE_SHUTDOWN_DRAIN_SECONDS',

@@ -1,6 +1,6 @@
 // The one table of settings, its entries kept by area (server-settings.ts, stt-settings.ts, tts-settings.ts,
 // usage-settings.ts) and joined here. Every setting is read from (lowest to highest precedence): its default,
-// the optional JSON config file, the environment, and CLI flags (settings.ts). README's settings table lists each
+// the optional JSON config file, the environment, and CLI flags (settings.ts). The settings table of docs/guide/configuration.md lists each
 // one (a test checks that), so adding a setting to its area file is the whole job.
 
 import { serverSettings } from './server-settings.js';

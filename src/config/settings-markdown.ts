@@ -1,8 +1,8 @@
-// README's settings table in Markdown, from the setting definitions (`make readme` writes it into README.md).
+// The settings table of docs/guide/configuration.md in Markdown, from the setting definitions (`make settings-table` writes it there).
 import type { SettingDef } from './setting-definition.js';
 import { settingDefs } from './setting-defs.js';
 
-/** Markdown rows for the README settings table. */
+/** Markdown rows for the settings table of docs/guide/configuration.md. */
 export function settingsMarkdownTable(): string {
   const rows = ['| Environment variable | Config key | Default | Meaning |', '|---|---|---|---|'];
   for (const [key, def] of Object.entries(settingDefs) as [string, SettingDef][]) {

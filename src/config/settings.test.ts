@@ -229,22 +229,23 @@ describe('value parsing', () => {
   });
 });
 
-describe('README settings table', () => {
-  const readme = readFileSync(path.resolve(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
-  const regenerate = 'regenerate it with `make readme` (node --import tsx scripts/update-readme-settings.mjs)';
+describe('settings table of docs/guide/configuration.md', () => {
+  const pageName = 'docs/guide/configuration.md';
+  const page = readFileSync(path.resolve(import.meta.dirname, '..', '..', pageName), 'utf8');
+  const regenerate = 'regenerate it with `make settings-table` (node --import tsx scripts/update-settings-table.mjs)';
 
   it("names every setting's environment variable", () => {
     const missing = Object.values(settingDefs)
       .map((d) => d.env)
-      .filter((env) => !readme.includes(`\`${env}\``));
-    expect(missing, `README.md lacks these settings; ${regenerate}`).toEqual([]);
+      .filter((env) => !page.includes(`\`${env}\``));
+    expect(missing, `${pageName} lacks these settings; ${regenerate}`).toEqual([]);
   });
 
   it('holds exactly the generated table between the markers', () => {
-    const starts = readme.split('<!-- settings:start -->').length - 1;
-    expect(starts, 'README.md must have exactly one <!-- settings:start --> marker').toBe(1);
-    const m = /<!-- settings:start -->\n([\s\S]*?)\n<!-- settings:end -->/.exec(readme);
-    expect(m, 'README.md must hold <!-- settings:start --> ... <!-- settings:end --> on their own lines').not.toBeNull();
-    expect(m![1], `README.md settings table is stale; ${regenerate}`).toBe(settingsMarkdownTable());
+    const starts = page.split('<!-- settings:start -->').length - 1;
+    expect(starts, `${pageName} must have exactly one <!-- settings:start --> marker`).toBe(1);
+    const m = /<!-- settings:start -->\n([\s\S]*?)\n<!-- settings:end -->/.exec(page);
+    expect(m, `${pageName} must hold <!-- settings:start --> ... <!-- settings:end --> on their own lines`).not.toBeNull();
+    expect(m![1], `${pageName}: the settings table is stale; ${regenerate}`).toBe(settingsMarkdownTable());
   });
 });

@@ -1,5 +1,5 @@
 // Settings table, one area of it: speech-to-text: the engines and their pools, async transcription, downloads, webhooks, model aliases and real-time sessions. Aggregated in setting-defs.ts (order kept: it is the
-// README table's order).
+// settings table's order in docs/guide/configuration.md).
 import type { SettingDef } from './setting-definition.js';
 
 export const sttSettings = {
@@ -22,7 +22,7 @@ export const sttSettings = {
     kind: 'int',
     min: -1,
     default: -1,
-    doc: 'Streaming decoders kept loaded and idle for new real-time sessions once real-time use began (about 75 MB each; loading one, a worker thread with the model and its 130k-word dictionary, is CPU a new session would otherwise wait for). -1: two per CPU core; 0: none.',
+    doc: 'Streaming decoders kept loaded and idle for new real-time sessions once real-time use began (each holds the model and its dictionary in memory, which `npm run bench -- realtime` measures per stream; loading one, a worker thread with the model and its dictionary, is CPU a new session would otherwise wait for). -1: two per CPU core; 0: none.',
   },
   sttNarrowbandAdaptation: {
     env: 'PARLANCE_STT_NARROWBAND_ADAPTATION',
@@ -34,7 +34,7 @@ export const sttSettings = {
     env: 'PARLANCE_STT_PRELOAD',
     kind: 'bool',
     default: true,
-    doc: 'Load the speech models and a first warm real-time decoder before the server listens (about 2 s; more decoders keep loading in the background), so the first sessions and transcriptions do not wait for a model to load.',
+    doc: 'Load the speech models and a first warm real-time decoder before the server listens (more decoders keep loading in the background), so the first sessions and transcriptions do not wait for a model to load.',
   },
   sttLoadRetrySeconds: {
     env: 'PARLANCE_STT_LOAD_RETRY_SECONDS',
@@ -53,7 +53,7 @@ export const sttSettings = {
     env: 'PARLANCE_REALTIME_SECOND_PASS',
     kind: 'bool',
     default: true,
-    doc: "Real-time final tokens from a second decoding of each utterance the way files are decoded (as accurate as async transcription; about 0.14 CPU seconds per second of speech, on decoders of its own that file work never delays). false: the streaming decoder's own words, which are less accurate at the start of a session.",
+    doc: "Real-time final tokens from a second decoding of each utterance the way files are decoded (on decoders of its own that file work never delays; `npm run bench -- realtime` measures its accuracy and CPU cost). false: the streaming decoder's own words, which are less accurate at the start of a session.",
   },
   realtimeSecondPassWaitMs: {
     env: 'PARLANCE_REALTIME_SECOND_PASS_WAIT_MS',

@@ -1,5 +1,5 @@
 // Settings table, one area of it: text-to-speech, Wyoming, cloned voices, enrolled speakers and concurrency caps. Aggregated in setting-defs.ts (order kept: it is the
-// README table's order).
+// settings table's order in docs/guide/configuration.md).
 import type { SettingDef } from './setting-definition.js';
 
 export const ttsSettings = {
@@ -21,7 +21,7 @@ export const ttsSettings = {
     kind: 'int',
     min: -1,
     default: -1,
-    doc: 'TCP port of the Wyoming protocol server (Home Assistant speech-to-text and text-to-speech, see "Home Assistant (Wyoming)"); -1: off; 0 picks a free port. Only nodes that serve the API listen.',
+    doc: 'TCP port of the Wyoming protocol server (Home Assistant speech-to-text and text-to-speech, see docs/guide/wyoming.md); -1: off; 0 picks a free port. Only nodes that serve the API listen.',
   },
   wyomingHost: {
     env: 'PARLANCE_WYOMING_HOST',
@@ -101,7 +101,7 @@ export const ttsSettings = {
     kind: 'number',
     min: 0.5,
     default: 10,
-    doc: "Speech (voice activity, pauses excluded) an enrolled speaker's samples must hold together; less fails the profile with `speaker_audio_too_short`. See docs/benchmarks.md for how accuracy grows with it.",
+    doc: "Speech (voice activity, pauses excluded) an enrolled speaker's samples must hold together; less fails the profile with `speaker_audio_too_short`. `npm run bench -- speakers` measures how accuracy grows with it (docs/benchmarks.md).",
   },
   speakerMatchMaxDistance: {
     env: 'PARLANCE_SPEAKER_MATCH_MAX_DISTANCE',

@@ -1,5 +1,5 @@
 // Settings table, one area of it: usage prices and checks, and machine translation. Aggregated in setting-defs.ts (order kept: it is the
-// README table's order).
+// settings table's order in docs/guide/configuration.md).
 import type { SettingDef } from './setting-definition.js';
 
 export const usageSettings = {
