@@ -127,7 +127,7 @@ export function readManifest(dir: string): InstalledModel {
     const first = [...Value.Errors(ManifestSchema, raw)][0]!;
     const where = first.path ? `field ${first.path.slice(1).replace(/\//g, '.')}` : 'the manifest';
     const problem = first.path === '/id' ? 'must be lower case and end in a version, like whisper-tiny-en-v1' : first.message;
-    throw new ModelManifestError(file, `${where}: ${problem}`, `see "Bring your own models" in the README for the manifest's fields`);
+    throw new ModelManifestError(file, `${where}: ${problem}`, `see docs/guide/models.md for the manifest's fields`);
   }
   const manifest = raw;
   const types = MODEL_TYPES[manifest.family] as Record<string, readonly string[]>;

@@ -113,7 +113,7 @@ function optString(c: Obj, key: string, maxLen: number): string | undefined {
 /**
  * Approximate token count of a context: words and single punctuation marks, i.e. the text split at whitespace
  * with every non-alphanumeric character counted on its own. Real tokenizers split long words further; this is
- * a documented approximation (README, real-time section), deliberately on the generous side for plain prose.
+ * a documented approximation (docs/guide/realtime.md), deliberately on the generous side for plain prose.
  */
 export function approximateTokens(text: string): number {
   return (text.match(/[\p{L}\p{N}_]+|[^\s\p{L}\p{N}_]/gu) ?? []).length;
