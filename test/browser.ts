@@ -20,11 +20,13 @@ const FLAGS = [
   '--autoplay-policy=no-user-gesture-required',
 ];
 
-/** Launch Chromium; `microphoneWav` becomes its (looping) fake microphone, granted without a prompt. */
-export async function launchBrowser(opts: { microphoneWav?: string } = {}): Promise<Browser> {
-  const mic = opts.microphoneWav
-    ? ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${opts.microphoneWav}`]
-    : [];
+/**
+ * Launch Chromium; `microphoneWav` becomes its fake microphone, granted without a prompt. It loops the file unless
+ * `microphoneLoop` is false: then it plays the file once, and silence after it.
+ */
+export async function launchBrowser(opts: { microphoneWav?: string; microphoneLoop?: boolean } = {}): Promise<Browser> {
+  const file = opts.microphoneLoop === false ? `${opts.microphoneWav}%noloop` : opts.microphoneWav;
+  const mic = opts.microphoneWav ? ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${file}`] : [];
   return chromium.launch({ executablePath: CHROMIUM, args: [...FLAGS, ...mic] });
 }
 
