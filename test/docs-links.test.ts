@@ -9,10 +9,6 @@ import { anchorsOf, githubSlug, linksOf, projectMarkdownFiles } from './markdown
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
-// docs/guide/browser-sdks.md is written on another branch (issue 35, item 5); the README and the guide link to it
-// already. This exception goes when that branch is merged.
-const NOT_YET_MERGED = new Set(['docs/guide/browser-sdks.md']);
-
 /** The broken links of one page (`file:line target: why`), the pages read through `read` (relative to ROOT). */
 function brokenLinks(file: string, read: (rel: string) => string | undefined, isDir: (rel: string) => boolean): string[] {
   const page = read(file)!;
@@ -39,7 +35,7 @@ function brokenLinks(file: string, read: (rel: string) => string | undefined, is
         continue;
       }
       if (read(rel) === undefined && !isDir(rel)) {
-        if (!NOT_YET_MERGED.has(rel)) problems.push(`${file}:${line} ${target}: no such file or folder`);
+        problems.push(`${file}:${line} ${target}: no such file or folder`);
         continue;
       }
     }
