@@ -96,6 +96,12 @@ export const serverSettings = {
     default: [],
     doc: 'Comma-separated hosts or CIDRs the SSRF guard lets through for `audio_url` downloads and webhooks (e.g. `127.0.0.1,10.0.0.0/8` for local development); a `webhook_url` on any other private address is refused when the transcription is created. Empty by default.',
   },
+  corsOrigins: {
+    env: 'PARLANCE_CORS_ORIGINS',
+    kind: 'list',
+    default: [],
+    doc: 'Comma-separated origins (`https://app.example.com`) whose web pages may call the HTTP API directly (CORS), or `*` for any origin; the API authenticates by key, never by cookie, so no credentials are allowed. Empty by default: browsers refuse cross-origin calls (the WebSockets are not subject to CORS). See docs/guide/browser-sdks.md.',
+  },
   metricsToken: {
     env: 'PARLANCE_METRICS_TOKEN',
     kind: 'string',

@@ -1,5 +1,6 @@
 // The Fastify application: transport concerns only. Routes declare what they need (permission, rate
 // category) in their config; one hook authenticates, checks the permission and counts the request.
+import cors from '@fastify/cors';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -128,6 +129,16 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
     void jsonParser(req, body as string, done);
   });
+
+  // Web pages on the listed origins may call the API (the browser SDKs' POST /tts, the REST API). Keys travel in
+  // headers, never cookies: no credentials. Error answers carry the headers too, so a page can read a 401 or 429.
+  if (settings.corsOrigins.length)
+    await app.register(cors, {
+      origin: settings.corsOrigins.includes('*') ? '*' : settings.corsOrigins,
+      credentials: false,
+      exposedHeaders: ['x-request-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],
+      maxAge: 600,
+    });
 
   await app.register(multipart, {
     limits: { fileSize: settings.maxFileSizeBytes, files: 1, fields: 10, parts: 12, fieldSize: 64 * 1024, headerPairs: 200 },

@@ -40,6 +40,8 @@ export async function streamSpeech(
     start: () => {
       started = true;
       reply.hijack();
+      // The headers hooks set on the reply (request id, rate limits, CORS) go out with the hijacked response.
+      for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
       res.writeHead(200, { 'content-type': opts.contentType, 'x-request-id': req.id, 'cache-control': 'no-store' });
     },
     audio: async ({ audio }) => {
