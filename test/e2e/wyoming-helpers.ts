@@ -4,6 +4,7 @@
 import { connect, createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
+import type { Parlance } from '../harness.js';
 
 export interface Event {
   type: string;
@@ -113,4 +114,10 @@ export async function freePort(): Promise<number> {
   const port = (srv.address() as AddressInfo).port;
   await new Promise((r) => srv.close(r));
   return port;
+}
+
+/** TTS requests and streams holding a concurrency slot of the server's project now. */
+export async function ttsActive(s: Parlance): Promise<number> {
+  const res = await s.request('/v1/concurrency-limits');
+  return ((await res.json()) as { project: { current: { tts_concurrent: number } } }).project.current.tts_concurrent;
 }

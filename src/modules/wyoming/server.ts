@@ -4,6 +4,11 @@
 //   ping                                              → pong
 //   transcribe? audio-start audio-chunk* audio-stop   → transcript-start, transcript-chunk, transcript-stop, transcript
 //   synthesize {text, voice?}                         → audio-start, audio-chunk*, audio-stop
+//   synthesize-start {voice?} synthesize-chunk {text}* synthesize-stop
+//                                                     → (audio-start, audio-chunk*, audio-stop) per sentence as its
+//                                                       text completes, then synthesize-stopped
+// (a streamed synthesis is one TtsService.speak over all its text; the `synthesize` a client sends inside it, as the
+// protocol asks for older servers, is ignored).
 // A request the server cannot serve (unknown model or voice, bad audio format, unknown event type) gets an `error`
 // event {text, code} and the connection stays usable; a stream that cannot be read further (a malformed header line,
 // data or payload over the caps) gets an `error` event and is closed, as does a client that completes no event within
@@ -18,8 +23,17 @@ import { ConfigError, type Settings } from '../../config/settings.js';
 import type { AppContext } from '../../app-context.js';
 import type { TenancyService } from '../tenancy/service.js';
 import { ApiError } from '../../wire/api-error.js';
+import type { SpeechSink } from '../tts/speak.js';
 import { DEFAULT_LIMITS, encodeEvent, EventParser, FramingError, type FramingLimits, type WyomingEvent } from './framing.js';
-import { audioFormatOf, UtteranceAudio, type WyomingAudioFormat, WyomingRequestError, WyomingService, type WyomingTenant } from './service.js';
+import {
+  audioFormatOf,
+  UtteranceAudio,
+  type WyomingAudioFormat,
+  WyomingRequestError,
+  WyomingService,
+  type WyomingTenant,
+  type WyomingTextStream,
+} from './service.js';
 
 /** Samples per audio-chunk sent (as the reference TTS servers do: 1024). */
 const SAMPLES_PER_CHUNK = 1024;
@@ -116,13 +130,30 @@ interface Transcribing {
   failed: boolean;
 }
 
+/** A streamed synthesis (synthesize-start … synthesize-stop) of a connection. */
+interface Streaming {
+  /** Undefined when synthesize-start was refused. */
+  stream: WyomingTextStream | undefined;
+  /** Stops its synthesis (and frees its slot). */
+  ac: AbortController;
+  /** Settles once the synthesis is over: its audio sent and metered, or its `error` event sent. */
+  done: Promise<void>;
+  /** It failed and said so (an `error` event): its text until synthesize-stop is dropped. */
+  failed: boolean;
+}
+
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+const voiceOf = (d: Record<string, unknown>): Record<string, unknown> | undefined =>
+  d.voice !== null && typeof d.voice === 'object' && !Array.isArray(d.voice) ? (d.voice as Record<string, unknown>) : undefined;
 
 class Connection {
   private readonly parser: EventParser;
   private chain: Promise<void> = Promise.resolve();
   private readonly ac = new AbortController();
   private stt: Transcribing | undefined;
+  private tts: Streaming | undefined;
+  /** The audio block (one sentence of a streamed synthesis) being sent: no other event's answer goes inside it. */
+  private block: Promise<void> = Promise.resolve();
   private closed = false;
   /** Events read but not yet handled: a client far ahead of the server is paused (TCP backpressure). */
   private queued = 0;
@@ -198,6 +229,7 @@ class Connection {
     clearTimeout(this.idle);
     this.ac.abort(new Error('client went away'));
     this.stt?.audio?.abort();
+    this.dropStream();
   }
 
   destroy(): void {
@@ -219,20 +251,134 @@ class Connection {
     });
   }
 
+  /**
+   * `pcm` as audio-chunk events of SAMPLES_PER_CHUNK samples: the rest under a chunk is returned, or sent if `flush`.
+   * Stops once `signal` aborts.
+   */
+  private async sendAudio(
+    format: { rate: number; width: number; channels: number } | undefined,
+    pcm: Buffer,
+    flush: boolean,
+    signal?: AbortSignal,
+  ): Promise<Buffer> {
+    const chunkBytes = SAMPLES_PER_CHUNK * 2;
+    let rest = pcm;
+    while ((rest.length >= chunkBytes || (flush && rest.length)) && !signal?.aborted) {
+      await this.send('audio-chunk', format, rest.subarray(0, chunkBytes));
+      rest = rest.subarray(Math.min(chunkBytes, rest.length));
+    }
+    return rest;
+  }
+
+  /** The `error` event's data for what a request threw; what the client did not cause is logged and kept vague. */
+  private errorData(err: unknown, eventType: string): { text: string; code: string } {
+    if (err instanceof WyomingRequestError) return { text: err.message, code: err.code };
+    if (err instanceof ApiError) return { text: err.message, code: err.type };
+    this.log.error({ err, event: eventType }, 'wyoming request failed');
+    return { text: 'The server could not complete the request.', code: 'internal_error' };
+  }
+
   private async handle(event: WyomingEvent): Promise<void> {
     if (this.ac.signal.aborted) return;
+    await this.block;
     try {
       await this.dispatch(event);
     } catch (err) {
       if (this.ac.signal.aborted) return;
-      if (err instanceof WyomingRequestError || err instanceof ApiError) {
-        const code = err instanceof ApiError ? err.type : err.code;
-        await this.send('error', { text: err.message, code });
-        return;
-      }
-      this.log.error({ err, event: event.type }, 'wyoming request failed');
-      await this.send('error', { text: 'The server could not complete the request.', code: 'internal_error' });
+      await this.send('error', this.errorData(err, event.type));
     }
+  }
+
+  /**
+   * synthesize-start: the voice and budget are checked and one synthesis starts, fed by the chunks to come. A refused
+   * start still opens the stream, failed, so that the client's chunks are dropped and its synthesize-stop answered.
+   */
+  private async startStream(d: Record<string, unknown>): Promise<void> {
+    if (this.tts && !this.tts.failed)
+      throw new WyomingRequestError(
+        'invalid_stream_state',
+        'A streamed synthesis is already under way on this connection: send synthesize-stop before the next synthesize-start.',
+      );
+    this.dropStream();
+    const s: Streaming = { stream: undefined, ac: new AbortController(), done: Promise.resolve(), failed: true };
+    this.tts = s;
+    const stream = await this.service.openStream(voiceOf(d));
+    if (this.tts !== s || this.ac.signal.aborted) return;
+    s.stream = stream;
+    s.failed = false;
+    s.done = stream.speak(this.sentenceSink(s, stream), s.ac.signal).catch((err: unknown) => this.failStream(s, err));
+  }
+
+  /** synthesize-chunk: its text goes to the synthesis, which speaks each sentence once its end is seen. */
+  private async streamChunk(d: Record<string, unknown>): Promise<void> {
+    const s = this.tts;
+    if (!s) throw new WyomingRequestError('invalid_stream_state', 'synthesize-chunk outside a streamed synthesis: send synthesize-start first.');
+    if (s.failed) return;
+    try {
+      if (typeof d.text !== 'string') throw new WyomingRequestError('invalid_request', 'synthesize-chunk needs a text string.');
+      s.stream!.text.push(d.text);
+    } catch (err) {
+      return this.failStream(s, err);
+    }
+  }
+
+  /** synthesize-stop: the rest of the text is spoken; synthesize-stopped follows its last audio (or its error). */
+  private async stopStream(): Promise<void> {
+    const s = this.tts;
+    if (!s) throw new WyomingRequestError('invalid_stream_state', 'synthesize-stop outside a streamed synthesis: send synthesize-start first.');
+    s.stream?.text.end();
+    await s.done;
+    await this.block;
+    if (this.tts === s) this.tts = undefined;
+    if (!this.ac.signal.aborted) await this.send('synthesize-stopped');
+  }
+
+  /** The stream failed: its synthesis is stopped (its slot freed, what was made metered), and the `error` event sent once. */
+  private async failStream(s: Streaming, err: unknown): Promise<void> {
+    if (s.failed) return;
+    s.failed = true;
+    s.ac.abort();
+    s.stream?.text.end();
+    // After the sentence being sent, cut short.
+    await this.block;
+    if (!this.ac.signal.aborted) await this.send('error', this.errorData(err, 'synthesize-stream'));
+  }
+
+  /** Stop the connection's stream without a word (the connection went, or a failed stream is replaced). */
+  private dropStream(): void {
+    const s = this.tts;
+    if (!s) return;
+    this.tts = undefined;
+    s.failed = true;
+    s.ac.abort();
+    s.stream?.text.end();
+  }
+
+  /**
+   * A streamed synthesis's audio: each segment the engine synthesizes (a sentence, or a clause of an overlong one;
+   * engines/tts/text.ts) as audio-start, audio-chunks and audio-stop of its own, sent as soon as it is made. The
+   * pipeline hands the segments over one chunk each: raw PCM at the voice's own rate is converted chunk for chunk
+   * (audio/raw-encode.ts).
+   */
+  private sentenceSink(s: Streaming, stream: WyomingTextStream): SpeechSink {
+    const format = { rate: stream.rate, width: 2, channels: 1 };
+    const sentence = async (pcm: Buffer) => {
+      await this.send('audio-start', format);
+      await this.sendAudio(format, pcm, true, s.ac.signal);
+      // Closed even when the synthesis stopped midway.
+      await this.send('audio-stop');
+    };
+    return {
+      start: () => undefined,
+      audio: (chunk) => (this.block = sentence(chunk.audio)),
+      end: (result) => {
+        if (result.truncated)
+          throw new WyomingRequestError(
+            'max_audio_duration_reached',
+            `The audio reached this server's limit of ${stream.maxAudioSeconds} s per request; the rest of the text was not spoken.`,
+          );
+      },
+    };
   }
 
   private async dispatch(event: WyomingEvent): Promise<void> {
@@ -286,37 +432,39 @@ class Connection {
         return this.send('transcript', { text, language });
       }
       case 'synthesize': {
-        const voice = d.voice !== null && typeof d.voice === 'object' && !Array.isArray(d.voice) ? (d.voice as Record<string, unknown>) : undefined;
+        // Inside a streamed synthesis this is the whole text again, sent for servers that do not stream: already spoken.
+        if (this.tts) return;
         let format: { rate: number; width: number; channels: number } | undefined;
         let pending: Buffer = Buffer.alloc(0);
-        const chunkBytes = SAMPLES_PER_CHUNK * 2;
         return this.service.synthesize(
           d.text,
-          voice,
+          voiceOf(d),
           {
             start: async (rate) => {
               format = { rate, width: 2, channels: 1 };
               await this.send('audio-start', format);
             },
             chunk: async (pcm) => {
-              pending = pending.length ? Buffer.concat([pending, pcm]) : pcm;
-              while (pending.length >= chunkBytes) {
-                await this.send('audio-chunk', format, pending.subarray(0, chunkBytes));
-                pending = pending.subarray(chunkBytes);
-              }
+              pending = await this.sendAudio(format, pending.length ? Buffer.concat([pending, pcm]) : pcm, false);
             },
             end: async () => {
-              if (pending.length) await this.send('audio-chunk', format, pending);
+              await this.sendAudio(format, pending, true);
               await this.send('audio-stop');
             },
           },
           this.ac.signal,
         );
       }
+      case 'synthesize-start':
+        return this.startStream(d);
+      case 'synthesize-chunk':
+        return this.streamChunk(d);
+      case 'synthesize-stop':
+        return this.stopStream();
       default:
         throw new WyomingRequestError(
           'unknown_event',
-          `Event type "${event.type}" is not served here (describe, ping, transcribe, audio-start, audio-chunk, audio-stop, synthesize).`,
+          `Event type "${event.type}" is not served here (describe, ping, transcribe, audio-start, audio-chunk, audio-stop, synthesize, synthesize-start, synthesize-chunk, synthesize-stop).`,
         );
     }
   }

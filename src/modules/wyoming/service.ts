@@ -1,5 +1,5 @@
 // What the Wyoming server does, without sockets: the `info` answer, one utterance's transcription and one text's
-// synthesis. The work itself goes through the native API's engines: the STT model catalog and its recognizers (as
+// synthesis, whole (`synthesize`) or streamed as it is written (`synthesize-start` … `synthesize-stop`). The work itself goes through the native API's engines: the STT model catalog and its recognizers (as
 // async transcriptions, metered here), and TtsService.speak (as POST /tts: slot, caps, metering), all for the
 // configured project and checked against its balance and budgets first.
 import type { Logger } from 'pino';
@@ -9,7 +9,9 @@ import { newRequestId } from '../../lib/ids.js';
 import { formatTranscript } from '../../text/format.js';
 import type { BillingGuard } from '../billing/guard.js';
 import { failedToLoad, type ModelCatalog, type ResolvedCatalogModel } from '../models/catalog.js';
+import type { TtsConfig } from '../tts/request-config.js';
 import type { SpeechCaller, SpeechSink } from '../tts/speak.js';
+import type { LiveText, SpeechText } from '../tts/speech-text.js';
 import type { TtsService } from '../tts/service.js';
 import type { UsageMeter } from '../usage/service.js';
 
@@ -295,6 +297,19 @@ export class WyomingService {
     return { v, language: lang };
   }
 
+  /** The TTS configuration for a voice: 16-bit mono PCM at the voice's own rate (no resampling). */
+  private ttsConfig(voice: Record<string, unknown> | undefined): TtsConfig {
+    const { v, language } = this.voiceFor(voice);
+    const resolved = this.deps.tts.resolveConfig({ model: v.model.id, voice: v.voice.id, language, audio_format: 'pcm_s16le', sample_rate: 16000 });
+    return { ...resolved, sampleRate: resolved.voice.sampleRate };
+  }
+
+  /** One synthesis through TtsService.speak: its slot, the audio cap, the usage metered once. */
+  private speak(cfg: TtsConfig, text: SpeechText, startedAt: Date, sink: SpeechSink, signal: AbortSignal): Promise<void> {
+    const request = { cfg, text, requestId: newRequestId(), startedAt, log: this.deps.log, label: 'wyoming' };
+    return this.deps.tts.speak(request, this.caller(), sink, signal);
+  }
+
   /**
    * Synthesize `text`: 16-bit mono PCM at the voice's own rate, through TtsService.speak. `start` gets the rate with
    * the first audio; `end` follows the last chunk once the work is metered.
@@ -306,16 +321,40 @@ export class WyomingService {
     signal: AbortSignal,
   ): Promise<void> {
     const startedAt = new Date();
-    const { v, language } = this.voiceFor(voice);
-    const tts = this.deps.tts;
-    const resolved = tts.resolveConfig({ model: v.model.id, voice: v.voice.id, language, audio_format: 'pcm_s16le', sample_rate: 16000 });
-    // The voice's own rate: no resampling.
-    const cfg = { ...resolved, sampleRate: resolved.voice.sampleRate };
+    const cfg = this.ttsConfig(voice);
     // Home Assistant may send a text with newlines: one line, as the engines read it.
-    const checked = tts.checkText(typeof text === 'string' ? text.replace(/\s*\n\s*/g, ' ').trim() : text, cfg);
+    const checked = this.deps.tts.checkText(typeof text === 'string' ? text.replace(/\s*\n\s*/g, ' ').trim() : text, cfg);
     await this.admit();
-    const request = { cfg, text: checked, requestId: newRequestId(), startedAt, log: this.deps.log, label: 'wyoming' };
     const sink: SpeechSink = { start: () => out.start(cfg.sampleRate), audio: (c) => out.chunk(c.audio), end: () => out.end() };
-    await tts.speak(request, this.caller(), sink, signal);
+    await this.speak(cfg, checked, startedAt, sink, signal);
   }
+
+  /**
+   * A streamed synthesis (synthesize-start … synthesize-stop): the voice and the budget are checked now; the text is
+   * pushed into `text` as it arrives, capped as a TTS WebSocket stream's is (PARLANCE_TTS_MAX_TEXT_CHARS in all), and
+   * `speak` runs one synthesis over all of it, sentence by sentence as the text completes them.
+   */
+  async openStream(voice: Record<string, unknown> | undefined): Promise<WyomingTextStream> {
+    const startedAt = new Date();
+    const cfg = this.ttsConfig(voice);
+    await this.admit();
+    const text = this.deps.tts.liveText();
+    return {
+      rate: cfg.sampleRate,
+      maxAudioSeconds: this.deps.tts.opts.maxAudioSeconds,
+      text,
+      speak: (sink, signal) => this.speak(cfg, text, startedAt, sink, signal),
+    };
+  }
+}
+
+/** A streamed synthesis, opened: push its text into `text` (end() it at synthesize-stop) while `speak` runs. */
+export interface WyomingTextStream {
+  /** The audio's sample rate (16-bit mono PCM). */
+  rate: number;
+  /** The cap on its audio (PARLANCE_TTS_MAX_AUDIO_SECONDS). */
+  maxAudioSeconds: number;
+  text: LiveText;
+  /** The synthesis: settles once the text ended and all its audio went into `sink` and was metered. */
+  speak(sink: SpeechSink, signal: AbortSignal): Promise<void>;
 }
