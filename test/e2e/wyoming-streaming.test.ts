@@ -111,6 +111,16 @@ const ttsLogs = async (): Promise<UsageLog[]> => {
 };
 
 describe('Wyoming streaming synthesis', () => {
+  it('info advertises it: supports_synthesize_streaming on the tts program', async () => {
+    const c = await WyomingClient.open(port);
+    c.write('describe');
+    const info = await c.read();
+    c.close();
+    const tts = info.data.tts as Record<string, unknown>[];
+    expect(tts).toHaveLength(1);
+    expect(tts[0]).toMatchObject({ name: 'parlance', installed: true, supports_synthesize_streaming: true });
+  });
+
   it("speaks each sentence as soon as its text is complete, a sentence split across chunks whole, and ignores the stream's synthesize copy", async () => {
     const c = await WyomingClient.open(port);
     c.write('synthesize-start', { voice: { name: voice } });

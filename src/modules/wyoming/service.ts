@@ -195,7 +195,7 @@ export class WyomingService {
       tts: [
         {
           ...artifact('parlance', 'Parlance text-to-speech'),
-          supports_synthesize_streaming: false,
+          supports_synthesize_streaming: true,
           voices: this.voices().map((v) => ({
             ...artifact(v.name, `${v.voice.id} (${v.model.name})${v.voice.description ? `: ${v.voice.description}` : ''}`),
             languages: v.languages,
