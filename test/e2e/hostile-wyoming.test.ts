@@ -7,7 +7,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Parlance, startParlance, waitFor } from '../harness.js';
-import { type Event, freePort, WyomingClient } from './wyoming-helpers.js';
+import { type Event, freePort, ttsActive, WyomingClient } from './wyoming-helpers.js';
 
 let s: Parlance;
 let port: number;
@@ -99,6 +99,11 @@ describe('requests the server cannot serve: an error event, and the connection g
 });
 
 describe('slow clients', () => {
+  const metered = async () => {
+    const q = `start_time=${encodeURIComponent(testStart)}&end_time=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}&limit=1000`;
+    const logs = ((await (await s.request(`/v1/usage-logs?${q}`)).json()) as { usage_logs: { output_audio_duration_ms: number }[] }).usage_logs;
+    return logs.filter((l) => l.output_audio_duration_ms > 0).length;
+  };
   const timedOut = async (c: WyomingClient) => {
     expect(await c.read(10_000)).toMatchObject({ type: 'error', data: { code: 'request_timeout' } });
     await waitFor(
@@ -132,21 +137,58 @@ describe('slow clients', () => {
   });
 
   it('a client that stops reading a synthesis is cut: the synthesis slot is freed and what was made is metered', async () => {
-    const tts = async () =>
-      ((await (await s.request('/v1/concurrency-limits')).json()) as { project: { current: { tts_concurrent: number } } }).project.current.tts_concurrent;
-    const metered = async () => {
-      const q = `start_time=${encodeURIComponent(testStart)}&end_time=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}&limit=1000`;
-      const logs = ((await (await s.request(`/v1/usage-logs?${q}`)).json()) as { usage_logs: { output_audio_duration_ms: number }[] }).usage_logs;
-      return logs.filter((l) => l.output_audio_duration_ms > 0).length;
-    };
     const before = await metered();
     const socket = connect(port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
     socket.on('error', () => undefined);
     socket.pause(); // reads nothing: the answer fills the buffers and the server's writes stop
     socket.write(header({ type: 'synthesize', data: { text: 'The quick brown fox jumps over the lazy dog. '.repeat(300) } }));
-    await waitFor(tts, (n) => n === 1, 30_000);
-    await waitFor(tts, (n) => n === 0, 60_000);
+    await waitFor(
+      () => ttsActive(s),
+      (n) => n === 1,
+      30_000,
+    );
+    await waitFor(
+      () => ttsActive(s),
+      (n) => n === 0,
+      60_000,
+    );
+    expect(await waitFor(metered, (n) => n > before)).toBe(before + 1);
+    socket.destroy();
+  });
+
+  it('a streamed synthesis left open (no more text, no synthesize-stop): request_timeout, close, the slot freed', async () => {
+    const c = await WyomingClient.open(port);
+    c.write('synthesize-start');
+    c.write('synthesize-chunk', { text: 'Hello there. ' });
+    expect((await c.readUntil('audio-stop', 'error')).at(-1)!.type).toBe('audio-stop');
+    await timedOut(c);
+    await waitFor(
+      () => ttsActive(s),
+      (n) => n === 0,
+      20_000,
+    );
+  });
+
+  it('a client that stops reading a streamed synthesis is cut: the slot is freed and what was made is metered once', async () => {
+    const before = await metered();
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    socket.on('error', () => undefined);
+    socket.pause();
+    socket.write(header({ type: 'synthesize-start' }));
+    for (let i = 0; i < 300; i++) socket.write(header({ type: 'synthesize-chunk', data: { text: 'The quick brown fox jumps over the lazy dog. ' } }));
+    socket.write(header({ type: 'synthesize-stop' }));
+    await waitFor(
+      () => ttsActive(s),
+      (n) => n === 1,
+      30_000,
+    );
+    await waitFor(
+      () => ttsActive(s),
+      (n) => n === 0,
+      60_000,
+    );
     expect(await waitFor(metered, (n) => n > before)).toBe(before + 1);
     socket.destroy();
   });
