@@ -143,7 +143,7 @@ export const ttsSettings = {
     kind: 'int',
     min: 1,
     default: 20_000,
-    doc: 'Longest text one TTS request (HTTP) or stream (WebSocket) may send, in characters.',
+    doc: 'Longest text one TTS request (HTTP, Wyoming `synthesize`) or stream (WebSocket, Wyoming streaming synthesis) may send, in characters.',
   },
   ttsMaxAudioSeconds: {
     env: 'PARLANCE_TTS_MAX_AUDIO_SECONDS',
