@@ -1,76 +1,13 @@
 // Turns anything thrown inside a request into an ApiError. Fastify's own errors (validation, content type,
 // body size, multipart) become invalid_request; anything unknown becomes internal_error with no detail.
-import { ApiError, type ValidationIssue } from '../wire/api-error.js';
-
-interface AjvIssue {
-  instancePath?: string;
-  keyword?: string;
-  params?: Record<string, unknown>;
-  message?: string;
-}
+import { ApiError } from '../wire/api-error.js';
+import { type SchemaIssue, validationToApiError } from '../wire/validate.js';
 
 interface FrameworkError extends Error {
   code?: string;
   statusCode?: number;
-  validation?: AjvIssue[];
+  validation?: SchemaIssue[];
   validationContext?: string;
-}
-
-/** JSON-pointer "/a/0/b" (+ missing property) → dotted "a.0.b". */
-function dottedLocation(issue: AjvIssue): string {
-  const parts = (issue.instancePath ?? '')
-    .split('/')
-    .filter(Boolean)
-    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  const missing = issue.params?.missingProperty;
-  if (issue.keyword === 'required' && typeof missing === 'string') parts.push(missing);
-  const extra = issue.params?.additionalProperty;
-  if (issue.keyword === 'additionalProperties' && typeof extra === 'string') parts.push(extra);
-  return parts.join('.');
-}
-
-function issueType(keyword: string | undefined): string {
-  switch (keyword) {
-    case 'required':
-      return 'missing';
-    case 'type':
-      return 'invalid_type';
-    case 'minimum':
-    case 'maximum':
-    case 'exclusiveMinimum':
-    case 'exclusiveMaximum':
-      return 'out_of_range';
-    case 'minLength':
-    case 'maxLength':
-    case 'minItems':
-    case 'maxItems':
-      return 'invalid_length';
-    case 'enum':
-    case 'const':
-    case 'anyOf':
-      return 'invalid_value';
-    case 'format':
-    case 'pattern':
-      return 'invalid_format';
-    case 'additionalProperties':
-      return 'unknown_field';
-    default:
-      return 'invalid_value';
-  }
-}
-
-export function validationToApiError(issues: AjvIssue[], context: string | undefined): ApiError {
-  const seen = new Set<string>();
-  const out: ValidationIssue[] = [];
-  for (const issue of issues) {
-    // anyOf/union failures repeat once per branch; one entry per field is enough.
-    const location = dottedLocation(issue) || (context === 'body' ? 'body' : (context ?? 'request'));
-    if (seen.has(location)) continue;
-    seen.add(location);
-    out.push({ error_type: issueType(issue.keyword), location, message: issue.message ?? 'is invalid' });
-  }
-  const summary = out.map((v) => `${v.location}: ${v.message}`).join('; ');
-  return new ApiError('invalid_request', `Invalid request: ${summary}`, { validationErrors: out });
 }
 
 const multipartCodes: Record<string, string> = {

@@ -31,11 +31,18 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Validation failures as invalid_request: the message `Invalid request: <location>: <message>; ...` and one
+ * validation_errors entry per field (the one style of every surface; src/wire/validate.ts).
+ */
+export function invalidFields(issues: ValidationIssue[]): ApiError {
+  const summary = issues.map((v) => `${v.location}: ${v.message}`).join('; ');
+  return new ApiError('invalid_request', `Invalid request: ${summary}`, { validationErrors: issues });
+}
+
 /** One-field validation failure as invalid_request with a validation_errors entry. */
 export function invalidField(location: string, message: string, errorType = 'invalid_value'): ApiError {
-  return new ApiError('invalid_request', `Invalid request: ${location}: ${message}`, {
-    validationErrors: [{ error_type: errorType, location, message }],
-  });
+  return invalidFields([{ error_type: errorType, location, message }]);
 }
 
 /**

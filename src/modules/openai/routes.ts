@@ -37,8 +37,8 @@ const WAIT_TIMEOUT_MS = 600_000;
 /** SSE comment lines while the transcription runs, so proxies do not close an idle stream. */
 const KEEPALIVE_MS = 10_000;
 
-const validateTranscription = formValidator<TranscriptionFields>(TranscriptionFields);
-const validateTranslation = formValidator<TranslationFields>(TranslationFields);
+const validateTranscription = formValidator(TranscriptionFields);
+const validateTranslation = formValidator(TranslationFields);
 
 /** Aborted when the client goes away before its answer. */
 function clientSignal(reply: FastifyReply): AbortSignal {
