@@ -3,8 +3,9 @@
 // Client messages: the first is the JSON configuration (a text frame); after it come audio (binary frames, or base64
 // in text frames), control messages (JSON text frames with a `type`: finalize, keepalive) and the end of the stream
 // (an empty text or binary frame). parseSttClientMessage turns one frame into a typed message or the error that ends
-// the session. The configuration's fields are validated by the real-time service (modules/realtime/config.ts), which
-// names the field that is wrong.
+// the session; control messages are checked against their schemas (src/wire/validate.ts). The configuration's fields
+// are validated by the real-time service (modules/realtime/config.ts) once the caller is authenticated. Errors name the
+// field by its dotted location in the message; the error frame has no validation_errors.
 //
 // Server frames are JSON text, never binary: result frames (tokens, processed audio, `finished` on the last one) and
 // one error frame `{tokens: [], error_code, error_type, error_message, more_info, request_id}` before the server
@@ -12,35 +13,17 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ApiError } from './api-error.js';
 import { moreInfoUrl } from './error-catalog.js';
+import { compileValidator } from './validate.js';
 
 // ---- client → server ----
 
 /**
- * The configuration message: the keys the service reads (spec table "Real-time transcription WebSocket" plus the
- * SDKs' keys). Unknown keys are allowed: a server that rejected them would fail SDK sessions.
+ * The configuration message's envelope: the key, which may also come with the handshake. Its other fields (spec table
+ * "Real-time transcription WebSocket" plus the SDKs' keys) have their rules in RealtimeConfigFields
+ * (modules/realtime/config.ts), checked once the caller is authenticated. Unknown keys are allowed: a server that
+ * rejected them would fail SDK sessions.
  */
-export const SttConfigMessage = Type.Object({
-  api_key: Type.Optional(Type.String()),
-  model: Type.String(),
-  audio_format: Type.String(),
-  sample_rate: Type.Optional(Type.Integer()),
-  num_channels: Type.Optional(Type.Integer()),
-  language_hints: Type.Optional(Type.Array(Type.String())),
-  language_hints_strict: Type.Optional(Type.Boolean()),
-  context: Type.Optional(Type.Union([Type.String(), Type.Record(Type.String(), Type.Unknown())])),
-  enable_non_final_tokens: Type.Optional(Type.Boolean()),
-  max_non_final_tokens_duration_ms: Type.Optional(Type.Number()),
-  enable_endpoint_detection: Type.Optional(Type.Boolean()),
-  max_endpoint_delay_ms: Type.Optional(Type.Number()),
-  endpoint_sensitivity: Type.Optional(Type.Number()),
-  endpoint_latency_adjustment_level: Type.Optional(Type.Integer()),
-  enable_speaker_diarization: Type.Optional(Type.Boolean()),
-  speakers: Type.Optional(Type.Array(Type.String())),
-  enable_language_identification: Type.Optional(Type.Boolean()),
-  enable_text_formatting: Type.Optional(Type.Boolean()),
-  client_reference_id: Type.Optional(Type.String()),
-  translation: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-});
+export const SttConfigMessage = Type.Object({ api_key: Type.Optional(Type.String()) }, { additionalProperties: true });
 export type SttConfigMessage = Static<typeof SttConfigMessage>;
 
 /** Everything before it is made final; answered with a `<fin>` token. */
@@ -53,6 +36,11 @@ export type SttFinalizeMessage = Static<typeof SttFinalizeMessage>;
 /** Keeps a paused stream open (once audio came); never answered. */
 export const SttKeepaliveMessage = Type.Object({ type: Type.Literal('keepalive') });
 export type SttKeepaliveMessage = Static<typeof SttKeepaliveMessage>;
+
+/** The control messages of a stream, told apart by `type`. */
+export const SttControlMessage = Type.Union([SttFinalizeMessage, SttKeepaliveMessage]);
+export type SttControlMessage = Static<typeof SttControlMessage>;
+const controlMessage = compileValidator(SttControlMessage, { root: 'message' });
 
 /** The configuration once parsed: `body` is the whole message, checked by the service (parseRealtimeConfig). */
 export type SttConfigReceived = { type: 'config'; api_key: unknown; body: Record<string, unknown> };
@@ -107,17 +95,10 @@ function parseControl(text: string): SttParseResult<SttStreamMessage> {
   } catch {
     return invalid('malformed JSON control message.');
   }
-  const m = msg && typeof msg === 'object' && !Array.isArray(msg) ? (msg as Record<string, unknown>) : undefined;
-  const type = m?.type;
-  if (type === 'keepalive') return ok({ type: 'keepalive' });
-  if (type === 'finalize') {
-    const trailing = m!.trailing_silence_ms;
-    if (trailing === undefined || trailing === null) return ok({ type: 'finalize' });
-    // Checked by hand: JSON.parse turns 1e400 into Infinity, which the schema's number would not reject.
-    if (typeof trailing !== 'number' || !Number.isFinite(trailing) || trailing < 0) return invalid('trailing_silence_ms must be a non-negative number.');
-    return ok({ type: 'finalize', trailing_silence_ms: trailing });
-  }
-  return invalid(`unknown control message type ${JSON.stringify(type ?? null)}; expected "finalize" or "keepalive".`);
+  const m = controlMessage.check(msg);
+  if (m instanceof ApiError) return { ok: false, error: m };
+  if (m.type === 'keepalive') return ok({ type: 'keepalive' });
+  return ok(typeof m.trailing_silence_ms === 'number' ? { type: 'finalize', trailing_silence_ms: m.trailing_silence_ms } : { type: 'finalize' });
 }
 
 // ---- server → client ----

@@ -37,6 +37,52 @@ describe('parseRealtimeConfig', () => {
     expect(err({ ...base, audio_format: 'pcm_s16le', sample_rate: undefined }).type).toBe('invalid_request');
   });
 
+  it('lists every bad field in the one style, dotted, schema rules first, then the rules between fields', () => {
+    expect(
+      err({ ...base, model: '', language_hints: ['en', ''], context: { terms: ['a', 3] }, translation: { type: 'one_way', target_language: 'EN' } }),
+    ).toMatchObject({
+      message:
+        'Invalid request: model: must NOT have fewer than 1 characters; language_hints.1: must be a language code such as "en"; context.terms.1: must be string; translation.target_language: must be a language code such as "es"',
+      validationErrors: [
+        { location: 'model', error_type: 'invalid_length' },
+        { location: 'language_hints.1', error_type: 'invalid_length' },
+        { location: 'context.terms.1', error_type: 'invalid_type' },
+        { location: 'translation.target_language', error_type: 'invalid_format' },
+      ],
+    });
+    expect(err({ model: 'm', audio_format: 'pcm_s16le', speakers: ['s1'] }).validationErrors.map((e) => e.location)).toEqual([
+      'num_channels',
+      'sample_rate',
+      'speakers',
+    ]);
+    expect(err({ ...base, audio_format: 'pcm_s12le' }).message).toMatch(/^Invalid request: audio_format: must be "auto", a raw format/);
+    expect(err({ ...base, context: 5 }).message).toBe('Invalid request: context: must be a string or an object {general, text, terms, translation_terms}');
+    expect(err({ ...base, translation: { type: 'three_way' } }).message).toBe('Invalid request: translation.type: must be one of one_way, two_way');
+    expect(err({ ...base, translation: { type: 'two_way', language_a: 'en', language_b: 'en' } }).message).toBe(
+      'Invalid request: translation: language_a and language_b must differ',
+    );
+    expect(err({ ...base, max_endpoint_delay_ms: Infinity }).validationErrors).toEqual([
+      { location: 'max_endpoint_delay_ms', error_type: 'invalid_type', message: 'must be number' },
+    ]);
+    expect(err([base]).message).toBe('Invalid request: configuration: must be object');
+  });
+
+  it('ignores unknown keys and treats nulls as absent, as the SDKs send them', () => {
+    const c = parseRealtimeConfig({
+      ...base,
+      api_key: 'k',
+      future_key: { x: 1 },
+      context: { text: 'hi', general: null, extra: 1 },
+      speakers: null,
+      translation: null,
+    });
+    expect(c).toMatchObject({ model: 'stt-rt-v4', context: { text: 'hi', extra: 1 }, enableNonFinalTokens: true });
+    expect(c).not.toHaveProperty('speakers');
+    expect(c).not.toHaveProperty('translation');
+    expect(parseRealtimeConfig({ ...base, enable_non_final_tokens: null, speakers: [] })).toMatchObject({ enableNonFinalTokens: true });
+    expect(err({ ...base, model: null }).validationErrors).toEqual([{ location: 'model', error_type: 'missing', message: 'is required' }]);
+  });
+
   it('approximates context tokens as words plus punctuation marks', () => {
     expect(approximateTokens('Hello, world!  Parlance v1.')).toBe(7);
     expect(approximateTokens('')).toBe(0);

@@ -1,9 +1,12 @@
-// The real-time configuration message (the first text frame of /transcribe-websocket), validated field by field.
+// The real-time configuration message (the first text frame of /transcribe-websocket): a TypeBox schema of its fields
+// (RealtimeConfigFields, checked by src/wire/validate.ts), the rules between fields, and the defaults.
 // Spec table "Real-time transcription WebSocket" plus the keys the official SDKs send (docs/wire-compat.md, "Real-time
-// STT WebSocket"; the message's shape is SttConfigMessage in src/wire/stt-frames.ts).
-// Unknown keys are ignored (a server that rejects them would fail SDK sessions); known keys of the wrong type or out
-// of range give invalid_request naming the field.
-import { ApiError, asApiError } from '../../wire/api-error.js';
+// STT WebSocket"; the message's envelope is SttConfigMessage in src/wire/stt-frames.ts).
+// Unknown keys are ignored (a server that rejects them would fail SDK sessions) and a null is an absent field; known
+// keys of the wrong type or out of range give invalid_request naming each bad field by its dotted location.
+import { type Static, Type } from '@sinclair/typebox';
+import { ApiError, asApiError, invalidField, invalidFields, type ValidationIssue } from '../../wire/api-error.js';
+import { compileValidator } from '../../wire/validate.js';
 import { type PlanResult, unsupportedHints } from '../translation/plan.js';
 import type { LanguageOptions } from '../translation/tokens.js';
 
@@ -70,45 +73,65 @@ export interface RealtimeConfig {
 
 export const isRawInputFormat = (format: string): boolean => RAW_INPUT_FORMATS.has(format);
 
-const bad = (field: string, message: string) => new ApiError('invalid_request', `Invalid request: ${field}: ${message}`);
+const LanguageCode = Type.String({ pattern: '^[a-z]{2,3}(-[A-Za-z0-9]+)*$', errorMessage: 'must be a language code such as "es"' });
+const Loose = { additionalProperties: true } as const;
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** The SDK's object form of `context`; its text counts toward the same caps as a string's. */
+const ContextObject = Type.Object(
+  {
+    general: Type.Optional(Type.Array(Type.Object({ key: Type.String(), value: Type.String() }, Loose))),
+    text: Type.Optional(Type.String()),
+    terms: Type.Optional(Type.Array(Type.String())),
+    translation_terms: Type.Optional(Type.Array(Type.Object({ source: Type.String(), target: Type.String() }, Loose))),
+  },
+  Loose,
+);
 
-function optBool(c: Obj, key: string, dflt: boolean): boolean {
-  const v = c[key];
-  if (v === undefined || v === null) return dflt;
-  if (typeof v !== 'boolean') throw bad(key, 'must be a boolean.');
-  return v;
-}
+/**
+ * The rules of each field of the configuration message. Unknown keys are allowed, and a null is an absent field
+ * (parseRealtimeConfig); the defaults are applied by parseRealtimeConfig.
+ */
+export const RealtimeConfigFields = Type.Object(
+  {
+    model: Type.String({ minLength: 1 }),
+    audio_format: Type.Unsafe<string>({
+      type: 'string',
+      enum: ['auto', ...RAW_INPUT_FORMATS, ...CONTAINER_FORMATS],
+      errorMessage: `must be "auto", a raw format (pcm_s16le, pcm_f32le, mulaw, ...) or a container (${[...CONTAINER_FORMATS].join(', ')})`,
+    }),
+    num_channels: Type.Optional(Type.Integer({ minimum: 1, maximum: 8 })),
+    sample_rate: Type.Optional(Type.Integer({ minimum: 1000, maximum: 384_000 })),
+    language_hints: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 16, errorMessage: 'must be a language code such as "en"' }))),
+    language_hints_strict: Type.Optional(Type.Boolean()),
+    context: Type.Optional(
+      Type.Union([Type.String({ maxLength: MAX_CONTEXT_CHARS }), ContextObject], {
+        errorMessage: 'must be a string or an object {general, text, terms, translation_terms}',
+      }),
+    ),
+    enable_non_final_tokens: Type.Optional(Type.Boolean()),
+    max_non_final_tokens_duration_ms: Type.Optional(Type.Number({ minimum: 360, maximum: 6000 })),
+    enable_endpoint_detection: Type.Optional(Type.Boolean()),
+    max_endpoint_delay_ms: Type.Optional(Type.Number({ minimum: 500, maximum: 3000 })),
+    endpoint_sensitivity: Type.Optional(Type.Number({ minimum: -1, maximum: 1 })),
+    endpoint_latency_adjustment_level: Type.Optional(Type.Integer({ minimum: 0, maximum: 3 })),
+    enable_speaker_diarization: Type.Optional(Type.Boolean()),
+    /** Parlance: enrolled speaker ids, checked against the project later. */
+    speakers: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 32 })),
+    enable_language_identification: Type.Optional(Type.Boolean()),
+    enable_text_formatting: Type.Optional(Type.Boolean()),
+    client_reference_id: Type.Optional(Type.String({ maxLength: MAX_CLIENT_REFERENCE_ID })),
+    translation: Type.Optional(
+      Type.Union([
+        Type.Object({ type: Type.Literal('one_way'), target_language: LanguageCode }, Loose),
+        Type.Object({ type: Type.Literal('two_way'), language_a: LanguageCode, language_b: LanguageCode }, Loose),
+      ]),
+    ),
+  },
+  Loose,
+);
+type RealtimeConfigFields = Static<typeof RealtimeConfigFields>;
 
-function optNumber(c: Obj, key: string, min: number, max: number, opts: { integer?: boolean } = {}): number | undefined {
-  const v = c[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw bad(key, 'must be a number.');
-  if (opts.integer && !Number.isInteger(v)) throw bad(key, 'must be an integer.');
-  if (v < min || v > max) throw bad(key, `must be between ${min} and ${max}; got ${v}.`);
-  return v;
-}
-
-/** Enrolled speaker ids (`speakers`): at most 32 strings, only with diarization; checked against the project later. */
-function optSpeakers(c: Obj, diarization: boolean): string[] | undefined {
-  const v = c.speakers;
-  if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v) || v.some((id) => typeof id !== 'string' || id.length === 0 || id.length > 64))
-    throw bad('speakers', 'must be an array of enrolled speaker ids (strings).');
-  if (v.length > 32) throw bad('speakers', `at most 32 speakers may be recognised at once; got ${v.length}.`);
-  if (v.length > 0 && !diarization) throw bad('speakers', 'needs enable_speaker_diarization: true.');
-  return v.length ? (v as string[]) : undefined;
-}
-
-function optString(c: Obj, key: string, maxLen: number): string | undefined {
-  const v = c[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw bad(key, 'must be a string.');
-  if (v.length > maxLen) throw bad(key, `must be at most ${maxLen} characters; got ${v.length}.`);
-  return v;
-}
+const configFields = compileValidator(RealtimeConfigFields, { nullAsAbsent: true, root: 'configuration' });
 
 /**
  * Approximate token count of a context: words and single punctuation marks, i.e. the text split at whitespace
@@ -120,55 +143,35 @@ export function approximateTokens(text: string): number {
 }
 
 /** Every string inside the SDK object form, for the length and token caps. */
-function contextText(ctx: Obj): string {
+function contextText(ctx: unknown): string {
   const parts: string[] = [];
   const walk = (v: unknown) => {
     if (typeof v === 'string') parts.push(v);
     else if (Array.isArray(v)) v.forEach(walk);
-    else if (isObj(v)) Object.values(v).forEach(walk);
+    else if (typeof v === 'object' && v !== null) Object.values(v).forEach(walk);
   };
   walk(ctx);
   return parts.join(' ');
 }
 
-function validateContextObject(ctx: Obj): void {
-  const { general, text, terms, translation_terms: tt } = ctx;
-  if (general !== undefined && general !== null) {
-    if (!Array.isArray(general)) throw bad('context.general', 'must be an array of {key, value} objects.');
-    general.forEach((g, i) => {
-      if (!isObj(g) || typeof g.key !== 'string' || typeof g.value !== 'string')
-        throw bad(`context.general.${i}`, 'must be an object with string key and value.');
-    });
+/** The rules between fields, and the context's caps counted over its whole text. */
+function crossFieldIssues(c: RealtimeConfigFields): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const issue = (location: string, message: string, errorType: string) => issues.push({ error_type: errorType, location, message });
+  if (RAW_INPUT_FORMATS.has(c.audio_format)) {
+    if (c.num_channels === undefined) issue('num_channels', `is required for raw audio format ${c.audio_format}`, 'missing');
+    if (c.sample_rate === undefined) issue('sample_rate', `is required for raw audio format ${c.audio_format}`, 'missing');
   }
-  if (text !== undefined && text !== null && typeof text !== 'string') throw bad('context.text', 'must be a string.');
-  if (terms !== undefined && terms !== null) {
-    if (!Array.isArray(terms) || terms.some((t) => typeof t !== 'string')) throw bad('context.terms', 'must be an array of strings.');
+  if (c.context !== undefined) {
+    const text = typeof c.context === 'string' ? c.context : contextText(c.context);
+    const tokens = approximateTokens(text);
+    if (text.length > MAX_CONTEXT_CHARS) issue('context', `must be at most ${MAX_CONTEXT_CHARS} characters; got ${text.length}`, 'invalid_length');
+    else if (tokens > MAX_CONTEXT_TOKENS) issue('context', `is over ${MAX_CONTEXT_TOKENS} tokens (about ${tokens})`, 'invalid_length');
   }
-  if (tt !== undefined && tt !== null) {
-    if (!Array.isArray(tt)) throw bad('context.translation_terms', 'must be an array of {source, target} objects.');
-    tt.forEach((t, i) => {
-      if (!isObj(t) || typeof t.source !== 'string' || typeof t.target !== 'string')
-        throw bad(`context.translation_terms.${i}`, 'must be an object with string source and target.');
-    });
-  }
-}
-
-function validateTranslation(v: unknown): Translation | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (!isObj(v)) throw bad('translation', 'must be an object.');
-  const lang = (key: string): string => {
-    const l = v[key];
-    if (typeof l !== 'string' || !/^[a-z]{2,3}(-[A-Za-z0-9]+)*$/.test(l)) throw bad(`translation.${key}`, 'must be a language code such as "es".');
-    return l;
-  };
-  if (v.type === 'one_way') return { type: 'one_way', target_language: lang('target_language') };
-  if (v.type === 'two_way') {
-    const a = lang('language_a');
-    const b = lang('language_b');
-    if (a === b) throw bad('translation', 'language_a and language_b must differ.');
-    return { type: 'two_way', language_a: a, language_b: b };
-  }
-  throw bad('translation.type', 'must be "one_way" or "two_way".');
+  if (c.speakers?.length && !c.enable_speaker_diarization) issue('speakers', 'needs enable_speaker_diarization: true', 'invalid_value');
+  if (c.translation?.type === 'two_way' && c.translation.language_a === c.translation.language_b)
+    issue('translation', 'language_a and language_b must differ', 'invalid_value');
+  return issues;
 }
 
 /**
@@ -184,86 +187,40 @@ export function checkRealtimeConfig(c: unknown): RealtimeConfig | ApiError {
 }
 
 /**
- * Validate the configuration message (already parsed JSON, api_key handled by the caller). Throws invalid_request
- * naming the first bad field. Model existence and translation availability are checked by the service.
+ * Validate the configuration message (already parsed JSON, api_key handled by the caller): the schema, then the rules
+ * between fields; throws invalid_request naming every bad field. The defaults are applied here, once. Model existence
+ * and translation availability are checked by the service.
  */
-export function parseRealtimeConfig(c: unknown): RealtimeConfig {
-  if (!isObj(c)) throw new ApiError('invalid_request', 'Invalid request: the first message must be a JSON object with the configuration.');
-  const model = c.model;
-  if (model === undefined || model === null || model === '') throw bad('model', 'is required.');
-  if (typeof model !== 'string') throw bad('model', 'must be a string.');
-
-  const audioFormat = c.audio_format;
-  if (audioFormat === undefined || audioFormat === null || audioFormat === '')
-    throw bad('audio_format', 'is required ("auto" or a raw format such as "pcm_s16le").');
-  if (typeof audioFormat !== 'string') throw bad('audio_format', 'must be a string.');
-  const raw = RAW_INPUT_FORMATS.has(audioFormat);
-  if (audioFormat !== 'auto' && !raw && !CONTAINER_FORMATS.has(audioFormat))
-    throw bad(
-      'audio_format',
-      `unknown format "${audioFormat}"; use "auto", a raw format (pcm_s16le, pcm_f32le, mulaw, ...) or a container (${[...CONTAINER_FORMATS].join(', ')}).`,
-    );
-  const numChannels = optNumber(c, 'num_channels', 1, 8, { integer: true });
-  const sampleRate = optNumber(c, 'sample_rate', 1000, 384_000, { integer: true });
-  if (raw && numChannels === undefined) throw bad('num_channels', `is required for raw audio format ${audioFormat}.`);
-  if (raw && sampleRate === undefined) throw bad('sample_rate', `is required for raw audio format ${audioFormat}.`);
-
-  let languageHints: string[] = [];
-  if (c.language_hints !== undefined && c.language_hints !== null) {
-    if (!Array.isArray(c.language_hints)) throw bad('language_hints', 'must be an array of language codes.');
-    c.language_hints.forEach((h, i) => {
-      if (typeof h !== 'string' || h.length === 0 || h.length > 16) throw bad(`language_hints.${i}`, 'must be a language code such as "en".');
-    });
-    languageHints = c.language_hints as string[];
-  }
-  const languageHintsStrict = optBool(c, 'language_hints_strict', false);
-
-  let context: RealtimeConfig['context'];
-  if (c.context !== undefined && c.context !== null) {
-    let text: string;
-    if (typeof c.context === 'string') text = c.context;
-    else if (isObj(c.context)) {
-      validateContextObject(c.context);
-      text = contextText(c.context);
-    } else throw bad('context', 'must be a string or an object {general, text, terms, translation_terms}.');
-    if (text.length > MAX_CONTEXT_CHARS) throw bad('context', `must be at most ${MAX_CONTEXT_CHARS} characters; got ${text.length}.`);
-    const tokens = approximateTokens(text);
-    if (tokens > MAX_CONTEXT_TOKENS) throw bad('context', `is over ${MAX_CONTEXT_TOKENS} tokens (about ${tokens}).`);
-    context = c.context as RealtimeConfig['context'];
-  }
-
-  const enableNonFinalTokens = optBool(c, 'enable_non_final_tokens', true);
-  const maxNonFinalTokensDurationMs = optNumber(c, 'max_non_final_tokens_duration_ms', 360, 6000) ?? 4000;
-  const enableEndpointDetection = optBool(c, 'enable_endpoint_detection', false);
-  const maxEndpointDelayMs = optNumber(c, 'max_endpoint_delay_ms', 500, 3000) ?? 2000;
-  optNumber(c, 'endpoint_sensitivity', -1, 1);
-  optNumber(c, 'endpoint_latency_adjustment_level', 0, 3, { integer: true });
-  const enableSpeakerDiarization = optBool(c, 'enable_speaker_diarization', false);
-  const speakers = optSpeakers(c, enableSpeakerDiarization);
-  const enableLanguageIdentification = optBool(c, 'enable_language_identification', false);
-  const enableTextFormatting =
-    c.enable_text_formatting === undefined || c.enable_text_formatting === null ? undefined : optBool(c, 'enable_text_formatting', true);
-  const clientReferenceId = optString(c, 'client_reference_id', MAX_CLIENT_REFERENCE_ID);
-  const translation = validateTranslation(c.translation);
-
+export function parseRealtimeConfig(body: unknown): RealtimeConfig {
+  const c = configFields.parse(body);
+  const issues = crossFieldIssues(c);
+  if (issues.length > 0) throw invalidFields(issues);
+  const t = c.translation;
   return {
-    model,
-    audioFormat,
-    ...(numChannels !== undefined ? { numChannels } : {}),
-    ...(sampleRate !== undefined ? { sampleRate } : {}),
-    languageHints,
-    languageHintsStrict,
-    ...(context !== undefined ? { context } : {}),
-    enableNonFinalTokens,
-    maxNonFinalTokensDurationMs,
-    enableEndpointDetection,
-    maxEndpointDelayMs,
-    enableSpeakerDiarization,
-    ...(speakers ? { speakers } : {}),
-    enableLanguageIdentification,
-    ...(enableTextFormatting !== undefined ? { enableTextFormatting } : {}),
-    ...(clientReferenceId !== undefined ? { clientReferenceId } : {}),
-    ...(translation ? { translation } : {}),
+    model: c.model,
+    audioFormat: c.audio_format,
+    ...(c.num_channels !== undefined ? { numChannels: c.num_channels } : {}),
+    ...(c.sample_rate !== undefined ? { sampleRate: c.sample_rate } : {}),
+    languageHints: c.language_hints ?? [],
+    languageHintsStrict: c.language_hints_strict ?? false,
+    ...(c.context !== undefined ? { context: c.context } : {}),
+    enableNonFinalTokens: c.enable_non_final_tokens ?? true,
+    maxNonFinalTokensDurationMs: c.max_non_final_tokens_duration_ms ?? 4000,
+    enableEndpointDetection: c.enable_endpoint_detection ?? false,
+    maxEndpointDelayMs: c.max_endpoint_delay_ms ?? 2000,
+    enableSpeakerDiarization: c.enable_speaker_diarization ?? false,
+    ...(c.speakers?.length ? { speakers: c.speakers } : {}),
+    enableLanguageIdentification: c.enable_language_identification ?? false,
+    ...(c.enable_text_formatting !== undefined ? { enableTextFormatting: c.enable_text_formatting } : {}),
+    ...(c.client_reference_id !== undefined ? { clientReferenceId: c.client_reference_id } : {}),
+    ...(t
+      ? {
+          translation:
+            t.type === 'one_way'
+              ? { type: 'one_way' as const, target_language: t.target_language }
+              : { type: 'two_way' as const, language_a: t.language_a, language_b: t.language_b },
+        }
+      : {}),
   };
 }
 
@@ -280,14 +237,15 @@ export function languageOptions(
   // Hints are hints: a language the model lacks is ignored, unless the client asked for strict hints.
   const bad = config.languageHintsStrict ? unsupportedHints(config.languageHints, languages, config.translation)[0] : undefined;
   if (bad)
-    throw new ApiError(
-      'invalid_request',
-      `Invalid request: language_hints.${bad.index}: language "${bad.language}" is not supported by model ${modelId} (supported: ${languages.join(', ')}).`,
+    throw invalidField(
+      `language_hints.${bad.index}`,
+      `language "${bad.language}" is not supported by model ${modelId} (supported: ${languages.join(', ')})`,
+      'unsupported',
     );
   let plan: LanguageOptions['plan'];
   if (config.translation) {
     const r = catalog.planTranslation(config.translation, modelId, languages);
-    if (!r.ok) throw new ApiError('invalid_request', `Invalid request: translation: ${r.message}.`);
+    if (!r.ok) throw invalidField('translation', r.message, 'unsupported');
     plan = r.plan;
   }
   return { language: languages[0] ?? 'en', plan, identifyLanguage: config.enableLanguageIdentification };
