@@ -26,12 +26,20 @@ describe('parseTtsClientMessage', () => {
       expect(r.ok).toBe(false);
       if (!r.ok) expect(r.error.type).toBe('invalid_request');
     }
+    const message = (raw: unknown) => {
+      const r = parse(raw);
+      return r.ok ? undefined : r.error.message;
+    };
+    expect(message({ text: 'hi' })).toBe('Invalid request: stream_id: is required');
+    expect(message({ api_key: 'k', stream_id: '' })).toBe('Invalid request: stream_id: must NOT have fewer than 1 characters');
+    expect(message({ stream_id: 'x'.repeat(257), cancel: true })).toBe('Invalid request: stream_id: must NOT have more than 256 characters');
+    expect(message({ stream_id: 5, text_end: true })).toBe('Invalid request: stream_id: must be string');
   });
 
   it('a text of the wrong type is an error of its stream, not of the connection', () => {
     const r = parse({ stream_id: 's', text: 5 });
     expect(r.ok).toBe(true);
-    if (r.ok && r.message.type === 'text' && 'error' in r.message) expect(r.message.error.message).toBe('text must be a string and text_end a boolean.');
+    if (r.ok && r.message.type === 'text' && 'error' in r.message) expect(r.message.error.message).toBe('Invalid request: text: must be string or null');
     else expect.fail('expected a text message with an error');
   });
 });

@@ -2,16 +2,17 @@
 //
 // Client messages carry no type field: they are told apart by their keys (api_key → start, cancel → cancel,
 // keep_alive → keep-alive, text / text_end → text). parseTtsClientMessage turns one text frame into a typed
-// message or the connection-level error that closes the socket. Problems that concern one stream only (its
+// message or the connection-level error that closes the socket; fields are checked against their schemas
+// (src/wire/validate.ts), errors naming them by dotted location. Problems that concern one stream only (its
 // generation parameters, a text of the wrong type) are that stream's errors and are left to the session.
 //
 // Server frames are JSON text (audio in base64), always with the stream's id. Normal frames never carry error keys;
 // a connection-level error frame has `stream_id: ""` in the spec profile and none in the soniox-sdk profile.
 import { type Static, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
 import { ApiError } from './api-error.js';
 import type { CompatProfile } from './compat.js';
 import { moreInfoUrl } from './error-catalog.js';
+import { compileValidator } from './validate.js';
 
 /** The longest stream_id accepted. */
 export const MAX_STREAM_ID_LENGTH = 256;
@@ -20,21 +21,12 @@ export const MAX_STREAM_ID_LENGTH = 256;
 
 const StreamId = Type.String({ minLength: 1, maxLength: MAX_STREAM_ID_LENGTH });
 
-/** A stream start: the generation parameters of POST /tts (validated per stream by the TTS service). */
-export const TtsStartMessage = Type.Object({
-  stream_id: StreamId,
-  api_key: Type.Optional(Type.String()),
-  model: Type.String(),
-  voice: Type.String(),
-  language: Type.String(),
-  audio_format: Type.String(),
-  sample_rate: Type.Optional(Type.Integer()),
-  bitrate: Type.Optional(Type.Integer()),
-  speed: Type.Optional(Type.Number()),
-  reduce_silence: Type.Optional(Type.Boolean()),
-  client_reference_id: Type.Optional(Type.String()),
-  return_timestamps: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
-});
+/**
+ * A stream start's envelope: its id and the key (which may instead come with the handshake). Its generation
+ * parameters are POST /tts's, with return_timestamps: TtsStartFields in modules/tts/request-config.ts, checked per
+ * stream once the caller is authenticated (their errors are the stream's).
+ */
+export const TtsStartMessage = Type.Object({ stream_id: StreamId, api_key: Type.Optional(Type.String()) }, { additionalProperties: true });
 
 /** Text of a stream; `text_end: true` ends it. */
 export const TtsTextMessage = Type.Object({
@@ -61,35 +53,37 @@ export type TtsClientMessage =
 export type TtsParseResult = { ok: true; message: TtsClientMessage } | { ok: false; error: ApiError };
 
 const TextFields = Type.Pick(TtsTextMessage, ['text', 'text_end']);
+const textFields = compileValidator(TextFields, { root: 'message' });
+const streamIdOf = compileValidator(Type.Object({ stream_id: StreamId }), { root: 'message' });
 
 /**
  * One client text frame. `handshakeKey`: a key came with the handshake, so a start may omit api_key and is then
  * recognised by its model or voice.
  */
 export function parseTtsClientMessage(data: string, handshakeKey: boolean): TtsParseResult {
-  const fail = (message: string): TtsParseResult => ({ ok: false, error: new ApiError('invalid_request', message) });
+  const fail = (message: string): TtsParseResult => ({ ok: false, error: new ApiError('invalid_request', `Invalid request: ${message}`) });
   let msg: unknown;
   try {
     msg = JSON.parse(data);
   } catch {
-    return fail('Malformed JSON message.');
+    return fail('malformed JSON message.');
   }
-  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return fail('Each message must be a JSON object.');
+  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return fail('each message must be a JSON object.');
   const m = msg as Record<string, unknown>;
   let type: 'start' | 'cancel' | 'text';
   if ('api_key' in m || (handshakeKey && ('model' in m || 'voice' in m) && !('text' in m))) type = 'start';
   else if ('cancel' in m) type = 'cancel';
   else if ('keep_alive' in m) return { ok: true, message: { type: 'keep_alive' } };
   else if ('text' in m || 'text_end' in m) type = 'text';
-  else return fail('Unrecognized message: expected a stream start (api_key), text, text_end, cancel or keep_alive.');
-  const id = m.stream_id;
-  if (typeof id !== 'string' || id.length === 0) return fail(`${type === 'start' ? 'Stream start' : type} message needs a non-empty string stream_id.`);
-  if (id.length > MAX_STREAM_ID_LENGTH) return fail(`stream_id is longer than ${MAX_STREAM_ID_LENGTH} characters.`);
+  else return fail('unrecognized message: expected a stream start (api_key), text, text_end, cancel or keep_alive.');
+  const envelope = streamIdOf.check(m);
+  if (envelope instanceof ApiError) return { ok: false, error: envelope };
+  const id = envelope.stream_id;
   if (type === 'start') return { ok: true, message: { type, stream_id: id, api_key: m.api_key, body: m } };
   if (type === 'cancel') return { ok: true, message: { type, stream_id: id } };
-  if (!Value.Check(TextFields, m))
-    return { ok: true, message: { type, stream_id: id, error: new ApiError('invalid_request', 'text must be a string and text_end a boolean.') } };
-  return { ok: true, message: { type, stream_id: id, text: m.text ?? '', text_end: m.text_end ?? false } };
+  const text = textFields.check(m);
+  if (text instanceof ApiError) return { ok: true, message: { type, stream_id: id, error: text } };
+  return { ok: true, message: { type, stream_id: id, text: text.text ?? '', text_end: text.text_end ?? false } };
 }
 
 // ---- server → client ----

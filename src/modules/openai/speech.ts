@@ -1,6 +1,7 @@
 // The rules of POST /v1/audio/speech: an OpenAI speech request turned into a native TTS request (model aliases,
 // OpenAI voice names, formats at 24 kHz, speed clamped into the engines' range), synthesized by TtsService like
 // POST /tts (same validation, cloned voices, admission, metering). No HTTP types here.
+import type { AudioFormat } from '../../audio/speech-encoder.js';
 import type { TtsModel, TtsVoice } from '../../engines/tts/model.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
 import type { AuthContext } from '../auth/service.js';
@@ -23,7 +24,7 @@ export const OPENAI_TTS_MODELS = ['tts-1', 'tts-1-hd', 'gpt-4o-mini-tts', 'gpt-4
 /** The default TTS model: the first of these the registry offers, else its first model. */
 export const DEFAULT_TTS_IDS = ['tts-1', 'tts-rt-v2', 'tts-rt-v1'];
 
-const NATIVE_FORMAT: Record<SpeechFormat, string> = { mp3: 'mp3', opus: 'opus', aac: 'aac', flac: 'flac', wav: 'wav', pcm: 'pcm_s16le' };
+const NATIVE_FORMAT: Record<SpeechFormat, AudioFormat> = { mp3: 'mp3', opus: 'opus', aac: 'aac', flac: 'flac', wav: 'wav', pcm: 'pcm_s16le' };
 /** The Content-Type OpenAI answers with for each response_format. */
 export const SPEECH_CONTENT_TYPE: Record<SpeechFormat, string> = {
   mp3: 'audio/mpeg',
@@ -167,7 +168,9 @@ export class OpenAiSpeech {
     try {
       text = this.tts.checkText(req.input, cfg);
     } catch (err) {
-      if (err instanceof ApiError && err.type === 'invalid_request') throw invalidField('input', err.message.replace(/^text /, 'input '));
+      // The native request's `text` is OpenAI's `input`.
+      const issue = err instanceof ApiError ? err.validationErrors.find((v) => v.location === 'text') : undefined;
+      if (issue) throw invalidField('input', issue.message, issue.error_type);
       throw err;
     }
     return { cfg, text, format, contentType: SPEECH_CONTENT_TYPE[format], sse: req.stream_format === 'sse' };

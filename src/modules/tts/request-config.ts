@@ -1,10 +1,13 @@
 // Text-to-speech request rules: the generation parameters of POST /tts, /v1/audio/speech and a /tts-websocket start
-// (model, language, voice, format, sample rate, bitrate, speed, silence reduction), validated before any audio and
-// resolved once with their defaults into a TtsConfig; and the checks on the text to speak.
+// (model, language, voice, format, sample rate, bitrate, speed, silence reduction): a TypeBox schema checked through
+// src/wire/validate.ts, then the rules between fields and against the model, before any audio, resolved once with
+// their defaults into a TtsConfig; and the checks on the text to speak.
 import type { TtsModel, TtsVoice } from '../../engines/tts/model.js';
 import type { TtsRegistry } from '../../engines/tts/registry.js';
+import { type Static, Type } from '@sinclair/typebox';
 import { AUDIO_FORMATS, type AudioFormat, contentTypeOf } from '../../audio/speech-encoder.js';
-import { ApiError } from '../../wire/api-error.js';
+import { ApiError, invalidField, invalidFields, type ValidationIssue } from '../../wire/api-error.js';
+import { compileValidator } from '../../wire/validate.js';
 import { SPEED_MAX, SPEED_MIN } from './model-records.js';
 
 export const SAMPLE_RATES = [8000, 16000, 24000, 44100, 48000] as const;
@@ -48,11 +51,45 @@ export interface ClonedVoiceStyle {
 export type ClonedVoiceResolver = (projectId: string, voiceId: string, model: TtsModel) => Promise<{ voice: TtsVoice; style: ClonedVoiceStyle }>;
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const invalid = (msg: string) => new ApiError('invalid_request', msg);
+const Loose = { additionalProperties: true } as const;
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+/**
+ * The generation parameters of POST /tts, a /tts-websocket start and /v1/audio/speech (spec "Text-to-speech over
+ * HTTP"): the rules of each field. Unknown keys are ignored, a null is an absent field; the rules between fields and
+ * against the model, and the defaults, are resolveTtsConfig's.
+ */
+export const TtsRequestFields = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 256 }),
+    language: Type.String({ minLength: 1, maxLength: 16 }),
+    voice: Type.String({ minLength: 1, maxLength: 256 }),
+    audio_format: Type.Unsafe<AudioFormat>({ type: 'string', enum: [...AUDIO_FORMATS] }),
+    sample_rate: Type.Optional(Type.Unsafe<number>({ type: 'integer', enum: [...SAMPLE_RATES] })),
+    bitrate: Type.Optional(Type.Unsafe<number>({ type: 'integer', enum: [...BITRATES] })),
+    speed: Type.Optional(Type.Number({ minimum: SPEED_MIN, maximum: SPEED_MAX })),
+    reduce_silence: Type.Optional(Type.Boolean()),
+    client_reference_id: Type.Optional(Type.String({ maxLength: 256 })),
+  },
+  Loose,
+);
+export type TtsRequestFields = Static<typeof TtsRequestFields>;
+
+/** The JSON body of POST /tts: the generation parameters and the text (checked further by checkTtsText). */
+export const TtsHttpBody = Type.Composite([TtsRequestFields, Type.Object({ text: Type.String() })], Loose);
+export type TtsHttpBody = Static<typeof TtsHttpBody>;
+
+/** A /tts-websocket stream start: the generation parameters and return_timestamps (stream_id and api_key: tts-frames.ts). */
+export const TtsStartFields = Type.Composite([TtsRequestFields, Type.Object({ return_timestamps: Type.Optional(Type.Boolean()) })], Loose);
+export type TtsStartFields = Static<typeof TtsStartFields>;
+
+const httpBody = compileValidator(TtsHttpBody, { nullAsAbsent: true });
+const startFields = compileValidator(TtsStartFields, { nullAsAbsent: true, root: 'message' });
+
+/** A POST /tts body, or invalid_request naming each bad field. */
+export const parseTtsBody = (body: unknown): TtsHttpBody => httpBody.parse(body);
+
+/** A stream start's fields, or invalid_request (an error of that stream) naming each bad field. */
+export const parseTtsStart = (message: unknown): TtsStartFields => startFields.parse(message);
 
 /**
  * A voice that speaks only some of the model's languages (festival: one each) refuses the others before any
@@ -61,104 +98,88 @@ function isObject(v: unknown): v is Record<string, unknown> {
 export function checkVoiceLanguage(model: TtsModel, voice: TtsVoice, language: string, modelId: string, voiceName: string): void {
   if (!voice.languages || voice.languages.includes(language)) return;
   const speakers = model.voices.filter((v) => !v.languages || v.languages.includes(language)).map((v) => v.id);
-  throw invalid(
-    `voice "${voiceName}" of model ${modelId} speaks ${voice.languages.join(', ')}, not "${language}"; voices for "${language}": ${speakers.join(', ') || 'none'}.`,
+  throw invalidField(
+    'voice',
+    `voice "${voiceName}" of model ${modelId} speaks ${voice.languages.join(', ')}, not "${language}"; voices for "${language}": ${speakers.join(', ') || 'none'}`,
+    'unsupported',
   );
 }
 
-/** Validate a generation request (the HTTP body or a WebSocket start message). Throws before any audio. */
-export function resolveTtsConfig(registry: TtsRegistry, body: unknown, allowCloned = false): TtsConfig {
-  if (!isObject(body)) throw invalid('Request body must be a JSON object.');
-  const str = (k: string, required: boolean, max = 256): string | undefined => {
-    const v = body[k];
-    if (v === undefined || v === null) {
-      if (required) throw invalid(`${k} is required.`);
-      return undefined;
-    }
-    if (typeof v !== 'string') throw invalid(`${k} must be a string.`);
-    if (required && v.length === 0) throw invalid(`${k} must not be empty.`);
-    if (v.length > max) throw invalid(`${k} is longer than ${max} characters.`);
-    return v;
-  };
-  const modelId = str('model', true)!;
+/** The largest bitrate each encoder can produce at the sample rate (MPEG-2/2.5 layer III, AAC, mono Opus). */
+function maxBitrate(format: AudioFormat, sampleRate: number): number {
+  return format === 'mp3' ? (sampleRate <= 8000 ? 64000 : sampleRate <= 24000 ? 160000 : 320000) : format === 'aac' ? 6 * sampleRate : 256000;
+}
+
+/** The rules between the fields and against the model, the schema's checks passed. */
+function crossFieldIssues(req: TtsRequestFields, model: TtsModel): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const issue = (location: string, message: string, errorType = 'invalid_value') => issues.push({ error_type: errorType, location, message });
+  const format = req.audio_format;
+  if (!model.engine.languages.some((l) => l.code === req.language))
+    issue('language', `"${req.language}" is not supported by model ${req.model}; GET /v1/tts-models lists the languages`, 'unsupported');
+  if (format === 'opus' && req.sample_rate === 44100) issue('sample_rate', '44100 is not valid for opus; use 8000, 16000, 24000 or 48000');
+  if (req.bitrate !== undefined) {
+    const max = maxBitrate(format, req.sample_rate ?? DEFAULT_SAMPLE_RATE);
+    if (!COMPRESSED.includes(format)) issue('bitrate', `applies only to mp3, aac and opus, not ${format}`);
+    else if (req.bitrate > max)
+      issue('bitrate', `${req.bitrate} is not valid for ${format} at sample_rate ${req.sample_rate ?? DEFAULT_SAMPLE_RATE} (at most ${max})`, 'out_of_range');
+  }
+  if (req.reduce_silence && !model.supportsSilenceReduction) issue('reduce_silence', `is not supported by model ${req.model}`, 'unsupported');
+  return issues;
+}
+
+/**
+ * Resolve a generation request (its fields checked by schema: parseTtsBody, parseTtsStart, or built by the server)
+ * against the registry, with the defaults, applied here once. Throws before any audio: model_not_available,
+ * invalid_request naming each field against the rules between fields, voice_not_found.
+ */
+export function resolveTtsConfig(registry: TtsRegistry, req: TtsRequestFields, allowCloned = false): TtsConfig {
+  const modelId = req.model;
   const model = registry.resolve(modelId);
   if (!model) {
     const offered = [...registry.models().map((m) => m.id), ...registry.aliases.keys()];
     throw new ApiError('model_not_available', `TTS model "${modelId}" is not available. Available: ${offered.join(', ')}.`);
   }
-  const language = str('language', true, 16)!;
-  if (!model.engine.languages.some((l) => l.code === language))
-    throw invalid(`language "${language}" is not supported by model ${modelId}; GET /v1/tts-models lists the languages.`);
-  const fmt = str('audio_format', true, 32)!;
-  if (!(AUDIO_FORMATS as readonly string[]).includes(fmt)) throw invalid(`audio_format must be one of ${AUDIO_FORMATS.join(', ')}.`);
-  const format = fmt as AudioFormat;
-
-  let sampleRate = DEFAULT_SAMPLE_RATE;
-  if (body.sample_rate !== undefined && body.sample_rate !== null) {
-    const sr = body.sample_rate;
-    if (typeof sr !== 'number' || !(SAMPLE_RATES as readonly number[]).includes(sr)) throw invalid(`sample_rate must be one of ${SAMPLE_RATES.join(', ')}.`);
-    if (format === 'opus' && sr === 44100) throw invalid('sample_rate 44100 is not valid for opus; use 8000, 16000, 24000 or 48000.');
-    sampleRate = sr;
-  }
-  let bitrate: number | undefined;
-  if (body.bitrate !== undefined && body.bitrate !== null) {
-    const br = body.bitrate;
-    if (typeof br !== 'number' || !(BITRATES as readonly number[]).includes(br)) throw invalid(`bitrate must be one of ${BITRATES.join(', ')}.`);
-    if (!COMPRESSED.includes(format)) throw invalid(`bitrate applies only to mp3, aac and opus, not ${format}.`);
-    bitrate = br;
-  } else bitrate = DEFAULT_BITRATE[format];
-  if (bitrate !== undefined) {
-    // What each encoder can produce at the sample rate (MPEG-2/2.5 layer III, AAC, mono Opus).
-    const max = format === 'mp3' ? (sampleRate <= 8000 ? 64000 : sampleRate <= 24000 ? 160000 : 320000) : format === 'aac' ? 6 * sampleRate : 256000;
-    if (bitrate > max) {
-      if (body.bitrate !== undefined && body.bitrate !== null)
-        throw invalid(`bitrate ${bitrate} is not valid for ${format} at sample_rate ${sampleRate} (at most ${max}).`);
-      bitrate = BITRATES.filter((b) => b <= max).pop();
-    }
-  }
-  let speed = 1;
-  if (body.speed !== undefined && body.speed !== null) {
-    if (typeof body.speed !== 'number' || !Number.isFinite(body.speed) || body.speed < SPEED_MIN || body.speed > SPEED_MAX)
-      throw invalid(`speed must be a number from ${SPEED_MIN} to ${SPEED_MAX}.`);
-    speed = body.speed;
-  }
-  let reduceSilence = false;
-  if (body.reduce_silence !== undefined && body.reduce_silence !== null) {
-    if (typeof body.reduce_silence !== 'boolean') throw invalid('reduce_silence must be a boolean.');
-    if (body.reduce_silence && !model.supportsSilenceReduction) throw invalid(`reduce_silence is not supported by model ${modelId}.`);
-    reduceSilence = body.reduce_silence;
-  }
-  const clientReferenceId = str('client_reference_id', false, 256) ?? null;
-  const voiceName = str('voice', true)!;
+  const issues = crossFieldIssues(req, model);
+  if (issues.length > 0) throw invalidFields(issues);
+  const format = req.audio_format;
+  const sampleRate = req.sample_rate ?? DEFAULT_SAMPLE_RATE;
+  // A compressed format's default bitrate, lowered to what the encoder can produce at the sample rate.
+  const bitrate =
+    req.bitrate ?? (DEFAULT_BITRATE[format] && BITRATES.filter((b) => b <= Math.min(DEFAULT_BITRATE[format]!, maxBitrate(format, sampleRate))).pop());
+  const voiceName = req.voice;
   const voice = model.voices.find((v) => v.id === voiceName) ?? model.voices.find((v) => v.id.toLowerCase() === voiceName.toLowerCase());
   const base = {
     model,
     requestedModel: modelId,
-    language,
+    language: req.language,
     format,
     contentType: contentTypeOf(format),
     sampleRate,
     bitrate,
-    speed,
-    reduceSilence,
-    clientReferenceId,
+    speed: req.speed ?? 1,
+    reduceSilence: req.reduce_silence ?? false,
+    clientReferenceId: req.client_reference_id ?? null,
   };
   // A cloned voice is a uuid: resolveConfigFor looks it up (the voice here is a placeholder until then).
   if (!voice && allowCloned && UUID_RE.test(voiceName) && model.voices[0])
     return { ...base, voice: model.voices[0], cloned: { voiceId: voiceName.toLowerCase(), pitchSemitones: 0, pitchRange: 1, rate: 1 } };
   if (!voice) throw new ApiError('voice_not_found', `Voice "${voiceName}" not found for model ${modelId}.`);
-  checkVoiceLanguage(model, voice, language, modelId, voice.id);
+  checkVoiceLanguage(model, voice, req.language, modelId, voice.id);
   // The engine voice that speaks this language (the routed default model's English voices are flite's).
-  return { ...base, voice: model.voiceIn?.(voice, language) ?? voice };
+  return { ...base, voice: model.voiceIn?.(voice, req.language) ?? voice };
 }
 
-/** Validate the whole text of an HTTP request (for the resolved voice: festival's Hindi voice reads no Latin). */
+/**
+ * Validate the whole text of a request (for the resolved voice: festival's Hindi voice reads no Latin). `text` as
+ * received (Wyoming's is unchecked); its errors are located at `text`.
+ */
 export function checkTtsText(text: unknown, maxTextChars: number, cfg?: TtsConfig): string {
-  if (text === undefined || text === null) throw invalid('text is required.');
-  if (typeof text !== 'string') throw invalid('text must be a string.');
-  if (!/[\p{L}\p{N}]/u.test(text)) throw invalid('text must contain something to speak.');
-  if (text.length > maxTextChars) throw invalid(`text is longer than ${maxTextChars} characters.`);
+  if (text === undefined || text === null) throw invalidField('text', 'is required', 'missing');
+  if (typeof text !== 'string') throw invalidField('text', 'must be string', 'invalid_type');
+  if (!/[\p{L}\p{N}]/u.test(text)) throw invalidField('text', 'must contain something to speak');
+  if (text.length > maxTextChars) throw invalidField('text', `must NOT have more than ${maxTextChars} characters`, 'invalid_length');
   if (cfg?.model.engine.speaks && !cfg.model.engine.speaks(text, cfg.voice.engineVoice))
-    throw invalid(`text has nothing voice "${cfg.voice.id}" can pronounce in "${cfg.language}" (check the text's script and the language).`);
+    throw invalidField('text', `has nothing voice "${cfg.voice.id}" can pronounce in "${cfg.language}" (check the text's script and the language)`);
   return text;
 }

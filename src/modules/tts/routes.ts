@@ -5,13 +5,14 @@ import type { RoutePlugin } from '../../http/app-types.js';
 import { toApiError } from '../../http/error-mapping.js';
 import { ttsErrorBody } from '../../wire/tts-frames.js';
 import { AuthService } from '../auth/service.js';
+import { parseTtsBody } from './request-config.js';
 import { generateSpeechSchema, listTtsModelsSchema, listTtsVoicesSchema } from './schemas.js';
 import type { VoiceQuery } from './voice-list.js';
 import { streamSpeech } from './stream-response.js';
 import type { TtsService } from './service.js';
 
 const listGuard = { permission: null, rate: 'models' } as const;
-/** The service validates these requests itself (TTS body, per-format rules). */
+/** Validated in the handler (parseTtsBody; voice-list.ts), after authentication, with errors in the TTS body. */
 const passThrough = () => (data: unknown) => ({ value: data });
 
 export interface TtsRoutesOptions {
@@ -48,9 +49,9 @@ export const ttsRoutes: RoutePlugin<TtsRoutesOptions> = async (app, { tts, error
     },
     async (req, reply) => {
       const startedAt = new Date();
-      const body = req.body as Record<string, unknown> | undefined;
+      const body = parseTtsBody(req.body);
       const cfg = await tts.resolveConfigFor(req.auth, body);
-      const text = tts.checkText(body?.text, cfg);
+      const text = tts.checkText(body.text, cfg);
       await streamSpeech(tts, req, reply, cfg, text, startedAt, { contentType: cfg.contentType, label: 'tts' });
     },
   );

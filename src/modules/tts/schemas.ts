@@ -1,10 +1,10 @@
-// OpenAPI descriptions of the TTS routes. Requests are validated by TtsService (per-format rules and the
-// TTS error body do not fit the generic validator), so these schemas document rather than enforce.
+// OpenAPI descriptions of the TTS routes. POST /tts's body is TtsHttpBody, the schema its handler checks
+// (request-config.ts: after authentication, with the TTS error body); the voice listing's query is checked in
+// voice-list.ts.
 import { Type } from '@sinclair/typebox';
 import { ErrorBody } from '../../wire/schemas.js';
 import { TtsErrorBody } from '../../wire/tts-frames.js';
-import { AUDIO_FORMATS } from '../../audio/speech-encoder.js';
-import { BITRATES, SAMPLE_RATES } from './request-config.js';
+import { TtsHttpBody } from './request-config.js';
 
 const Voice = Type.Object({
   id: Type.String(),
@@ -64,23 +64,13 @@ export const listTtsVoicesSchema = {
 
 export const generateSpeechSchema = {
   // POST /tts belongs to the TTS interface ({tts_url}); Parlance serves it on the same origin, so it is described
-  // here too. TtsService validates the body (this schema documents it) and errors use the TTS error body.
+  // here too. The handler checks the body against this schema (parseTtsBody, after authentication) and errors use the
+  // TTS error body.
   tags: ['tts'],
   summary: 'Generate speech; the audio streams back as it is synthesized (TTS interface, not versioned)',
   description:
     'Answers 200 with the audio in the requested audio_format (Content-Type audio/mpeg, audio/wav, audio/pcm, ...), streamed as it is made. ' +
     'A streamed WAV header carries placeholder lengths (0xFFFFFFFF): read to the end of the response.',
-  body: Type.Object({
-    model: Type.String(),
-    language: Type.String(),
-    voice: Type.String(),
-    audio_format: Type.Union(AUDIO_FORMATS.map((f) => Type.Literal(f))),
-    text: Type.String(),
-    sample_rate: Type.Optional(Type.Union(SAMPLE_RATES.map((r) => Type.Literal(r)))),
-    bitrate: Type.Optional(Type.Union(BITRATES.map((r) => Type.Literal(r)))),
-    speed: Type.Optional(Type.Number({ minimum: 0.7, maximum: 1.3 })),
-    reduce_silence: Type.Optional(Type.Boolean()),
-    client_reference_id: Type.Optional(Type.String({ maxLength: 256 })),
-  }),
+  body: TtsHttpBody,
   response: { '4xx': TtsErrorBody, 500: TtsErrorBody },
 };

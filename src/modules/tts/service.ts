@@ -13,7 +13,7 @@ import type { ConcurrencyLimits } from '../limits/concurrency.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { UsageMeter } from '../usage/service.js';
 import { ttsModelRecords, type TtsModelRecord } from './model-records.js';
-import { checkTtsText, checkVoiceLanguage, type ClonedVoiceResolver, resolveTtsConfig, type TtsConfig } from './request-config.js';
+import { checkTtsText, checkVoiceLanguage, type ClonedVoiceResolver, resolveTtsConfig, type TtsConfig, type TtsRequestFields } from './request-config.js';
 import { speak, type SpeechCaller, type SpeechRequest, type SpeechSink } from './speak.js';
 import { LiveText, type SpeechText, wholeText } from './speech-text.js';
 import { listVoices, type VoiceList, type VoiceQuery } from './voice-list.js';
@@ -87,14 +87,17 @@ export class TtsService {
     this.clonedVoices = resolver;
   }
 
-  /** Validate a generation request (the HTTP body or a WebSocket start message). Throws before any audio. */
-  resolveConfig(body: unknown, allowCloned = false): TtsConfig {
-    return resolveTtsConfig(this.registry, body, allowCloned);
+  /**
+   * Resolve a generation request (its fields checked by schema: parseTtsBody, parseTtsStart in request-config.ts) with
+   * its defaults. Throws before any audio.
+   */
+  resolveConfig(fields: TtsRequestFields, allowCloned = false): TtsConfig {
+    return resolveTtsConfig(this.registry, fields, allowCloned);
   }
 
   /** resolveConfig, then a cloned voice (a uuid) resolved within the caller's project. */
-  async resolveConfigFor(auth: Pick<AuthContext, 'projectId'>, body: unknown): Promise<TtsConfig> {
-    const cfg = this.resolveConfig(body, true);
+  async resolveConfigFor(auth: Pick<AuthContext, 'projectId'>, fields: TtsRequestFields): Promise<TtsConfig> {
+    const cfg = this.resolveConfig(fields, true);
     if (!cfg.cloned) return cfg;
     const id = cfg.cloned.voiceId;
     if (!this.clonedVoices) throw new ApiError('voice_not_found', `Voice "${id}" not found.`);

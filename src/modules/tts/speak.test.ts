@@ -205,7 +205,7 @@ describe('TtsService.speak', () => {
   it('the text cap: exactly the server maximum is accepted, one character more is refused', () => {
     const at = 'a'.repeat(MAX_TEXT_CHARS);
     expect(tts.checkText(at, cfg).characters()).toBe(MAX_TEXT_CHARS);
-    expect(() => tts.checkText(`${at}a`, cfg)).toThrow(/longer than 400 characters/);
+    expect(() => tts.checkText(`${at}a`, cfg)).toThrow(/^Invalid request: text: must NOT have more than 400 characters$/);
     const live = tts.liveText();
     live.push(at.slice(1));
     live.push('a');

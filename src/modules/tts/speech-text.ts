@@ -1,7 +1,7 @@
 // The text of one synthesis as speak() takes it from the TTS service: a request's whole text, checked at once
 // (checkTtsText in request-config.ts), or a stream's text as the client sends it, capped as it arrives. Each counts
 // the characters its usage is metered for.
-import { ApiError } from '../../wire/api-error.js';
+import { invalidField } from '../../wire/api-error.js';
 
 export interface SpeechText {
   /** What the engine reads. */
@@ -32,7 +32,8 @@ export class LiveText implements SpeechText {
   /** Text from the client. Text over the cap is refused, and still counted: it was sent. */
   push(text: string): void {
     this.received += text.length;
-    if (this.received > this.maxChars) throw new ApiError('invalid_request', `Stream text is longer than ${this.maxChars} characters.`);
+    if (this.received > this.maxChars)
+      throw invalidField('text', `must NOT have more than ${this.maxChars} characters over the whole stream`, 'invalid_length');
     if (text) this.items.push(text);
     this.wake?.();
   }

@@ -14,6 +14,7 @@ import { LiveSet, type LiveSurface } from '../../lib/live-set.js';
 import { ApiError, asApiError, shuttingDownError } from '../../wire/api-error.js';
 import type { CompatProfile } from '../../wire/compat.js';
 import { parseTtsClientMessage, ttsErrorFrame, type TtsAudioEndFrame, type TtsAudioFrame, type TtsServerFrame } from '../../wire/tts-frames.js';
+import { parseTtsStart } from './request-config.js';
 import type { TtsService } from './service.js';
 import { type SpeechSink, UsageNotRecorded } from './speak.js';
 import type { LiveText } from './speech-text.js';
@@ -256,13 +257,12 @@ export class TtsSession {
     const startedAt = new Date();
     try {
       const auth = await tts.admission.authorize(apiKey ?? this.handshakeKey);
-      const cfg = await tts.resolveConfigFor(auth, body);
-      if (body.return_timestamps !== undefined && body.return_timestamps !== null && typeof body.return_timestamps !== 'boolean')
-        throw new ApiError('invalid_request', 'return_timestamps must be a boolean.');
+      const fields = parseTtsStart(body);
+      const cfg = await tts.resolveConfigFor(auth, fields);
       if (over(s) || this.closed) return; // cancelled, timed out or closed meanwhile
       if (s.status === 'starting') s.status = 'active';
       const log = this.deps.log.child({ stream_id: id });
-      await tts.speak({ cfg, text: s.text, requestId, startedAt, log, label: 'tts' }, auth, this.sink(s, body.return_timestamps === true), s.ac.signal);
+      await tts.speak({ cfg, text: s.text, requestId, startedAt, log, label: 'tts' }, auth, this.sink(s, fields.return_timestamps === true), s.ac.signal);
     } catch (err) {
       if (over(s) || this.closed) return;
       // Work that cannot be billed ends in an error, not in audio_end.
