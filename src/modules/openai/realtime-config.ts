@@ -2,7 +2,7 @@
 // how each shape renders it back (session.updated / transcription_session.updated), and the native real-time
 // configuration message it becomes when the recognizer starts.
 import type { AudioTranscription, BetaFormat, BetaSession, GaSession, TurnDetection } from './realtime-schemas.js';
-import { ClientEventError } from './realtime-schemas.js';
+import { fieldError } from './realtime-schemas.js';
 
 export interface TranscriptionSettings {
   format: BetaFormat;
@@ -65,7 +65,7 @@ function withTurnDetection(s: TranscriptionSettings, t: TurnDetection | null | u
 /** Apply a GA `session.update` (only the fields present change). */
 export function applyGa(s: TranscriptionSettings, session: GaSession, eventId: string | null): TranscriptionSettings {
   if (session.type !== 'transcription')
-    throw new ClientEventError('invalid_value', 'Only transcription sessions are served here: send session.type "transcription".', 'session.type', eventId);
+    throw fieldError('invalid_value', 'session.type', 'only transcription sessions are served here; send "transcription"', eventId);
   const input = session.audio?.input;
   let next = { ...s };
   if (input?.format) next.format = fromGaFormat(input.format.type);

@@ -63,6 +63,24 @@ describe('parseClientEvent', () => {
     });
   });
 
+  it('says what is wrong in the one style, every bad field by its dotted location, the first as param', () => {
+    expect(refusal({ type: 'session.update', session: {} })).toMatchObject({
+      code: 'missing_required_parameter',
+      param: 'session.type',
+      message: 'Invalid request: session.type: is required',
+    });
+    expect(refusal(ga({ format: { type: 'audio/pcm', rate: 16000 }, turn_detection: { type: 'semantic_vad', eagerness: 'now' } }))).toMatchObject({
+      code: 'invalid_value',
+      param: 'session.audio.input.format.rate',
+      message:
+        'Invalid request: session.audio.input.format.rate: must be 24000; session.audio.input.turn_detection.eagerness: must be one of low, medium, high, auto',
+    });
+    expect(refusal({ type: 'transcription_session.update', session: { input_audio_format: 'mp3' } }).message).toBe(
+      'Invalid request: session.input_audio_format: must be one of pcm16, g711_ulaw, g711_alaw',
+    );
+    expect(refusal({ type: 'nope' }).message).toMatch(/^Invalid request: type: 'nope' is not supported; must be one of session\.update, /);
+  });
+
   it('holds every limit at its boundary', () => {
     const prompt = (n: number) => ga({ transcription: { prompt: 'a'.repeat(n) } });
     expect(parseClientEvent(JSON.stringify(prompt(MAX_CONTEXT_CHARS))).type).toBe('session.update');

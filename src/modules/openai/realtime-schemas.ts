@@ -1,9 +1,11 @@
 // Wire types of OpenAI Realtime transcription sessions (/v1/realtime), field names as in the official `openai` SDK
 // (resources/realtime/realtime.d.ts): the client events we accept, GA (`session.update` with `type: "transcription"`)
 // and beta (`transcription_session.update`), and the server events we send. Unknown fields are ignored (SDK versions
-// add them); known fields of the wrong type or range are refused naming the field (parseClientEvent).
+// add them); known fields of the wrong type or range are refused naming the field by its dotted location
+// (parseClientEvent, through src/wire/validate.ts).
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { Value, type ValueError } from '@sinclair/typebox/value';
+import { ApiError } from '../../wire/api-error.js';
+import { compileValidator, type Validator } from '../../wire/validate.js';
 import { MAX_CONTEXT_CHARS } from '../realtime/config.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -134,7 +136,21 @@ export class ClientEventError extends Error {
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The one parser of client events: JSON text in, a typed event out, or ClientEventError naming what is wrong. */
+/** Each client event's schema, compiled once (src/wire/validate.ts). */
+const CHECKS = Object.fromEntries(Object.entries(CLIENT_EVENTS).map(([type, schema]) => [type, compileValidator(schema, { root: 'event' })])) as {
+  [K in keyof ClientEvents]: Validator<Static<ClientEvents[K]>>;
+};
+
+/** A refused field in the one style ("Invalid request: <dotted.location>: <message>"), `param` its location. */
+export function fieldError(code: string, param: string, message: string, eventId: string | null): ClientEventError {
+  return new ClientEventError(code, `Invalid request: ${param}: ${message}`, param, eventId);
+}
+
+/**
+ * The one parser of client events: JSON text in, a typed event out, or ClientEventError naming what is wrong: OpenAI's
+ * code (missing_required_parameter, invalid_value, ...) and `param`, the first bad field's dotted location; the message
+ * names every bad field.
+ */
 export function parseClientEvent(text: string): ClientEvent {
   let msg: unknown;
   try {
@@ -145,50 +161,16 @@ export function parseClientEvent(text: string): ClientEvent {
   if (!isObj(msg)) throw new ClientEventError('invalid_event', 'The event must be a JSON object with a "type".', null, null);
   const eventId = typeof msg.event_id === 'string' ? msg.event_id : null;
   const type = msg.type;
-  if (typeof type !== 'string') throw new ClientEventError('missing_required_parameter', "Missing required parameter: 'type'.", 'type', eventId);
+  if (typeof type !== 'string') throw fieldError('missing_required_parameter', 'type', 'is required', eventId);
   if (CONVERSATION_EVENTS.has(type)) throw new ClientEventError('unsupported_event', `'${type}' is not available in a transcription session.`, 'type', eventId);
-  const schema = Object.prototype.hasOwnProperty.call(CLIENT_EVENTS, type) ? CLIENT_EVENTS[type as keyof ClientEvents] : undefined;
-  if (!schema)
-    throw new ClientEventError(
-      'invalid_value',
-      `Invalid value: '${type.slice(0, 64)}'. Supported values are: ${Object.keys(CLIENT_EVENTS)
-        .map((t) => `'${t}'`)
-        .join(', ')}.`,
-      'type',
-      eventId,
-    );
-  if (!Value.Check(schema, msg)) {
-    const first = deepestError(schema, msg);
-    const param = first.path.replace(/^\//, '').replace(/\//g, '.');
-    const missing = first.value === undefined;
-    throw new ClientEventError(
-      missing ? 'missing_required_parameter' : 'invalid_value',
-      missing ? `Missing required parameter: '${param}'.` : `Invalid value for '${param}': ${first.message.toLowerCase()}.`,
-      param,
-      eventId,
-    );
+  if (!Object.prototype.hasOwnProperty.call(CHECKS, type))
+    throw fieldError('invalid_value', 'type', `'${type.slice(0, 64)}' is not supported; must be one of ${Object.keys(CLIENT_EVENTS).join(', ')}`, eventId);
+  const event = CHECKS[type as keyof ClientEvents].check(msg);
+  if (event instanceof ApiError) {
+    const first = event.validationErrors[0]!;
+    throw new ClientEventError(first.error_type === 'missing' ? 'missing_required_parameter' : 'invalid_value', event.message, first.location, eventId);
   }
-  return msg as ClientEvent;
-}
-
-type Issue = { path: string; message: string; value: unknown };
-
-/**
- * The error deepest in the event: a union reports only its own failure, the errors of its members say which field.
- * Between members, the one whose `type` matched (its error is not about `type`) names the field.
- */
-function deepestError(schema: TSchema, value: unknown): Issue {
-  let best: Issue = { path: '', message: 'invalid', value };
-  const depth = (i: Issue) => i.path.split('/').length;
-  const visit = (errors: Iterable<ValueError>) => {
-    for (const e of errors) {
-      const tie = depth(e) === depth(best) && best.path.endsWith('/type') && !e.path.endsWith('/type');
-      if (best.path === '' || depth(e) > depth(best) || tie) best = e;
-      for (const inner of e.errors) visit(inner);
-    }
-  };
-  visit(Value.Errors(schema, value));
-  return best;
+  return event;
 }
 
 // ---- Server events ----

@@ -27,7 +27,15 @@ import {
   renderGa,
   type TranscriptionSettings,
 } from './realtime-config.js';
-import { type ClientEvent, ClientEventError, type LogProb, parseClientEvent, type RealtimeErrorBody, type ServerEvent } from './realtime-schemas.js';
+import {
+  type ClientEvent,
+  ClientEventError,
+  fieldError,
+  type LogProb,
+  parseClientEvent,
+  type RealtimeErrorBody,
+  type ServerEvent,
+} from './realtime-schemas.js';
 
 export interface OpenAiRealtimeIO {
   send(event: Record<string, unknown>): void;
@@ -188,21 +196,16 @@ export class OpenAiRealtimeSession {
     }
     const tokens = next.prompt ? approximateTokens(next.prompt) : 0;
     if (tokens > MAX_CONTEXT_TOKENS)
-      throw new ClientEventError(
-        'invalid_value',
-        `Invalid value for '${transcription}.prompt': over ${MAX_CONTEXT_TOKENS} tokens (about ${tokens}).`,
-        `${transcription}.prompt`,
-        eventId,
-      );
+      throw fieldError('invalid_value', `${transcription}.prompt`, `is over ${MAX_CONTEXT_TOKENS} tokens (about ${tokens})`, eventId);
     if (this.native) {
       const was = lockedFields(this.settings, shape);
       const now = lockedFields(next, shape);
       const changed = Object.keys(was).find((k) => was[k] !== now[k]);
       if (changed)
-        throw new ClientEventError(
+        throw fieldError(
           'invalid_value',
-          `${changed} cannot change once audio has been appended (the recognizer runs with ${JSON.stringify(was[changed])}).`,
           changed,
+          `cannot change once audio has been appended (the recognizer runs with ${JSON.stringify(was[changed])})`,
           eventId,
         );
     }
@@ -212,8 +215,7 @@ export class OpenAiRealtimeSession {
 
   private append(audio: string, eventId: string | null): void {
     const b64 = audio.replace(/\s+/g, '');
-    if (b64.length % 4 === 1 || !BASE64.test(b64))
-      throw new ClientEventError('invalid_value', "Invalid value for 'audio': not valid base64.", 'audio', eventId);
+    if (b64.length % 4 === 1 || !BASE64.test(b64)) throw fieldError('invalid_value', 'audio', 'is not valid base64', eventId);
     const bytes = Buffer.from(b64, 'base64');
     if (bytes.length === 0) return; // an empty message would end the native stream
     if (!this.native) this.startNative();
