@@ -304,6 +304,8 @@ export async function streamRealtime(s: Parlance, pcm: Buffer, config: Record<st
 }
 
 export interface TranscriptBody {
+  /** The transcription's id. */
+  id: string;
   text: string;
   tokens: { text: string; start_ms: number; end_ms: number; confidence: number; speaker?: string }[];
 }

@@ -112,6 +112,8 @@ export interface TranscriptionsTable {
   enable_text_formatting: Flag;
   /** JSON array of enrolled speaker ids to recognise, or null. */
   speakers: string | null;
+  /** JSON object of the transcript controls asked for (TranscriptControls), or null. */
+  controls: string | null;
   webhook_url: string | null;
   webhook_auth_header_name: string | null;
   webhook_auth_header_value: string | null;

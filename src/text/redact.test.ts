@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type RedactKind, redactWords } from './redact.js';
+import { applyWordControls } from './word-controls.js';
 
 /** Words 100 ms apart, each 80 ms long. */
 const words = (text: string) => text.split(' ').map((w, i) => ({ text: w, start_ms: i * 100, end_ms: i * 100 + 80, confidence: 0.9 - i * 0.01, speaker: '1' }));
@@ -51,5 +52,24 @@ describe('redactWords', () => {
       { text: ' 555-1234.', start_ms: 100, end_ms: 900, confidence: 0.8 },
     ];
     expect(redactWords(tokens, new Set(['phone'])).map((t) => t.text)).toEqual(['call', ' [PHONE].']);
+  });
+});
+
+describe('applyWordControls', () => {
+  const controls = (redact: RedactKind[], profanityFilter = false) => ({ redact, profanityFilter });
+  const apply = (text: string, c: ReturnType<typeof controls>, partial = false) =>
+    applyWordControls(words(text), c, { partial })
+      .map((t) => t.text)
+      .join(' ');
+
+  it('redacts, then masks profanity', () => {
+    expect(apply('bastard card four one one one one one one one one one one one one one one one', controls(['pci'], true))).toBe('b****** card [PCI]');
+  });
+
+  it('in a live hypothesis, masks a number run no rule labels yet as the most general digit kind asked for', () => {
+    expect(apply('card four one one one', controls(['pci']), true)).toBe('card [PCI]');
+    expect(apply('card four one one one', controls(['pci']))).toBe('card four one one one');
+    expect(apply('call five five five', controls(['ssn', 'phone']), true)).toBe('call [PHONE]');
+    expect(apply('mail me', controls(['email']), true)).toBe('mail me');
   });
 });

@@ -4,6 +4,8 @@
 // STT WebSocket"; the message's envelope is SttConfigMessage in src/wire/stt-frames.ts).
 // Unknown keys are ignored (a server that rejects them would fail SDK sessions) and a null is an absent field; known
 // keys of the wrong type or out of range give invalid_request naming each bad field by its dotted location.
+import type { WordControls } from '../../text/word-controls.js';
+import { ProfanityFilterField, RedactField } from '../../wire/word-controls.js';
 import { type Static, Type } from '@sinclair/typebox';
 import { ApiError, asApiError, invalidField, invalidFields, type ValidationIssue } from '../../wire/api-error.js';
 import { compileValidator } from '../../wire/validate.js';
@@ -67,6 +69,8 @@ export interface RealtimeConfig {
   enableLanguageIdentification: boolean;
   /** Parlance: formatted final tokens; unset = the server's setting. */
   enableTextFormatting?: boolean;
+  /** Parlance: redaction and the profanity filter of every token sent. */
+  wordControls: WordControls;
   clientReferenceId?: string;
   translation?: Translation;
 }
@@ -119,6 +123,8 @@ export const RealtimeConfigFields = Type.Object(
     speakers: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 32 })),
     enable_language_identification: Type.Optional(Type.Boolean()),
     enable_text_formatting: Type.Optional(Type.Boolean()),
+    redact: Type.Optional(RedactField),
+    profanity_filter: Type.Optional(ProfanityFilterField),
     client_reference_id: Type.Optional(Type.String({ maxLength: MAX_CLIENT_REFERENCE_ID })),
     translation: Type.Optional(
       Type.Union([
@@ -212,6 +218,7 @@ export function parseRealtimeConfig(body: unknown): RealtimeConfig {
     ...(c.speakers?.length ? { speakers: c.speakers } : {}),
     enableLanguageIdentification: c.enable_language_identification ?? false,
     ...(c.enable_text_formatting !== undefined ? { enableTextFormatting: c.enable_text_formatting } : {}),
+    wordControls: { redact: c.redact ?? [], profanityFilter: c.profanity_filter ?? false },
     ...(c.client_reference_id !== undefined ? { clientReferenceId: c.client_reference_id } : {}),
     ...(t
       ? {

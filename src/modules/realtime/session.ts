@@ -14,8 +14,8 @@ import type { DiarizationStream } from '../../engines/diarization/interface.js';
 import type { FinalInfo, StreamingSession, Token } from '../../engines/stt/interface.js';
 import { TranslationError } from '../../engines/translate/interface.js';
 import { TranscriptFormatter } from '../../text/format.js';
+import { applyWordControls, hasWordControls } from '../../text/word-controls.js';
 import { ApiError, shuttingDownError } from '../../wire/api-error.js';
-import type { EnrolledSpeaker } from '../speakers/service.js';
 import { RealtimeTranslationStep } from '../translation/realtime-step.js';
 import { AudioIntake } from './audio-intake.js';
 import { isRawInputFormat, languageOptions, type RealtimeConfig } from './config.js';
@@ -24,7 +24,7 @@ import { openRecognizerStream } from './recognizer-stream.js';
 import { SessionClock } from './session-clock.js';
 import type { SessionHost } from './session-host.js';
 import { SessionUsage } from './session-usage.js';
-import { liveSpeakerLabels } from './speaker-names.js';
+import { liveDiarization } from './speaker-names.js';
 import { TokenTracker } from './tokens.js';
 import { UtteranceLanguage } from './utterance-language.js';
 
@@ -176,7 +176,10 @@ export class RealtimeSession {
         fail: (err) =>
           this.fail(err instanceof TranslationError ? new ApiError('internal_error', 'Internal error: the translation engine failed.', { cause: err }) : err),
       });
-      this.speakerOf = this.startDiarization(config, enrolled);
+      const { diarizer, speakerMatch } = opts;
+      const diarization = config.enableSpeakerDiarization && diarizer ? liveDiarization(diarizer, enrolled, speakerMatch) : undefined;
+      this.diarization = diarization?.stream;
+      this.speakerOf = diarization?.speakerOf;
       const lid = config.enableLanguageIdentification ? opts.languageId : undefined;
       // Loaded now (a first load checks the model in a child process), not when the first utterance ends.
       void lid?.ready().catch(() => {}); // a failure is logged by the utterances that need the model
@@ -252,31 +255,24 @@ export class RealtimeSession {
     this.intake!.write(msg.data);
   }
 
-  /** Speaker labelling for the token tracker when the client asked for diarization. */
-  private startDiarization(config: RealtimeConfig, enrolled: EnrolledSpeaker[]): ((startMs: number, endMs: number) => string) | undefined {
-    const { diarizer, speakerMatch } = this.service.opts;
-    if (!config.enableSpeakerDiarization || !diarizer) return undefined;
-    const stream = diarizer.createStream(
-      enrolled.length && speakerMatch ? { enrolled: { prints: enrolled.map((e) => e.print), thresholds: speakerMatch } } : {},
-    );
-    this.diarization = stream;
-    return liveSpeakerLabels(
-      stream,
-      enrolled.map((e) => e.name),
-    );
-  }
-
   private onPartial(tokens: Token[]): void {
     if (this.closed) return;
-    this.tracker.partial(tokens);
+    this.tracker.partial(this.controlled ? applyWordControls(tokens, this.config.wordControls, { partial: true }) : tokens);
     this.flush();
+  }
+
+  /** The session asked for redaction or the profanity filter. */
+  private get controlled(): boolean {
+    return hasWordControls(this.config.wordControls);
   }
 
   private onFinal(words: Token[], info: FinalInfo): void {
     if (this.closed) return;
     this.clock.touch(); // the engine was still working on this client's audio
     // Non-final tokens stay raw words; final ones are written out (a formatted token spans the words it replaced).
-    const tokens = this.formatter ? this.formatter.format(words, { endsUtterance: info.endpoint, endsStream: this.endingStream }) : words;
+    const formatted = this.formatter ? this.formatter.format(words, { endsUtterance: info.endpoint, endsStream: this.endingStream }) : words;
+    // Redaction and the profanity filter before the words go anywhere (the client, translation, metering counts).
+    const tokens = this.controlled ? applyWordControls(formatted, this.config.wordControls) : formatted;
     // Final tokens the engine closed at a pause are an endpoint, sent once the utterance's translation (if any) is out.
     // A pause just before the end of the stream is one too, even when its final tokens arrive after the end frame: the
     // engine's own close at the end of audio (or at finalize) says endpoint: false.

@@ -1,7 +1,26 @@
 // Speaker labels of a live session: audio the diarizer has identified as one of the session's enrolled speakers
 // carries its name; the others are "1", "2", ... in order of first appearance (numbers are given to those only).
-import type { DiarizationStream } from '../../engines/diarization/interface.js';
+import type { DiarizationEngine, DiarizationStream, MatchThresholds } from '../../engines/diarization/interface.js';
 import { SpeakerLabels } from '../../engines/diarization/label-tokens.js';
+import type { EnrolledSpeaker } from '../speakers/service.js';
+
+/** A live session's diarizer stream, and the wire label of a span of its audio. */
+export interface LiveDiarization {
+  stream: DiarizationStream;
+  speakerOf: (startMs: number, endMs: number) => string;
+}
+
+/** Diarization of a session that asked for it, recognising its enrolled speakers when speaker matching is on. */
+export function liveDiarization(diarizer: DiarizationEngine, enrolled: readonly EnrolledSpeaker[], speakerMatch?: MatchThresholds): LiveDiarization {
+  const stream = diarizer.createStream(enrolled.length && speakerMatch ? { enrolled: { prints: enrolled.map((e) => e.print), thresholds: speakerMatch } } : {});
+  return {
+    stream,
+    speakerOf: liveSpeakerLabels(
+      stream,
+      enrolled.map((e) => e.name),
+    ),
+  };
+}
 
 export function liveSpeakerLabels(stream: DiarizationStream, enrolledNames: readonly string[]): (startMs: number, endMs: number) => string {
   const labels = new SpeakerLabels();

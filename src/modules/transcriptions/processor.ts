@@ -1,6 +1,8 @@
 // The worker side of async transcription: queued → downloading → transcribing → completed | failed, and
 // webhook delivery. Each step is idempotent and resumes from the last durable state, so a job re-run after
 // a crash (kill -9 mid-download or mid-decode) finishes or fails cleanly instead of sticking.
+import { applyWordControls, hasWordControls } from '../../text/word-controls.js';
+import { wordControlsOf } from './controls.js';
 import { AudioDecodeError, decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
 import { AudioProbeError, AudioProbeInterrupted, probeAudioFile } from '../../audio/probe.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
@@ -266,6 +268,9 @@ export class TranscriptionProcessor {
       }
       // Written form (capitals, punctuation, digits) before anything else reads the words; timestamps stay exact.
       if (row.enable_text_formatting === 1) words = formatTranscript(words, { language: languages[0] });
+      // Redaction and the profanity filter before anything stores, sends or translates the words.
+      const controls = wordControlsOf(row.controls);
+      if (hasWordControls(controls)) words = applyWordControls(words, controls);
       if (words.length > this.opts.maxTokens)
         throw new JobFailure(
           'transcription_output_too_long',

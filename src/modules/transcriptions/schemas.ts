@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { ProfanityFilterField, RedactField } from '../../wire/word-controls.js';
 import { ErrorBody, ListQuery } from '../../wire/schemas.js';
 
 const Str256 = Type.String({ maxLength: 256 });
@@ -48,6 +49,8 @@ export const CreateTranscriptionBody = Type.Object(
     enable_text_formatting: Type.Optional(Type.Boolean()),
     context: Type.Optional(ContextSchema),
     translation: Type.Optional(TranslationSchema),
+    redact: Type.Optional(RedactField),
+    profanity_filter: Type.Optional(ProfanityFilterField),
     webhook_url: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     webhook_auth_header_name: Type.Optional(Str256),
     webhook_auth_header_value: Type.Optional(Str256),
@@ -75,6 +78,9 @@ export const TranscriptionRecord = Type.Object({
   enable_language_identification: Type.Boolean(),
   context: Type.Union([Type.String(), Type.Object({}, { additionalProperties: true }), Type.Null()]),
   translation: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+  /** Parlance: present only when asked for. */
+  redact: Type.Optional(Type.Array(Type.String())),
+  profanity_filter: Type.Optional(Type.Boolean()),
   audio_duration_ms: Type.Integer(),
   error_type: Nullable(Type.String()),
   error_message: Nullable(Type.String()),

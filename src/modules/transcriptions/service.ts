@@ -1,5 +1,6 @@
 // Async transcriptions: request rules, the records clients see, and the transitions the API itself makes
 // (create → queued, delete, file deletion → failed). The worker's side lives in processor.ts.
+import { controlsRecord, storedControls } from './controls.js';
 import { maskUrlCredentials } from '../../lib/url-credentials.js';
 import type { Kysely } from 'kysely';
 import { type Clock, systemClock } from '../../lib/clock.js';
@@ -67,6 +68,7 @@ export function toRecord(row: TranscriptionRow, profile: CompatProfile): Transcr
     enable_language_identification: row.enable_language_identification === 1,
     context: parseJson<string | Record<string, unknown>>(row.context),
     translation: parseJson<Record<string, unknown>>(row.translation),
+    ...controlsRecord(row.controls),
     audio_duration_ms: row.audio_duration_ms,
     error_type: row.error_type,
     error_message: row.error_message,
@@ -212,6 +214,7 @@ export class TranscriptionsService {
       translation: body.translation === undefined ? null : JSON.stringify(body.translation),
       enable_speaker_diarization: body.enable_speaker_diarization ? 1 : 0,
       speakers: speakers ? JSON.stringify(speakers) : null,
+      controls: storedControls(body),
       enable_language_identification: body.enable_language_identification ? 1 : 0,
       enable_text_formatting: (body.enable_text_formatting ?? this.opts.formatText) ? 1 : 0,
       webhook_url: body.webhook_url ?? null,
