@@ -107,6 +107,45 @@ describe('clusterEmbeddings', () => {
     expect(new Set(clusterEmbeddings([A, B], { threshold: 0.5, minWeight: 1e9 }))).toEqual(new Set([0]));
   });
 
+  it('minClusters and maxClusters bound the count: the most similar pairs merge, the least similar stay apart', () => {
+    // [0.8, 0.6] is 0.8 from [1, 0] and 0.6 from [0, 1]
+    const points = [
+      [1, 0],
+      [0.8, 0.6],
+      [0, 1],
+    ];
+    expect(clusterEmbeddings(points, { threshold: 0.9 })).toEqual([0, 1, 2]);
+    expect(clusterEmbeddings(points, { threshold: 0.9, maxClusters: 2 })).toEqual([0, 0, 1]);
+    expect(clusterEmbeddings(points, { threshold: 0.9, maxClusters: 1 })).toEqual([0, 0, 0]);
+    expect(clusterEmbeddings(points, { threshold: 0.9, maxClusters: 3 })).toEqual([0, 1, 2]);
+    // the first two together average 0.3 to the third
+    expect(clusterEmbeddings(points, { threshold: 0.2 })).toEqual([0, 0, 0]);
+    expect(clusterEmbeddings(points, { threshold: 0.2, minClusters: 2 })).toEqual([0, 0, 1]);
+    expect(clusterEmbeddings(points, { threshold: 0.2, minClusters: 3, maxClusters: 3 })).toEqual([0, 1, 2]);
+    // more than there are points: one each
+    expect(clusterEmbeddings(points, { threshold: 0.2, minClusters: 5 })).toEqual([0, 1, 2]);
+    // a bound that does not bind changes nothing
+    const voices = [B, A, B, A, A, B].map((c, i) => near(c, i));
+    expect(clusterEmbeddings(voices, { threshold: 0.5, minClusters: 2, maxClusters: 2 })).toEqual([0, 1, 0, 1, 1, 0]);
+  });
+
+  it('the bounds count speakers, not fragments lighter than minWeight', () => {
+    // Two voices with 3 s each, and a 0.3 s fragment nearer the first (0.5) than the second (0.3); the voices are
+    // 0.6 apart, more similar than the fragment is to either.
+    const V = [1, 0, 0];
+    const W = [0.6, 0.8, 0];
+    const F = [0.5, 0, 0.866];
+    const points = [V, V, W, W, F].map((c, i) => near(c, i));
+    const weights = [1500, 1500, 1500, 1500, 300];
+    // min 2 with everything above the threshold: the voices stay apart and the fragment joins the first
+    expect(clusterEmbeddings(points, { threshold: -1, minWeight: 1000, minClusters: 2 }, weights)).toEqual([0, 0, 1, 1, 0]);
+    // max 2 when the threshold keeps all three apart: the fragment is folded first, so the voices stay two
+    expect(clusterEmbeddings(points, { threshold: 0.9, minWeight: 1000 }, weights)).toEqual([0, 0, 1, 1, 0]);
+    expect(clusterEmbeddings(points, { threshold: 0.9, minWeight: 1000, maxClusters: 2 }, weights)).toEqual([0, 0, 1, 1, 0]);
+    // without minWeight the fragment counts as a speaker: min 3 keeps it
+    expect(clusterEmbeddings(points, { threshold: -1, minClusters: 3 }, weights)).toEqual([0, 0, 1, 1, 2]);
+  });
+
   // Every window in its speaker's cluster (how long it takes is for a benchmark, not a test).
   it('clusters 2400 windows of 192 values (an hour of speech)', () => {
     const dims = 192;

@@ -4,6 +4,9 @@
 // cluster more similar to a third than its parts were, so the nearest-neighbour chain finds the same clusters as
 // "merge the most similar pair first" in O(n²) instead of O(n³): an hour of 1.5 s windows (~2400) clusters in
 // about a second. Still a second: callers run it on the speaker-embedding worker thread.
+// Bounds on the count: with minClusters the chain's merges are replayed most similar first (the order of "most
+// similar pair first", by the same property), skipping those that would join two clusters of minWeight once only
+// minClusters such are left; with maxClusters the most similar clusters merge after the fold until no more are left.
 
 export interface ClusterOptions {
   /** Clusters this similar (cosine, -1..1) or more are one speaker. */
@@ -13,6 +16,13 @@ export interface ClusterOptions {
    * more likely an odd stretch of a known voice than another person. 0: keep every cluster.
    */
   minWeight?: number;
+  /**
+   * At least this many clusters when there are this many embeddings: two clusters of minWeight each no longer merge
+   * once there are only this many such, merging stops at this many clusters, and so does the fold of light ones.
+   */
+  minClusters?: number;
+  /** At most this many clusters: after the fold, the most similar pair merges, whatever its similarity, until then. */
+  maxClusters?: number;
 }
 
 /** Embedding scaled to length 1 (a zero vector stays zero). */
@@ -88,34 +98,88 @@ export function clusterEmbeddings(embeddings: readonly ArrayLike<number>[], opti
     return { b, s };
   };
 
-  const chain: number[] = [];
-  let next = 0;
-  for (;;) {
-    if (chain.length === 0) {
-      while (next < n && !open[next]) next++;
-      if (next >= n) break;
-      chain.push(next);
+  /** Merges (a, b, similarity) of the nearest-neighbour chain down to `threshold`, made as it finds them. */
+  const runChain = (threshold: number, made?: { a: number; b: number; s: number }[]) => {
+    const chain: number[] = [];
+    let next = 0;
+    for (;;) {
+      if (chain.length === 0) {
+        while (next < n && !open[next]) next++;
+        if (next >= n) break;
+        chain.push(next);
+      }
+      const a = chain[chain.length - 1]!;
+      const { b, s } = nearestOf(a, open, chain[chain.length - 2]);
+      if (b < 0 || s < threshold) {
+        // Nobody similar enough, now or later (a merge is never more similar than its parts): a is final.
+        open[a] = false;
+        chain.pop();
+      } else if (b === chain[chain.length - 2]) {
+        chain.length -= 2;
+        made?.push({ a, b, s });
+        merge(Math.min(a, b), Math.max(a, b));
+      } else chain.push(b);
     }
-    const a = chain[chain.length - 1]!;
-    const { b, s } = nearestOf(a, open, chain[chain.length - 2]);
-    if (b < 0 || s < options.threshold) {
-      // Nobody similar enough, now or later (a merge is never more similar than its parts): a is final.
-      open[a] = false;
-      chain.pop();
-    } else if (b === chain[chain.length - 2]) {
-      chain.length -= 2;
-      merge(Math.min(a, b), Math.max(a, b));
-    } else chain.push(b);
-  }
+  };
 
   const minWeight = options.minWeight ?? 0;
+  const minClusters = Math.min(options.minClusters ?? 1, n);
+  const maxClusters = options.maxClusters ?? Infinity;
+  if (minClusters <= 1) runChain(options.threshold);
+  else {
+    // The merges at the threshold, replayed most similar first (ties in the order they were made, which puts every
+    // merge after those of its parts), except that two clusters of minWeight each stay apart once there are only
+    // minClusters such: lighter ones still merge, or are folded below.
+    const first = Float32Array.from(sim);
+    const made: { a: number; b: number; s: number }[] = [];
+    runChain(options.threshold, made);
+    sim.set(first);
+    for (let i = 0; i < n; i++) {
+      mass[i] = weights?.[i] ?? 1;
+      members[i] = [i];
+      alive[i] = true;
+    }
+    const heavy = (c: number) => mass[c]! >= minWeight;
+    let heavyCount = mass.filter((m) => m >= minWeight).length;
+    let clusters = n;
+    const root = Int32Array.from({ length: n }, (_, i) => i);
+    const find = (x: number): number => {
+      while (root[x] !== x) x = root[x] = root[root[x]!]!;
+      return x;
+    };
+    for (const { a, b } of made.sort((x, y) => y.s - x.s)) {
+      if (clusters <= minClusters) break;
+      const [ra, rb] = [find(a), find(b)];
+      const both = Number(heavy(ra)) + Number(heavy(rb));
+      if (both === 2 && heavyCount <= minClusters) continue;
+      const [into, from] = [Math.min(ra, rb), Math.max(ra, rb)];
+      root[from] = into;
+      merge(into, from);
+      clusters--;
+      heavyCount += Number(heavy(into)) - both;
+    }
+  }
+
   for (;;) {
     const clusters = [...alive.keys()].filter((k) => alive[k]);
-    if (clusters.length < 2) break;
+    if (clusters.length < 2 || clusters.length <= minClusters) break;
     const small = clusters.filter((c) => mass[c]! < minWeight).sort((x, y) => mass[x]! - mass[y]!)[0];
     if (small === undefined) break;
     const { b } = nearestOf(small, alive);
     merge(Math.min(small, b), Math.max(small, b));
+  }
+
+  // Over maxClusters: the most similar pair merges, whatever its similarity, until there are no more (after the
+  // fold, so that the clusters merged are speakers, not fragments).
+  for (;;) {
+    const clusters = [...alive.keys()].filter((k) => alive[k]);
+    if (clusters.length <= maxClusters) break;
+    let best = { a: -1, b: -1, s: -Infinity };
+    for (const a of clusters) {
+      const { b, s } = nearestOf(a, alive);
+      if (s > best.s) best = { a, b, s };
+    }
+    merge(Math.min(best.a, best.b), Math.max(best.a, best.b));
   }
 
   const out = new Array<number>(n).fill(-1);
