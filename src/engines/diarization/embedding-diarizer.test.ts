@@ -1,12 +1,13 @@
 // The embedding diarizer with a real sherpa-onnx model built at test time (test/fixtures/sherpa-models.ts: the
 // embedding is the average spectrum): alternating tones of two pitches are two speakers at the right times, and two
-// flite voices (kal, slt) in conversation are found with a low diarization error rate.
+// flite voices (kal, slt) in conversation are found with a low diarization error rate; a speaker-count hint bounds
+// the speakers found in a conversation of real voices.
 import { execFileSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadVad, type Vad } from '../../audio/vad.js';
-import { buildConversation, type CorpusSpeaker } from '../../../test/diarization-corpus.js';
+import { buildConversation, type CorpusSpeaker, realSpeakers } from '../../../test/diarization-corpus.js';
 import { writeSpectrumEmbeddingModel } from '../../../test/fixtures/sherpa-models.js';
 import { tempDir } from '../../../test/harness.js';
 import { readManifest } from '../model-dir/manifest.js';
@@ -159,6 +160,33 @@ describe('EmbeddingDiarizer', () => {
     expect(r.hypothesisSpeakers).toBe(2);
     expect(r.der).toBeLessThan(0.1);
   }, 60_000);
+
+  it('a speaker count on real voices: exactly N, at most max, at least min; not more than the speech holds', async () => {
+    const voices = new Map(realSpeakers().map((v) => [v.name, v]));
+    const names = ['ivrvoice-ru', 'librivox', 'allison'];
+    if (names.some((n) => !voices.has(n))) throw new Error('needs asterisk-core-sounds-{en,ru}-wav and pocketsphinx-testdata (scripts/debian-packages.txt)');
+    // The diarization benchmark's 3-speaker conversation of seed 2.
+    const conv = buildConversation(
+      names.map((n) => voices.get(n)!),
+      { turns: 14, seed: 2 },
+    );
+    const count = (turns: { speaker: number }[]) => new Set(turns.map((t) => t.speaker)).size;
+    const d = new EmbeddingDiarizer(engine, { vad: silero });
+    // The spectrum model hears the three women as one voice at the default threshold.
+    expect(count(await d.diarize(chunked(conv.pcm)))).toBe(1);
+    const exact = await d.diarize(chunked(conv.pcm), { speakers: { min: 3, max: 3 } });
+    expect(count(exact)).toBe(3);
+    expect(count(await d.diarize(chunked(conv.pcm), { speakers: { min: 2 } }))).toBeGreaterThanOrEqual(2);
+    // A strict threshold splits them into many; a max merges the most similar down to it.
+    const strict = new EmbeddingDiarizer(engine, { vad: silero, threshold: 0.9 });
+    expect(count(await strict.diarize(chunked(conv.pcm)))).toBeGreaterThan(3);
+    expect(count(await strict.diarize(chunked(conv.pcm), { speakers: { max: 2 } }))).toBe(2);
+    // One 1.3 s prompt is one window: one speaker, whatever the hint says.
+    const one = buildConversation([voices.get('allison')!], { turns: 1, seed: 1 });
+    expect(count(await d.diarize(chunked(one.pcm), { speakers: { min: 3, max: 3 } }))).toBe(1);
+    // A hint out of range is refused.
+    await expect(d.diarize([Buffer.alloc(32_000)], { speakers: { min: 4, max: 3 } })).rejects.toThrow(RangeError);
+  }, 180_000);
 
   it('a model that cannot be used fails the file before its audio is read', async () => {
     const broken: SpeakerEmbedder = {

@@ -1,8 +1,10 @@
 // File diarization with a speaker-embedding model (engines/speaker), used instead of BIC when one is installed:
 //   1. the voice activity detector's speech regions are cut into windows of ~1.5 s (speech-windows.ts);
 //   2. each window of at least `minWindowMs` gets an embedding (on the model's worker threads);
-//   3. agglomerative clustering by cosine similarity with a threshold decides the speakers (speaker/cluster.ts);
-//      shorter windows take the speaker of the nearest embedded window;
+//   3. agglomerative clustering by cosine similarity with a threshold decides the speakers (speaker/cluster.ts),
+//      within a speaker-count hint's bounds (merging past the threshold down to max, stopping at min, the fold of
+//      light speakers too; min needs min embedded windows); shorter windows take the speaker of the nearest
+//      embedded window;
 //   4. consecutive windows of one speaker become one turn, across pauses up to `maxTurnGapMs`.
 // Live streams stay with the BIC online clusterer: it labels as the audio comes, which needs no model call per frame.
 import { loadVadOffThread } from '../../audio/audio-thread.js';
@@ -10,6 +12,7 @@ import type { Vad, VadLog } from '../../audio/vad.js';
 import type { SpeakerEmbedder } from '../speaker/engine.js';
 import { BicDiarizer } from './index.js';
 import type { DiarizationEngine, DiarizationStream, DiarizeOptions, MeasureOptions, SpeakerTurn, StreamOptions, VoicePrint } from './interface.js';
+import { speakerRange, type SpeakerRange } from './speaker-count.js';
 import { SpeechWindowCutter, type SpeechWindow, type SpeechWindowOptions } from './speech-windows.js';
 import { TurnSamples } from './turn-samples.js';
 
@@ -64,6 +67,7 @@ export class EmbeddingDiarizer implements DiarizationEngine {
 
   async diarize(pcm: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: DiarizeOptions = {}): Promise<SpeakerTurn[]> {
     const { signal } = options;
+    const count = speakerRange(options.speakers);
     // A model that cannot be used fails the file before its audio is read.
     await this.embedder.ready();
     const cutter = new SpeechWindowCutter((await this.loadVad()).createStream(), this.options.windows);
@@ -99,17 +103,22 @@ export class EmbeddingDiarizer implements DiarizationEngine {
     signal?.throwIfAborted();
     // Too little speech for any full window: the short ones are all there is to go by.
     for (const [entry, samples] of short ?? []) entry.embedding = this.embedder.embed(samples, signal);
-    return this.turns(windows, signal);
+    return this.turns(windows, count, signal);
   }
 
-  private async turns(windows: Embedded[], signal?: AbortSignal): Promise<SpeakerTurn[]> {
+  private async turns(windows: Embedded[], count: SpeakerRange, signal?: AbortSignal): Promise<SpeakerTurn[]> {
     const withEmbedding = windows.filter((w) => w.embedding !== undefined);
     if (withEmbedding.length === 0) return [];
     const embeddings = await Promise.all(withEmbedding.map((w) => w.embedding!));
     const labels = await this.embedder.cluster(
       embeddings,
       withEmbedding.map((w) => w.window.endMs - w.window.startMs),
-      { threshold: this.options.threshold ?? DEFAULT_EMBEDDING_THRESHOLD, minWeight: this.options.minSpeakerMs ?? 2000 },
+      {
+        threshold: this.options.threshold ?? DEFAULT_EMBEDDING_THRESHOLD,
+        minWeight: this.options.minSpeakerMs ?? 2000,
+        ...(count.min > 1 ? { minClusters: count.min } : {}),
+        ...(count.max < Infinity ? { maxClusters: count.max } : {}),
+      },
       signal,
     );
     const speakerOf = new Map(withEmbedding.map((w, i) => [w, labels[i]!]));

@@ -11,6 +11,7 @@ import type { DiarizationEngine, DiarizationStream, DiarizeOptions, MeasureOptio
 import { identifyLive, LiveNameBook, type LiveNames } from './live-identifier.js';
 import { clusterOffline, type OfflineClusterOptions } from './offline-clusterer.js';
 import { OnlineClusterer, type OnlineClusterOptions, type OpenGuess, speakerOfWindows, type WindowChanges, type WindowLabel } from './online-clusterer.js';
+import { speakerRange } from './speaker-count.js';
 import { SpeakerFrameExtractor, type SpeakerFrame } from './speech-frames.js';
 import { TurnStats } from './turn-stats.js';
 
@@ -47,7 +48,10 @@ export class BicDiarizer implements DiarizationEngine {
   }
 
   async diarize(pcm: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: DiarizeOptions = {}): Promise<SpeakerTurn[]> {
-    if (!this.options.vad && fileLane.available()) return this.diarizeOffThread(pcm, options);
+    // A hint out of range fails before the audio is read.
+    speakerRange(options.speakers);
+    const offline = { ...this.options.offline, speakers: options.speakers };
+    if (!this.options.vad && fileLane.available()) return this.diarizeOffThread(pcm, offline, options.signal);
     const extractor = new SpeakerFrameExtractor((await this.loadVad('batch')).createStream());
     const frames: SpeakerFrame[] = [];
     for await (const chunk of pcm) {
@@ -56,22 +60,26 @@ export class BicDiarizer implements DiarizationEngine {
     }
     for (const f of await extractor.flush()) frames.push(f);
     options.signal?.throwIfAborted();
-    return clusterOffline(frames, this.options.offline);
+    return clusterOffline(frames, offline);
   }
 
   /** diarize() on the file lane's thread: the PCM goes over piece by piece (each awaited: no unbounded queue). */
-  private async diarizeOffThread(pcm: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: DiarizeOptions): Promise<SpeakerTurn[]> {
+  private async diarizeOffThread(
+    pcm: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    offline: OfflineClusterOptions,
+    signal: AbortSignal | undefined,
+  ): Promise<SpeakerTurn[]> {
     const job = nextJob++;
-    const opened = (await fileLane.call({ op: 'open', job, vad: {}, offline: this.options.offline })) as Extract<DiarizeResult, { opened: true }>;
+    const opened = (await fileLane.call({ op: 'open', job, vad: {}, offline })) as Extract<DiarizeResult, { opened: true }>;
     if (opened.warning) (this.options.log ?? defaultLog)('warn', opened.warning.msg, opened.warning.detail);
     let ended = false;
     try {
       for await (const chunk of pcm) {
-        options.signal?.throwIfAborted();
+        signal?.throwIfAborted();
         // A copy of exactly these bytes: a view would send its whole underlying buffer.
         await fileLane.call({ op: 'push', job, pcm: new Uint8Array(chunk) });
       }
-      options.signal?.throwIfAborted();
+      signal?.throwIfAborted();
       ended = true;
       return ((await fileLane.call({ op: 'end', job })) as Extract<DiarizeResult, { turns: unknown }>).turns;
     } finally {
@@ -109,9 +117,12 @@ export class BicDiarizer implements DiarizationEngine {
   }
 
   createStream(options: StreamOptions = {}): DiarizationStream {
-    if (!this.options.vad && liveLane.available()) return this.streamOffThread(options);
+    const online = { ...this.options.online, speakers: options.speakers };
+    // A hint out of range fails here, before the stream is opened.
+    speakerRange(options.speakers);
+    if (!this.options.vad && liveLane.available()) return this.streamOffThread(options, online);
     const extractor = this.loadVad('live').then((vad) => new SpeakerFrameExtractor(vad.createStream()));
-    const clusterer = new OnlineClusterer(this.options.online);
+    const clusterer = new OnlineClusterer(online);
     const names = new LiveNameBook();
     const identify = () => names.update(identifyLive(clusterer.windows, clusterer.openWindow(), options.enrolled, options.enrolled?.rule));
     return {
@@ -134,10 +145,10 @@ export class BicDiarizer implements DiarizationEngine {
    * A live stream on the live lane's thread: frames and clustering there, and each push answers with the windows
    * that changed, so speakerAt() reads a copy here without waiting.
    */
-  private streamOffThread(options: StreamOptions): DiarizationStream {
+  private streamOffThread(options: StreamOptions, online: OnlineClusterOptions): DiarizationStream {
     const job = nextJob++;
     const log = this.options.log ?? defaultLog;
-    const opened = liveLane.call({ op: 'live-open', job, vad: {}, online: this.options.online, enrolled: options.enrolled }).then((r) => {
+    const opened = liveLane.call({ op: 'live-open', job, vad: {}, online, enrolled: options.enrolled }).then((r) => {
       const warning = (r as Extract<DiarizeResult, { opened: true }>).warning;
       if (warning) log('warn', warning.msg, warning.detail);
     });

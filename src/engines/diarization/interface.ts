@@ -52,7 +52,20 @@ export interface LiveEnrolled {
   rule?: LiveRule;
 }
 
+/**
+ * How many speakers the caller says there are: `{ min: n, max: n }` for exactly n, either bound alone for a range.
+ * Whole numbers, 1 ≤ min ≤ max (speaker-count.ts checks). The bounds count speakers the audio gives evidence of: a
+ * diarizer never invents a speaker without speech of its own, so min is reached only when there is enough speech
+ * to tell that many apart (see each diarizer).
+ */
+export interface SpeakerCount {
+  min?: number;
+  max?: number;
+}
+
 export interface DiarizeOptions {
+  /** Bounds on the speaker count (default: found from the audio alone). */
+  speakers?: SpeakerCount;
   signal?: AbortSignal;
 }
 
@@ -65,6 +78,11 @@ export interface MeasureOptions {
 export interface StreamOptions {
   /** Enrolled voices the stream recognises (nameAt()). */
   enrolled?: LiveEnrolled;
+  /**
+   * Bounds on the speaker count. A live stream honours max from its first window (never more speaker numbers);
+   * it cannot honour min: it labels tokens as they turn final, before it can know that another voice will come.
+   */
+  speakers?: SpeakerCount;
 }
 
 /** A live stream's diarizer: feed it the audio the recognizer gets, ask who spoke a token. */
@@ -89,7 +107,7 @@ export interface DiarizationStream {
 
 export interface DiarizationEngine {
   readonly name: string;
-  /** Whole-file diarization with an automatic speaker count. */
+  /** Whole-file diarization, with the speaker count found from the audio within `options.speakers`. */
   diarize(pcm: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options?: DiarizeOptions): Promise<SpeakerTurn[]>;
   /** Voice prints of the speech in `pcm`, by speaker (speakers with no speech frame are absent). */
   measure(pcm: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options?: MeasureOptions): Promise<Map<number, VoicePrint>>;

@@ -5,7 +5,14 @@
 //      BIC decides when to stop; clusters with under 3 s of speech then join their nearest cluster;
 //   3. resegmentation: one Gaussian per speaker scores every speech frame, the scores are smoothed over ±0.5 s and
 //      each frame goes to the best speaker (two passes), which moves turn boundaries off the window grid.
-import type { SpeakerTurn } from './interface.js';
+// A speaker-count hint (options.speakers) bounds steps 2 and 3. Under a min, two clusters of 3 s of speech each no
+// longer merge once only min such are left (smaller ones still do), merging and the fold stop at min clusters, and
+// a resegmentation pass that would leave fewer than min speakers is undone; min needs min windows (each 0.5–2.5 s of
+// speech): a file with fewer gets one speaker per window. Over a max, after the fold, the closest pair merges
+// whatever its ΔBIC until max are left. Counting only clusters of a speaker's worth of speech, and forcing merges
+// after the fold, was chosen on the benchmark's tuning half (docs/benchmarks-history.md, speaker counts).
+import type { SpeakerCount, SpeakerTurn } from './interface.js';
+import { ANY_SPEAKER_COUNT, speakerRange, type SpeakerRange } from './speaker-count.js';
 import { SpeakerModel, SpeakerStats, speakerBic } from './speaker-stats.js';
 import { FRAME_MS, type SpeakerFrame } from './speech-frames.js';
 
@@ -22,6 +29,8 @@ export interface OfflineClusterOptions {
   minSpeakerFrames?: number;
   /** Silence inside one speaker's speech that still counts as one turn, ms (default 500). */
   maxTurnGapMs?: number;
+  /** Bounds on the speaker count (DiarizeOptions.speakers). */
+  speakers?: SpeakerCount;
 }
 
 // Tuned together on the benchmark's real and flite conversations (docs/benchmarks-history.md): 2.5 s windows hold enough
@@ -34,6 +43,7 @@ const WINDOW_GAP_FRAMES = 30;
 const MIN_WINDOW_FRAMES = 50;
 
 export async function clusterOffline(frames: SpeakerFrame[], options: OfflineClusterOptions = {}): Promise<SpeakerTurn[]> {
+  const count = speakerRange(options.speakers);
   if (frames.length === 0) return [];
   const lambda = options.lambda ?? DEFAULT_BIC_LAMBDA;
   const maxWindows = options.maxWindows ?? 600;
@@ -44,23 +54,36 @@ export async function clusterOffline(frames: SpeakerFrame[], options: OfflineClu
     windows.map((w) => statsOf(frames, w.from, w.to)),
     lambda,
     options.minSpeakerFrames ?? 300,
+    count,
   );
 
   // Initial frame labels from the clusters.
   const labels = new Int32Array(frames.length).fill(-1);
   windows.forEach((w, i) => labels.fill(cluster[i]!, w.from, w.to));
   let speakers = Math.max(...cluster) + 1;
-  for (let pass = 0; pass < 2 && speakers > 1; pass++) speakers = await resegment(frames, labels, speakers, options.smoothFrames ?? 50);
+  for (let pass = 0; pass < 2 && speakers > 1; pass++) {
+    const before = count.min > 1 ? labels.slice() : undefined;
+    const after = await resegment(frames, labels, speakers, options.smoothFrames ?? 50);
+    // A speaker the pass emptied is gone; under the hint's min (which the clustering met) the pass is undone.
+    if (before && after < Math.min(count.min, speakers)) {
+      labels.set(before);
+      break;
+    }
+    speakers = after;
+  }
   return framesToTurns(frames, labels, options.maxTurnGapMs ?? 500);
 }
 
 /**
  * Agglomerative clustering of speech windows on ΔBIC: merge the closest pair while its ΔBIC is negative, then fold
- * clusters with under `minSpeakerFrames` of speech into their nearest cluster. Returns a cluster number (0, 1, ...
- * in order of first window) per window. Takes ownership of `windowStats` (merged in place).
+ * clusters with under `minSpeakerFrames` of speech into their nearest cluster. Within `count`: neither step goes
+ * below count.min clusters (or the number of windows, if fewer), and two clusters of minSpeakerFrames each do not
+ * merge once only count.min such are left; after the fold, the closest pair merges whatever its ΔBIC while there are
+ * more than count.max. Returns a cluster number (0, 1, ... in order of first window) per window. Takes ownership of
+ * `windowStats` (merged in place).
  */
-export function agglomerate(windowStats: SpeakerStats[], lambda: number, minSpeakerFrames: number): number[] {
-  const steps = agglomerateSteps(windowStats, lambda, minSpeakerFrames);
+export function agglomerate(windowStats: SpeakerStats[], lambda: number, minSpeakerFrames: number, count: SpeakerRange = ANY_SPEAKER_COUNT): number[] {
+  const steps = agglomerateSteps(windowStats, lambda, minSpeakerFrames, count);
   for (;;) {
     const r = steps.next();
     if (r.done) return r.value;
@@ -68,8 +91,13 @@ export function agglomerate(windowStats: SpeakerStats[], lambda: number, minSpea
 }
 
 /** agglomerate() that gives the event loop a turn every few milliseconds of work (long files take seconds). */
-export async function agglomerateAsync(windowStats: SpeakerStats[], lambda: number, minSpeakerFrames: number): Promise<number[]> {
-  const steps = agglomerateSteps(windowStats, lambda, minSpeakerFrames);
+export async function agglomerateAsync(
+  windowStats: SpeakerStats[],
+  lambda: number,
+  minSpeakerFrames: number,
+  count: SpeakerRange = ANY_SPEAKER_COUNT,
+): Promise<number[]> {
+  const steps = agglomerateSteps(windowStats, lambda, minSpeakerFrames, count);
   for (;;) {
     const r = steps.next();
     if (r.done) return r.value;
@@ -78,7 +106,7 @@ export async function agglomerateAsync(windowStats: SpeakerStats[], lambda: numb
 }
 
 /** The clustering as a generator: it yields (nothing) at points where the caller may pause. */
-function* agglomerateSteps(windowStats: SpeakerStats[], lambda: number, minSpeakerFrames: number): Generator<void, number[]> {
+function* agglomerateSteps(windowStats: SpeakerStats[], lambda: number, minSpeakerFrames: number, count: SpeakerRange): Generator<void, number[]> {
   const stats = windowStats;
   let work = 0;
   /** Yield about every 2^20 units of work (a ΔBIC is ~64 units, a matrix cell scan 1). */
@@ -98,15 +126,25 @@ function* agglomerateSteps(windowStats: SpeakerStats[], lambda: number, minSpeak
     for (let j = i + 1; j < n; j++) dist[i * n + j] = bic(i, j);
     if (spent(64 * (n - i))) yield;
   }
+  const minFrames = minSpeakerFrames;
+  const large = (c: number) => stats[c]!.n >= minFrames;
+  let clusters = n;
   for (;;) {
+    if (clusters <= count.min) break;
     if (spent(n * n)) yield;
+    // Under a min, two clusters with a speaker's worth of speech each stay apart once there are only min such:
+    // the rest (odd stretches, fragments) still merge on ΔBIC or are folded below.
+    let largeCount = 0;
+    for (let i = 0; i < n; i++) if (alive[i] && large(i)) largeCount++;
+    const keepLarge = largeCount <= count.min;
     let best = Infinity;
     let bi = -1;
     let bj = -1;
     for (let i = 0; i < n; i++) {
       if (!alive[i]) continue;
+      const largeI = keepLarge && large(i);
       for (let j = i + 1; j < n; j++) {
-        if (!alive[j]) continue;
+        if (!alive[j] || (largeI && large(j))) continue;
         const v = dist[i * n + j]!;
         if (v < best) {
           best = v;
@@ -119,6 +157,7 @@ function* agglomerateSteps(windowStats: SpeakerStats[], lambda: number, minSpeak
     stats[bi]!.merge(stats[bj]!);
     members[bi]!.push(...members[bj]!);
     alive[bj] = false;
+    clusters--;
     for (let k = 0; k < n; k++) {
       if (!alive[k] || k === bi) continue;
       const v = bic(bi, k);
@@ -129,10 +168,9 @@ function* agglomerateSteps(windowStats: SpeakerStats[], lambda: number, minSpeak
 
   // A speaker with under minSpeakerFrames of speech is more likely one voice's odd stretch (a laugh, a shout) than
   // a person: it joins the cluster it is closest to in ΔBIC.
-  const minFrames = minSpeakerFrames;
   for (;;) {
     const live = [...alive.keys()].filter((c) => alive[c]);
-    if (live.length < 2) break;
+    if (live.length < 2 || live.length <= count.min) break;
     const small = live.filter((c) => stats[c]!.n < minFrames).sort((a, b) => stats[a]!.n - stats[b]!.n)[0];
     if (small === undefined) break;
     let into = -1;
@@ -148,6 +186,34 @@ function* agglomerateSteps(windowStats: SpeakerStats[], lambda: number, minSpeak
     stats[into]!.merge(stats[small]!);
     members[into]!.push(...members[small]!);
     alive[small] = false;
+  }
+
+  // Over a max: the closest pair merges, whatever its ΔBIC, until there are max (after the fold, so that the
+  // clusters merged are speakers, not fragments).
+  let live = [...alive.keys()].filter((c) => alive[c]);
+  if (live.length > count.max) {
+    // The fold left dist stale for the clusters it grew.
+    for (const i of live) for (const j of live) if (j > i) dist[i * n + j] = bic(i, j);
+    while (live.length > count.max) {
+      if (spent(live.length * live.length)) yield;
+      let best = Infinity;
+      let bi = -1;
+      let bj = -1;
+      for (const i of live) {
+        for (const j of live) {
+          if (j > i && dist[i * n + j]! < best) {
+            best = dist[i * n + j]!;
+            bi = i;
+            bj = j;
+          }
+        }
+      }
+      stats[bi]!.merge(stats[bj]!);
+      members[bi]!.push(...members[bj]!);
+      alive[bj] = false;
+      live = live.filter((c) => c !== bj);
+      for (const k of live) if (k !== bi) dist[Math.min(k, bi) * n + Math.max(k, bi)] = bic(bi, k);
+    }
   }
 
   const out = new Array<number>(n).fill(-1);

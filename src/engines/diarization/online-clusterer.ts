@@ -4,8 +4,14 @@
 // are matched to the speaker numbers already handed out (Hungarian on shared speech) so labels stay stable. After
 // that, each new window joins the known speaker with the lowest ΔBIC when it is negative, else starts a new one.
 // Windows are remembered (start, end, speaker, statistics) for labelling tokens.
+// A speaker-count hint's max (options.speakers) caps both steps: the re-clustering merges down to max clusters, a
+// new cluster takes the lowest speaker number free below max, and once max speakers are known every window joins
+// the nearest. Its min is not enforced: tokens are labelled as they turn final, before the stream can know that
+// another voice will come, and splitting the voices heard so far to reach min would label one person as two.
 import { maxWeightAssignment } from './der.js';
+import type { SpeakerCount } from './interface.js';
 import { agglomerate, DEFAULT_BIC_LAMBDA, DEFAULT_WINDOW_FRAMES } from './offline-clusterer.js';
+import { speakerRange } from './speaker-count.js';
 import { SpeakerStats, speakerBic } from './speaker-stats.js';
 import { FRAME_MS, type SpeakerFrame } from './speech-frames.js';
 
@@ -15,10 +21,12 @@ export interface OnlineClusterOptions {
   /** λ of the incremental step once the stream is too long to re-cluster. */
   incrementalLambda?: number;
   windowFrames?: number;
-  /** Most speakers one stream may have; further windows go to the closest one (default 10). */
+  /** Most speakers the incremental step opens; further windows go to the closest one (default 10, or speakers.max). */
   maxSpeakers?: number;
   /** Re-cluster everything after each window while there are at most this many windows (default 120). */
   reclusterMaxWindows?: number;
+  /** The caller's speaker-count hint (StreamOptions.speakers): max is honoured throughout, min is not (see above). */
+  speakers?: SpeakerCount;
 }
 
 /**
@@ -43,6 +51,8 @@ export class OnlineClusterer {
   private readonly incrementalLambda: number;
   private readonly windowFrames: number;
   private readonly maxSpeakers: number;
+  /** The hint's max: no more speaker numbers than this, and all of them below it. */
+  private readonly capped: number | undefined;
   private readonly reclusterMax: number;
   /** Speaker number → model (sum of its windows). */
   private speakers = new Map<number, SpeakerStats>();
@@ -59,7 +69,9 @@ export class OnlineClusterer {
     this.lambda = options.lambda ?? DEFAULT_BIC_LAMBDA;
     this.incrementalLambda = options.incrementalLambda ?? DEFAULT_ONLINE_BIC_LAMBDA;
     this.windowFrames = options.windowFrames ?? DEFAULT_WINDOW_FRAMES;
-    this.maxSpeakers = options.maxSpeakers ?? 10;
+    const max = speakerRange(options.speakers).max;
+    this.capped = max < Infinity ? max : undefined;
+    this.maxSpeakers = this.capped ?? options.maxSpeakers ?? 10;
     this.reclusterMax = options.reclusterMaxWindows ?? 120;
   }
 
@@ -96,7 +108,7 @@ export class OnlineClusterer {
     let speaker = this.closest(stats);
     const full = this.speakers.size >= this.maxSpeakers;
     if (speaker === undefined || (!full && stats.n >= MIN_WINDOW_FRAMES && speakerBic(stats, this.speakers.get(speaker)!, this.incrementalLambda) >= 0)) {
-      speaker = this.nextSpeaker++;
+      speaker = this.newNumber(this.speakers.keys());
       this.speakers.set(speaker, new SpeakerStats());
     }
     this.speakers.get(speaker)!.merge(stats);
@@ -109,6 +121,7 @@ export class OnlineClusterer {
       this.windows.map((w) => new SpeakerStats().merge(w.stats)),
       this.lambda,
       MIN_SPEAKER_FRAMES,
+      { min: 1, max: this.capped ?? Infinity },
     );
     const k = Math.max(...clusters) + 1;
     const old = [...this.speakers.keys()];
@@ -119,7 +132,14 @@ export class OnlineClusterer {
       if (j >= 0) shared[clusters[i]!]![j]! += w.stats.n;
     });
     const match = old.length ? maxWeightAssignment(shared) : new Array<number>(k).fill(-1);
-    const number = match.map((j, c) => (j >= 0 && shared[c]![j]! > 0 ? old[j]! : this.nextSpeaker++));
+    const kept = match.map((j, c) => (j >= 0 && shared[c]![j]! > 0 ? old[j]! : undefined));
+    const taken = new Set(kept.filter((s) => s !== undefined));
+    const number = kept.map((s) => {
+      if (s !== undefined) return s;
+      const fresh = this.newNumber(taken);
+      taken.add(fresh);
+      return fresh;
+    });
     this.speakers = new Map();
     this.relabelledFrom = 0;
     this.windows.forEach((w, i) => {
@@ -127,6 +147,15 @@ export class OnlineClusterer {
       const model = this.speakers.get(w.speaker) ?? new SpeakerStats();
       this.speakers.set(w.speaker, model.merge(w.stats));
     });
+  }
+
+  /** A number for a new speaker: the next unused one, or under a max, the lowest that `taken` does not hold. */
+  private newNumber(taken: Iterable<number>): number {
+    if (this.capped === undefined) return this.nextSpeaker++;
+    const used = new Set(taken);
+    let n = 0;
+    while (used.has(n)) n++;
+    return n;
   }
 
   private closest(window: SpeakerStats): number | undefined {
