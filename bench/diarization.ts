@@ -5,6 +5,11 @@
 //   online DER:  each reference turn is labelled by speakerAt() once 600 ms of audio after it has been fed (when
 //                its real-time tokens would turn final); boundaries are the reference's, so this is speaker
 //                confusion only.
+// Tune / held-out: seeds 1–4 are the tuning half (the window length, λ and how a speaker count bounds the offline
+// clustering were chosen on them), seeds 5–8 the held-out half, reported apart; the voices are the same in both, the
+// clips and their order differ.
+// --speakers=exact: each conversation is diarized again with its true speaker count as the hint (DiarizeOptions
+// and StreamOptions speakers: { min: n, max: n }), and the rows give DER without → with it.
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
@@ -12,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { loadVad } from '../src/audio/vad.js';
 import { diarizationErrorRate } from '../src/engines/diarization/der.js';
 import { BicDiarizer } from '../src/engines/diarization/index.js';
+import type { SpeakerCount } from '../src/engines/diarization/interface.js';
 import { buildConversation, type Conversation, type CorpusSpeaker, realSpeakers } from '../test/diarization-corpus.js';
 import { tempDir } from '../test/harness.js';
 import { HARVARD_SENTENCES, round, type Row, type SuiteOptions, type SuiteResult } from './lib.js';
@@ -23,11 +29,7 @@ const chunks = (pcm: Int16Array, bytes = 3200): Buffer[] => {
   return out;
 };
 
-interface Measure {
-  set: string;
-  speakers: number;
-  seed: number;
-  names: string[];
+interface Scores {
   audioMs: number;
   offlineDer: number;
   offlineFound: number;
@@ -37,13 +39,26 @@ interface Measure {
   onlineMs: number;
 }
 
-async function measure(diarizer: BicDiarizer, conv: Conversation): Promise<Omit<Measure, 'set' | 'speakers' | 'seed' | 'names'>> {
+interface Measure extends Scores {
+  set: string;
+  half: Half;
+  speakers: number;
+  seed: number;
+  names: string[];
+  /** The same conversation with its true speaker count as the hint (--speakers=exact). */
+  hinted?: Scores;
+}
+
+const HALVES = { tune: [1, 2, 3, 4], 'held-out': [5, 6, 7, 8] } as const;
+type Half = keyof typeof HALVES;
+
+async function measure(diarizer: BicDiarizer, conv: Conversation, speakers?: SpeakerCount): Promise<Scores> {
   const parts = chunks(conv.pcm);
   let t0 = performance.now();
-  const turns = await diarizer.diarize(parts);
+  const turns = await diarizer.diarize(parts, { speakers });
   const offlineMs = performance.now() - t0;
   const off = diarizationErrorRate(conv.turns, turns);
-  const stream = diarizer.createStream();
+  const stream = diarizer.createStream({ speakers });
   const asked: { startMs: number; endMs: number; speaker: number }[] = [];
   let next = 0;
   let fed = 0;
@@ -72,6 +87,8 @@ async function measure(diarizer: BicDiarizer, conv: Conversation): Promise<Omit<
 }
 
 export async function run(opts: SuiteOptions): Promise<SuiteResult> {
+  const hint = opts.args.speakers;
+  if (hint !== undefined && hint !== 'exact') throw new Error(`--speakers takes "exact" (the true speaker count as the hint), not "${hint}"`);
   const work = tempDir('parlance-bench-diar-');
   opts.cleanup.add('diarization work dir', () => rmSync(work, { recursive: true, force: true }));
   const vad = await loadVad({ log: () => {} });
@@ -87,46 +104,58 @@ export async function run(opts: SuiteOptions): Promise<SuiteResult> {
       return file;
     }),
   }));
-  const seeds = opts.quick ? [1] : [1, 2, 3, 4];
   const results: Measure[] = [];
   for (const [set, pool] of [
     ['real', real],
     ['flite', flite],
   ] as const) {
-    for (const n of [2, 3, 4]) {
-      for (const seed of seeds) {
-        // Rotate through the speaker pool so every speaker appears in every group size.
-        const speakers = Array.from({ length: n }, (_, i) => pool[(i + seed) % pool.length]!);
-        const conv = buildConversation(speakers, { turns: 14, seed });
-        const m = await measure(diarizer, conv);
-        results.push({ set, speakers: n, seed, names: speakers.map((s) => s.name), ...m });
-        opts.log(
-          `${set} n=${n} seed=${seed} ${(m.audioMs / 1000).toFixed(1)} s: offline DER ${(m.offlineDer * 100).toFixed(1)} % (${m.offlineFound} found), online ${(m.onlineDer * 100).toFixed(1)} % (${m.onlineFound})`,
-        );
+    for (const half of ['tune', 'held-out'] as const) {
+      for (const n of [2, 3, 4]) {
+        for (const seed of opts.quick ? HALVES[half].slice(0, 1) : HALVES[half]) {
+          // Rotate through the speaker pool so every speaker appears in every group size.
+          const speakers = Array.from({ length: n }, (_, i) => pool[(i + seed) % pool.length]!);
+          const conv = buildConversation(speakers, { turns: 14, seed });
+          const m: Measure = { set, half, speakers: n, seed, names: speakers.map((s) => s.name), ...(await measure(diarizer, conv)) };
+          if (hint) m.hinted = await measure(diarizer, conv, { min: n, max: n });
+          results.push(m);
+          const line = (r: Scores) =>
+            `offline DER ${(r.offlineDer * 100).toFixed(1)} % (${r.offlineFound} found), online ${(r.onlineDer * 100).toFixed(1)} % (${r.onlineFound})`;
+          opts.log(`${set} ${half} n=${n} seed=${seed} ${(m.audioMs / 1000).toFixed(1)} s: ${line(m)}${m.hinted ? `; exact count: ${line(m.hinted)}` : ''}`);
+        }
       }
     }
   }
   const rows: Row[] = [];
   const pct = (v: number) => `${round(v * 100, 1)} %`;
+  // Pooled over conversations: DER weighted by reference speech ≈ audio here.
+  const der = (g: Scores[], k: 'offlineDer' | 'onlineDer') => g.reduce((s, r) => s + r[k] * r.audioMs, 0) / g.reduce((s, r) => s + r.audioMs, 0);
+  const found = (g: Scores[], k: 'offlineFound' | 'onlineFound') => g.map((r) => r[k]).join('/');
+  /** DER (speakers found), and with --speakers=exact "without → with the hint". */
+  const cell = (g: Measure[], mode: 'offline' | 'online') => {
+    const one = (s: Scores[]) => `${pct(der(s, `${mode}Der`))} (${found(s, `${mode}Found`)})`;
+    return hint ? `${one(g)} → ${one(g.map((r) => r.hinted!))}` : one(g);
+  };
+  const versus = hint ? ', without → with the exact count' : '';
   for (const set of ['real', 'flite']) {
-    for (const n of [2, 3, 4]) {
-      const g = results.filter((r) => r.set === set && r.speakers === n);
-      const audio = g.reduce((s, r) => s + r.audioMs, 0);
-      // Pooled over conversations: DER weighted by reference speech ≈ audio here.
-      const der = (k: 'offlineDer' | 'onlineDer') => g.reduce((s, r) => s + r[k] * r.audioMs, 0) / audio;
-      const found = (k: 'offlineFound' | 'onlineFound') => g.map((r) => r[k]).join('/');
-      rows.push({
-        benchmark: `${set} ${n} speakers: offline DER (speakers found)`,
-        result: `${pct(der('offlineDer'))} (${found('offlineFound')})`,
-        target: 'report',
-        met: null,
-      });
-      rows.push({
-        benchmark: `${set} ${n} speakers: online DER (speakers found)`,
-        result: `${pct(der('onlineDer'))} (${found('onlineFound')})`,
-        target: 'report',
-        met: null,
-      });
+    for (const half of ['tune', 'held-out'] as const) {
+      const inHalf = results.filter((r) => r.set === set && r.half === half);
+      for (const n of [2, 3, 4]) {
+        const g = inHalf.filter((r) => r.speakers === n);
+        for (const mode of ['offline', 'online'] as const) {
+          rows.push({ benchmark: `${set} ${n} speakers, ${half}: ${mode} DER (speakers found)${versus}`, result: cell(g, mode), target: 'report', met: null });
+        }
+      }
+      if (hint) {
+        for (const mode of ['offline', 'online'] as const) {
+          const all = (s: Scores[]) => pct(der(s, `${mode}Der`));
+          rows.push({
+            benchmark: `${set} 2–4 speakers, ${half}: ${mode} DER, pooled${versus}`,
+            result: `${all(inHalf)} → ${all(inHalf.map((r) => r.hinted!))}`,
+            target: 'report',
+            met: null,
+          });
+        }
+      }
     }
   }
   const audio = results.reduce((s, r) => s + r.audioMs, 0);

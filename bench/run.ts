@@ -6,7 +6,9 @@ import { buildDist, Cleanup, formatTable, machineInfo, requireTools, ROOT, type 
 
 const suites: Record<string, { about: string; options?: string[]; load: () => Promise<Suite> }> = {
   diarization: {
-    about: 'speaker diarization: DER for 2, 3, 4 speakers (real recordings and flite voices), offline and online, RTF',
+    about:
+      'speaker diarization: DER for 2, 3, 4 speakers (real recordings and flite voices), offline and online, tuning and held-out halves, RTF. --speakers=exact: each conversation again with its true speaker count as the hint, DER without → with it',
+    options: ['speakers'],
     load: async () => (await import('./diarization.js')).run,
   },
   http: { about: 'files API: count req/s, listing 1,000 files, 1 GiB streaming upload', load: async () => (await import('./http.js')).run },
