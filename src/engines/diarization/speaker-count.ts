@@ -22,8 +22,3 @@ export function speakerRange(count: SpeakerCount | undefined): SpeakerRange {
   if (min > max) throw new RangeError(`speakers.min (${min}) is above speakers.max (${max})`);
   return { min, max };
 }
-
-/** Whether the hint bounds anything. */
-export function isBounded(range: SpeakerRange): boolean {
-  return range.min > 1 || range.max < Infinity;
-}
