@@ -59,13 +59,13 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-async function transcribe(diarize: boolean | undefined): Promise<Tok[]> {
+async function transcribe(diarize: boolean | undefined, extra: Record<string, unknown> = {}): Promise<Tok[]> {
   const form = new FormData();
   form.set('file', new Blob([readFileSync(wavFile)]), 'two-speakers.wav');
   const up = await s.request('/v1/files', { method: 'POST', body: form });
   expect(up.status).toBe(201);
   const fileId = ((await up.json()) as { id: string }).id;
-  const body: Record<string, unknown> = { model: 'stt-async-v4', file_id: fileId };
+  const body: Record<string, unknown> = { model: 'stt-async-v4', file_id: fileId, ...extra };
   if (diarize !== undefined) body.enable_speaker_diarization = diarize;
   const created = await s.request('/v1/transcriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   expect(created.status).toBe(201);
@@ -93,6 +93,33 @@ describe('async transcription', () => {
       expect(tokens.some((t) => 'speaker' in t)).toBe(false);
     }
   }, 600_000);
+
+  it('num_speakers: exactly that many labels, for one and for the two voices that speak', async () => {
+    const labels = (tokens: Tok[]) => new Set(tokens.map((t) => t.speaker));
+    expect(labels(await transcribe(true, { num_speakers: 1 }))).toEqual(new Set(['1']));
+    const two = await transcribe(true, { num_speakers: 2 });
+    expect(labels(two)).toEqual(new Set(['1', '2']));
+    expectTwoSpeakers(two);
+  }, 600_000);
+
+  it('refuses speaker counts without diarization, out of range, min above max, or both forms at once', async () => {
+    for (const [body, location] of [
+      [{ num_speakers: 2 }, 'num_speakers'],
+      [{ enable_speaker_diarization: true, num_speakers: 33 }, 'num_speakers'],
+      [{ enable_speaker_diarization: true, min_speakers: 3, max_speakers: 2 }, 'min_speakers'],
+      [{ enable_speaker_diarization: true, num_speakers: 2, max_speakers: 2 }, 'num_speakers'],
+    ] as const) {
+      const res = await s.request('/v1/transcriptions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'stt-async-v4', audio_url: 'https://example.com/a.wav', ...body }),
+      });
+      expect(res.status).toBe(400);
+      const err = (await res.json()) as { error_type: string; validation_errors: { location: string }[] };
+      expect(err.error_type).toBe('invalid_request');
+      expect(err.validation_errors.map((v) => v.location)).toContain(location);
+    }
+  });
 
   it('/v1/models says every model supports diarization', async () => {
     const models = ((await (await s.request('/v1/models')).json()) as { models: { supports_speaker_diarization: boolean }[] }).models;
@@ -138,6 +165,12 @@ describe('real-time transcription', () => {
     expect(partial.length).toBeGreaterThan(0);
     expect(partial.every((t) => typeof t.speaker === 'string')).toBe(true);
   }, 60_000);
+
+  it('max_speakers: a live stream never gives more labels than asked for', async () => {
+    const tokens = await streamRaw({ enable_speaker_diarization: true, max_speakers: 1 });
+    expect(tokens.length).toBeGreaterThan(10);
+    expect(new Set(tokens.filter((t) => t.is_final).map((t) => t.speaker))).toEqual(new Set(['1']));
+  }, 180_000);
 
   it('raw WebSocket without diarization: no speaker field', async () => {
     const tokens = await streamRaw({});

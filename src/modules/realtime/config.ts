@@ -5,7 +5,8 @@
 // Unknown keys are ignored (a server that rejects them would fail SDK sessions) and a null is an absent field; known
 // keys of the wrong type or out of range give invalid_request naming each bad field by its dotted location.
 import type { WordControls } from '../../text/word-controls.js';
-import { ProfanityFilterField, RedactField } from '../../wire/word-controls.js';
+import type { SpeakerCount } from '../../engines/diarization/interface.js';
+import { ProfanityFilterField, RedactField, SpeakerCountField, speakerBounds, speakerCountIssues } from '../../wire/word-controls.js';
 import { type Static, Type } from '@sinclair/typebox';
 import { ApiError, asApiError, invalidField, invalidFields, type ValidationIssue } from '../../wire/api-error.js';
 import { compileValidator } from '../../wire/validate.js';
@@ -64,6 +65,8 @@ export interface RealtimeConfig {
   enableEndpointDetection: boolean;
   maxEndpointDelayMs: number;
   enableSpeakerDiarization: boolean;
+  /** Parlance: bounds on the speaker count (num_speakers, min_speakers, max_speakers); a live stream honours max only. */
+  speakerCount?: SpeakerCount;
   /** Parlance: enrolled speaker ids to recognise (with diarization). */
   speakers?: string[];
   enableLanguageIdentification: boolean;
@@ -119,6 +122,9 @@ export const RealtimeConfigFields = Type.Object(
     endpoint_sensitivity: Type.Optional(Type.Number({ minimum: -1, maximum: 1 })),
     endpoint_latency_adjustment_level: Type.Optional(Type.Integer({ minimum: 0, maximum: 3 })),
     enable_speaker_diarization: Type.Optional(Type.Boolean()),
+    num_speakers: Type.Optional(SpeakerCountField),
+    min_speakers: Type.Optional(SpeakerCountField),
+    max_speakers: Type.Optional(SpeakerCountField),
     /** Parlance: enrolled speaker ids, checked against the project later. */
     speakers: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 32 })),
     enable_language_identification: Type.Optional(Type.Boolean()),
@@ -175,6 +181,7 @@ function crossFieldIssues(c: RealtimeConfigFields): ValidationIssue[] {
     else if (tokens > MAX_CONTEXT_TOKENS) issue('context', `is over ${MAX_CONTEXT_TOKENS} tokens (about ${tokens})`, 'invalid_length');
   }
   if (c.speakers?.length && !c.enable_speaker_diarization) issue('speakers', 'needs enable_speaker_diarization: true', 'invalid_value');
+  for (const i of speakerCountIssues(c)) issue(i.location, i.message, i.errorType);
   if (c.translation?.type === 'two_way' && c.translation.language_a === c.translation.language_b)
     issue('translation', 'language_a and language_b must differ', 'invalid_value');
   return issues;
@@ -215,6 +222,7 @@ export function parseRealtimeConfig(body: unknown): RealtimeConfig {
     enableEndpointDetection: c.enable_endpoint_detection ?? false,
     maxEndpointDelayMs: c.max_endpoint_delay_ms ?? 2000,
     enableSpeakerDiarization: c.enable_speaker_diarization ?? false,
+    ...(speakerBounds(c) ? { speakerCount: speakerBounds(c) } : {}),
     ...(c.speakers?.length ? { speakers: c.speakers } : {}),
     enableLanguageIdentification: c.enable_language_identification ?? false,
     ...(c.enable_text_formatting !== undefined ? { enableTextFormatting: c.enable_text_formatting } : {}),

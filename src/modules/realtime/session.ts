@@ -177,7 +177,7 @@ export class RealtimeSession {
           this.fail(err instanceof TranslationError ? new ApiError('internal_error', 'Internal error: the translation engine failed.', { cause: err }) : err),
       });
       const { diarizer, speakerMatch } = opts;
-      const diarization = config.enableSpeakerDiarization && diarizer ? liveDiarization(diarizer, enrolled, speakerMatch) : undefined;
+      const diarization = config.enableSpeakerDiarization && diarizer ? liveDiarization(diarizer, enrolled, speakerMatch, config.speakerCount) : undefined;
       this.diarization = diarization?.stream;
       this.speakerOf = diarization?.speakerOf;
       const lid = config.enableLanguageIdentification ? opts.languageId : undefined;

@@ -1,6 +1,6 @@
 // Speaker labels of a live session: audio the diarizer has identified as one of the session's enrolled speakers
 // carries its name; the others are "1", "2", ... in order of first appearance (numbers are given to those only).
-import type { DiarizationEngine, DiarizationStream, MatchThresholds } from '../../engines/diarization/interface.js';
+import type { DiarizationEngine, DiarizationStream, MatchThresholds, SpeakerCount } from '../../engines/diarization/interface.js';
 import { SpeakerLabels } from '../../engines/diarization/label-tokens.js';
 import type { EnrolledSpeaker } from '../speakers/service.js';
 
@@ -11,8 +11,16 @@ export interface LiveDiarization {
 }
 
 /** Diarization of a session that asked for it, recognising its enrolled speakers when speaker matching is on. */
-export function liveDiarization(diarizer: DiarizationEngine, enrolled: readonly EnrolledSpeaker[], speakerMatch?: MatchThresholds): LiveDiarization {
-  const stream = diarizer.createStream(enrolled.length && speakerMatch ? { enrolled: { prints: enrolled.map((e) => e.print), thresholds: speakerMatch } } : {});
+export function liveDiarization(
+  diarizer: DiarizationEngine,
+  enrolled: readonly EnrolledSpeaker[],
+  speakerMatch?: MatchThresholds,
+  speakers?: SpeakerCount,
+): LiveDiarization {
+  const stream = diarizer.createStream({
+    ...(enrolled.length && speakerMatch ? { enrolled: { prints: enrolled.map((e) => e.print), thresholds: speakerMatch } } : {}),
+    ...(speakers ? { speakers } : {}),
+  });
   return {
     stream,
     speakerOf: liveSpeakerLabels(

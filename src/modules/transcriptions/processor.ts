@@ -2,7 +2,7 @@
 // webhook delivery. Each step is idempotent and resumes from the last durable state, so a job re-run after
 // a crash (kill -9 mid-download or mid-decode) finishes or fails cleanly instead of sticking.
 import { applyWordControls, hasWordControls } from '../../text/word-controls.js';
-import { wordControlsOf } from './controls.js';
+import { speakerBoundsOf, wordControlsOf } from './controls.js';
 import { AudioDecodeError, decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
 import { AudioProbeError, AudioProbeInterrupted, probeAudioFile } from '../../audio/probe.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
@@ -277,7 +277,9 @@ export class TranscriptionProcessor {
           `The transcript has ${words.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`,
         );
       // Speakers first: translation segments split at speaker changes and translated tokens keep the speaker.
-      const labelled = row.enable_speaker_diarization ? await addSpeakerLabels(this.opts.diarizer, path, words, signal, await this.recognition(row)) : words;
+      const labelled = row.enable_speaker_diarization
+        ? await addSpeakerLabels(this.opts.diarizer, path, words, signal, await this.recognition(row), speakerBoundsOf(row.controls))
+        : words;
       const segmentLanguages = row.enable_language_identification === 1 ? await this.identifyLanguages(row, path, labelled, signal) : undefined;
       return { labelled, decodedBytes, segmentLanguages };
     });

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ProfanityFilterField, RedactField } from '../../wire/word-controls.js';
+import { ProfanityFilterField, RedactField, SpeakerCountField } from '../../wire/word-controls.js';
 import { ErrorBody, ListQuery } from '../../wire/schemas.js';
 
 const Str256 = Type.String({ maxLength: 256 });
@@ -36,6 +36,9 @@ export const CreateTranscriptionBody = Type.Object(
     language_hints: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 16 }), { maxItems: 100 })),
     language_hints_strict: Type.Optional(Type.Boolean()),
     enable_speaker_diarization: Type.Optional(Type.Boolean()),
+    num_speakers: Type.Optional({ ...SpeakerCountField, description: 'Parlance: exactly this many speakers (with enable_speaker_diarization).' }),
+    min_speakers: Type.Optional({ ...SpeakerCountField, description: 'Parlance: at least this many speakers (with enable_speaker_diarization).' }),
+    max_speakers: Type.Optional({ ...SpeakerCountField, description: 'Parlance: at most this many speakers (with enable_speaker_diarization).' }),
     /** Parlance: enrolled speaker ids (/v1/speakers) to recognise; needs enable_speaker_diarization. */
     speakers: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
@@ -81,6 +84,9 @@ export const TranscriptionRecord = Type.Object({
   /** Parlance: present only when asked for. */
   redact: Type.Optional(Type.Array(Type.String())),
   profanity_filter: Type.Optional(Type.Boolean()),
+  num_speakers: Type.Optional(Type.Integer()),
+  min_speakers: Type.Optional(Type.Integer()),
+  max_speakers: Type.Optional(Type.Integer()),
   audio_duration_ms: Type.Integer(),
   error_type: Nullable(Type.String()),
   error_message: Nullable(Type.String()),

@@ -1,5 +1,6 @@
 // Async transcriptions: request rules, the records clients see, and the transitions the API itself makes
 // (create → queued, delete, file deletion → failed). The worker's side lives in processor.ts.
+import { speakerCountIssues } from '../../wire/word-controls.js';
 import { controlsRecord, storedControls } from './controls.js';
 import { maskUrlCredentials } from '../../lib/url-credentials.js';
 import type { Kysely } from 'kysely';
@@ -164,6 +165,7 @@ export class TranscriptionsService {
       if (!plan.ok) issue('translation', plan.message, 'unsupported');
     }
     if (body.speakers?.length && !body.enable_speaker_diarization) issue('speakers', 'needs enable_speaker_diarization: true', 'invalid_value');
+    for (const i of speakerCountIssues(body)) issue(i.location, i.message, i.errorType);
     if (issues.length)
       throw new ApiError('invalid_request', `Invalid request: ${issues.map((i) => `${i.location}: ${i.message}`).join('; ')}`, { validationErrors: issues });
     let speakers: string[] | null = null;

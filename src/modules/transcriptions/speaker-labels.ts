@@ -5,7 +5,7 @@
 // (short ones: like their speaker's other turns) is labelled with its name. Kept out of the processor so other
 // post-steps (language identification, translation) stay separate.
 import { decodeToPcm } from '../../audio/decode.js';
-import type { DiarizationEngine } from '../../engines/diarization/interface.js';
+import type { DiarizationEngine, SpeakerCount } from '../../engines/diarization/interface.js';
 import { labelTokens } from '../../engines/diarization/label-tokens.js';
 import type { MatchThresholds, VoicePrint } from '../../engines/diarization/interface.js';
 import { identifyTurns } from '../../engines/diarization/voice-print.js';
@@ -22,9 +22,10 @@ export async function addSpeakerLabels<T extends { start_ms?: number; end_ms?: n
   tokens: T[],
   signal: AbortSignal,
   recognition?: Recognition,
+  speakers?: SpeakerCount,
 ): Promise<(T & { speaker?: string })[]> {
   if (tokens.length === 0) return tokens;
-  let turns = await diarizer.diarize(decodeToPcm(audioPath, { signal, nice: BATCH_NICE }), { signal });
+  let turns = await diarizer.diarize(decodeToPcm(audioPath, { signal, nice: BATCH_NICE }), { signal, ...(speakers ? { speakers } : {}) });
   const names = new Map<number, string>();
   if (recognition?.enrolled.length && turns.length) {
     // One print per turn (its index as the speaker): speakers' prints are their turns' merged.
