@@ -93,6 +93,20 @@ describe('decodeToPcm', () => {
     });
   }
 
+  it('decodes one channel alone (multichannel jobs): each channel its own tone', async () => {
+    const file = makeTone('channels.wav', 16_000, ['-c:a', 'pcm_s16le']);
+    /** Zero crossings per second: twice the frequency of a pure tone. */
+    const crossings = async (channel: number) => {
+      const pcm = await decodeToBuffer(file, { channel });
+      const v = new Int16Array(pcm.buffer, pcm.byteOffset, pcm.length / 2);
+      let n = 0;
+      for (let i = 1; i < v.length; i++) if (v[i - 1]! < 0 !== v[i]! < 0) n++;
+      return n / (v.length / 16_000);
+    };
+    expect(Math.abs((await crossings(0)) - 880)).toBeLessThan(20);
+    expect(Math.abs((await crossings(1)) - 1320)).toBeLessThan(20);
+  });
+
   it('decodes from a stream piped to stdin', async () => {
     const file = makeTone('piped.flac', 48_000, ['-c:a', 'flac']);
     const pcm = await decodeToBuffer(createReadStream(file));

@@ -47,6 +47,8 @@ export interface DecodeOptions {
   rawInputRate?: number;
   /** An ffmpeg audio filter chain applied before the output conversion (e.g. a rubberband pitch shift). */
   filter?: string;
+  /** Decode this channel (0-based) of the first audio stream alone instead of the mix of all (multichannel jobs). */
+  channel?: number;
   /** OS niceness of the ffmpeg process (lib/priority.ts): batch work yields the CPU to live audio. */
   nice?: number;
 }
@@ -62,7 +64,9 @@ export async function* decodeToPcm(input: DecodeInput, options: DecodeOptions = 
   if (options.rawInputRate !== undefined) args.push('-f', 's16le', '-ar', String(options.rawInputRate), '-ac', '1');
   args.push('-i', fromFile ? input : 'pipe:0', '-map', '0:a:0', '-vn', '-sn', '-dn');
   if (options.maxSeconds !== undefined) args.push('-t', String(options.maxSeconds));
-  if (options.filter !== undefined) args.push('-af', options.filter);
+  // One channel alone: ffmpeg's pan filter picks it (a channel the stream lacks fails the decode).
+  const filters = [...(options.channel !== undefined ? [`pan=mono|c0=c${options.channel}`] : []), ...(options.filter !== undefined ? [options.filter] : [])];
+  if (filters.length) args.push('-af', filters.join(','));
   args.push('-f', 's16le', '-acodec', 'pcm_s16le', '-ac', '1', '-ar', String(options.sampleRate ?? PCM_SAMPLE_RATE), 'pipe:1');
 
   const child = spawnChild(options.ffmpegPath ?? 'ffmpeg', args, { stdio: [fromFile ? 'ignore' : 'pipe', 'pipe', 'pipe'], nice: options.nice });

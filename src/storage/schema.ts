@@ -114,6 +114,10 @@ export interface TranscriptionsTable {
   speakers: string | null;
   /** JSON object of the transcript controls asked for (TranscriptControls), or null. */
   controls: string | null;
+  /** Recognise each channel of the audio on its own (`enable_multichannel`): decided at creation. */
+  enable_multichannel: Flag;
+  /** Channels of the audio, found when the job read it (multichannel jobs only), else null. */
+  audio_channels: number | null;
   webhook_url: string | null;
   webhook_auth_header_name: string | null;
   webhook_auth_header_value: string | null;

@@ -33,6 +33,17 @@ describe('cuesOf', () => {
     expect(long.flatMap((c) => c.words).length).toBe(30);
   });
 
+  it("makes a multichannel transcript's cues per channel, in order of their start", () => {
+    // Channel 1 answers while channel 0 is still talking: one cue each, not a cue cut at every word.
+    const tokens: SegmentToken[] = [...words('hello how are you', 0, 100, { channel: 0 }), ...words('fine thanks', 500, 100, { channel: 1 })].sort(
+      (a, b) => a.start_ms! - b.start_ms!,
+    );
+    expect(cuesOf(tokens).map((c) => [c.channel, c.text])).toEqual([
+      [0, 'hello how are you'],
+      [1, 'fine thanks'],
+    ]);
+  });
+
   it('keeps a translated stretch whole, its translation attached', () => {
     const tokens: SegmentToken[] = [
       ...words('good morning. see you', 0, 100, { translation_status: 'original' }),
@@ -76,5 +87,13 @@ describe('renderings', () => {
     expect(exportTranscript(words('Hi.', 0, 100, { speaker: '1' }), 'txt')).toBe('Speaker 1: Hi.\n');
     const translated = [...words('hello', 0, 100, { translation_status: 'original' }), { text: ' hola', confidence: 1, translation_status: 'translation' }];
     expect(exportTranscript(translated, 'srt')).toBe('1\n00:00:00,000 --> 00:00:00,300\nhello\nhola\n');
+  });
+
+  it('exports label the channels of a multichannel transcript, with their speakers when diarized', () => {
+    const call = [...words('Hello.', 0, 100, { channel: 0 }), ...words('Hi.', 1000, 100, { channel: 1 })];
+    expect(exportTranscript(call, 'txt')).toBe('Channel 0: Hello.\n\nChannel 1: Hi.\n');
+    const diarized = call.map((t) => ({ ...t, speaker: '1' }));
+    expect(exportTranscript(diarized, 'srt')).toContain('Channel 1, Speaker 1: Hi.');
+    expect(exportTranscript(diarized, 'vtt')).toContain('<v Channel 0, Speaker 1>Hello.');
   });
 });

@@ -9,6 +9,8 @@ export interface SegmentToken {
   end_ms?: number;
   confidence: number;
   speaker?: string;
+  /** Multichannel transcripts: the channel (0-based) the token was heard on. */
+  channel?: number;
   translation_status?: string;
 }
 
@@ -26,6 +28,8 @@ export interface Cue {
   text: string;
   words: CueWord[];
   speaker?: string;
+  /** Multichannel transcripts: the channel of the words. */
+  channel?: number;
   /** The translation of these words, when the transcript was translated. */
   translation?: string;
 }
@@ -64,9 +68,24 @@ function cueOf(words: CueWord[], speaker: string | undefined, translation?: stri
 
 /**
  * Cues split at sentence ends, pauses, speaker changes and the length caps. A translated stretch (its originals and
- * the translation that follows them) stays one cue: a translation has no times of its own to split it by.
+ * the translation that follows them) stays one cue: a translation has no times of its own to split it by. A
+ * multichannel transcript's cues are made from each channel's tokens alone (two people talking at once stay two
+ * cues, not one cut at every word) and given in order of their start.
  */
 export function cuesOf(tokens: readonly SegmentToken[], opts: CueOptions = {}): Cue[] {
+  if (!tokens.some((t) => t.channel !== undefined)) return channelCues(tokens, opts);
+  const channels = [...new Set(tokens.map((t) => t.channel ?? 0))].sort((a, b) => a - b);
+  return channels
+    .flatMap((channel) =>
+      channelCues(
+        tokens.filter((t) => (t.channel ?? 0) === channel),
+        opts,
+      ).map((c) => ({ ...c, channel })),
+    )
+    .sort((a, b) => a.startMs - b.startMs || a.channel - b.channel);
+}
+
+function channelCues(tokens: readonly SegmentToken[], opts: CueOptions): Cue[] {
   const pauseMs = opts.pauseMs ?? CUE_PAUSE_MS;
   const maxMs = opts.maxMs ?? CUE_MAX_MS;
   const maxChars = opts.maxChars ?? CUE_MAX_CHARS;
@@ -129,6 +148,8 @@ export interface RenderOptions {
   text?: 'original' | 'translation' | 'both';
   /** Label cues with their speaker ("Speaker 1"). */
   speakers?: boolean;
+  /** Label cues with their channel ("Channel 0", or "Channel 0, Speaker 1" with speakers). */
+  channels?: boolean;
 }
 
 function linesOf(cue: Cue, opts: RenderOptions): string[] {
@@ -139,11 +160,21 @@ function linesOf(cue: Cue, opts: RenderOptions): string[] {
 
 export const speakerName = (speaker: string) => `Speaker ${speaker}`;
 
+/** Who a cue is: its channel and its speaker, as far as `opts` labels them; undefined when neither is. */
+function voiceOf(c: Pick<Cue, 'speaker' | 'channel'>, opts: RenderOptions): string | undefined {
+  const parts = [
+    ...(opts.channels && c.channel !== undefined ? [`Channel ${c.channel}`] : []),
+    ...(opts.speakers && c.speaker !== undefined ? [speakerName(c.speaker)] : []),
+  ];
+  return parts.length ? parts.join(', ') : undefined;
+}
+
 export function toSrt(cues: readonly Cue[], opts: RenderOptions = {}): string {
   return cues
     .map((c, i) => {
       const lines = linesOf(c, opts);
-      if (opts.speakers && c.speaker !== undefined) lines[0] = `${speakerName(c.speaker)}: ${lines[0]}`;
+      const voice = voiceOf(c, opts);
+      if (voice !== undefined) lines[0] = `${voice}: ${lines[0]}`;
       return `${i + 1}\n${timecode(c.startMs, ',')} --> ${timecode(c.endMs, ',')}\n${lines.join('\n')}\n`;
     })
     .join('\n');
@@ -155,29 +186,38 @@ const vttEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').
 export function toVtt(cues: readonly Cue[], opts: RenderOptions = {}): string {
   const body = cues.map((c) => {
     const lines = linesOf(c, opts).map(vttEscape);
-    if (opts.speakers && c.speaker !== undefined) lines[0] = `<v ${speakerName(c.speaker)}>${lines[0]}`;
+    const voice = voiceOf(c, opts);
+    if (voice !== undefined) lines[0] = `<v ${voice}>${lines[0]}`;
     return `${timecode(c.startMs, '.')} --> ${timecode(c.endMs, '.')}\n${lines.join('\n')}\n`;
   });
   return `WEBVTT\n\n${body.join('\n')}`;
 }
 
-/** One line per cue; with speakers, one paragraph per speaker turn, "Speaker 1: ...". */
+/** One line per cue; with speakers (or channels), one paragraph per turn, "Speaker 1: ...". */
 export function toText(cues: readonly Cue[], opts: RenderOptions = {}): string {
-  if (!opts.speakers) return cues.map((c) => `${linesOf(c, opts).join('\n')}\n`).join('');
-  const turns: { speaker?: string; lines: string[] }[] = [];
+  if (!opts.speakers && !opts.channels) return cues.map((c) => `${linesOf(c, opts).join('\n')}\n`).join('');
+  const turns: { voice?: string; lines: string[] }[] = [];
   for (const c of cues) {
     const last = turns[turns.length - 1];
-    if (last && last.speaker === c.speaker) last.lines.push(...linesOf(c, opts));
-    else turns.push({ speaker: c.speaker, lines: linesOf(c, opts) });
+    const voice = voiceOf(c, opts);
+    if (last && last.voice === voice) last.lines.push(...linesOf(c, opts));
+    else turns.push({ voice, lines: linesOf(c, opts) });
   }
-  return turns.map((t) => `${t.speaker !== undefined ? `${speakerName(t.speaker)}: ` : ''}${t.lines.join(' ')}\n`).join('\n');
+  return turns.map((t) => `${t.voice !== undefined ? `${t.voice}: ` : ''}${t.lines.join(' ')}\n`).join('\n');
 }
 
 export type ExportFormat = 'srt' | 'vtt' | 'txt';
 
-/** A stored transcript as a file: speakers labelled when it was diarized, translations under their originals. */
+/**
+ * A stored transcript as a file: speakers labelled when it was diarized, channels when it is multichannel, translations
+ * under their originals.
+ */
 export function exportTranscript(tokens: readonly SegmentToken[], format: ExportFormat): string {
   const cues = cuesOf(tokens);
-  const opts: RenderOptions = { text: 'both', speakers: tokens.some((t) => t.speaker !== undefined) };
+  const opts: RenderOptions = {
+    text: 'both',
+    speakers: tokens.some((t) => t.speaker !== undefined),
+    channels: tokens.some((t) => t.channel !== undefined),
+  };
   return format === 'srt' ? toSrt(cues, opts) : format === 'vtt' ? toVtt(cues, opts) : toText(cues, opts);
 }

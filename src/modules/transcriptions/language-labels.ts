@@ -17,6 +17,8 @@ export async function identifySegmentLanguages(
   audioPath: string,
   segments: readonly { start_ms: number; end_ms: number }[],
   signal: AbortSignal,
+  /** A multichannel job's channel (0-based): its audio alone. */
+  channel?: number,
 ): Promise<(string | undefined)[]> {
   const perMs = PCM_SAMPLE_RATE / 1000;
   const windows = segments.map((s) => {
@@ -32,7 +34,7 @@ export async function identifySegmentLanguages(
     out.push(samples.length ? await lid.identify(samples, { signal }) : undefined);
   };
   let offset = 0;
-  for await (const chunk of decodeToPcm(audioPath, { signal, nice: BATCH_NICE })) {
+  for await (const chunk of decodeToPcm(audioPath, { signal, nice: BATCH_NICE, channel })) {
     // A copy: the chunk's bytes need not be aligned for an Int16Array view.
     const pcm = new Int16Array(chunk.length / 2);
     Buffer.from(pcm.buffer).set(chunk);

@@ -5,6 +5,7 @@ import { applyWordControls, hasWordControls } from '../../text/word-controls.js'
 import { speakerBoundsOf, wordControlsOf } from './controls.js';
 import { AudioDecodeError, decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
 import { AudioProbeError, AudioProbeInterrupted, probeAudioFile } from '../../audio/probe.js';
+import type { AudioProbe } from '../../audio/probe-result.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
 import type { Recognizer, Token } from '../../engines/stt/interface.js';
 import { TranslationError } from '../../engines/translate/interface.js';
@@ -30,6 +31,7 @@ import { formatTranscript } from '../../text/format.js';
 import { recognitionContext } from '../../engines/stt/context.js';
 import { BATCH_NICE } from '../../lib/priority.js';
 import { JobFailure, recordingApiErrors } from './job-failure.js';
+import { channelsOf, joinedText, MAX_CHANNELS, mergeChannels } from './channels.js';
 
 /** A failed audio_url fetch, already classified into the spec's two record-only error types. */
 export class AudioFetchError extends Error {
@@ -78,14 +80,34 @@ export interface ProcessorOptions {
 /** Webhook deliveries in flight at once per node. */
 const WEBHOOK_CONCURRENCY = 16;
 
-/** The audio's stated duration (0 when the container states none), or a record-only invalid_audio_file. */
-async function probeDuration(file: string): Promise<number> {
+/** What the audio's check finds (its stated duration, its channels), or a record-only invalid_audio_file. */
+async function probeOf(file: string): Promise<AudioProbe> {
   try {
-    return (await probeAudioFile(file)).durationMs ?? 0;
+    return await probeAudioFile(file);
   } catch (err) {
     if (err instanceof AudioProbeError) throw new JobFailure('invalid_audio_file', `Invalid audio file: ${err.message}.`);
     throw err;
   }
+}
+
+/** The channels of a multichannel job's audio: two or more (at most MAX_CHANNELS), else invalid_audio_file. */
+function multichannelCount(probe: AudioProbe): number {
+  const channels = probe.channels ?? 1;
+  if (channels < 2)
+    throw new JobFailure(
+      'invalid_audio_file',
+      'Invalid audio file: enable_multichannel needs audio with two or more channels; this audio has one channel. Send it without enable_multichannel.',
+    );
+  if (channels > MAX_CHANNELS)
+    throw new JobFailure('invalid_audio_file', `Invalid audio file: it has ${channels} channels; enable_multichannel recognises at most ${MAX_CHANNELS}.`);
+  return channels;
+}
+
+/** Recognised words of one channel (or of the mix), before the language step. */
+interface ChannelWords {
+  words: (Token & { speaker?: string })[];
+  segmentLanguages: (string | undefined)[] | undefined;
+  decodedBytes: number;
 }
 
 export class TranscriptionProcessor {
@@ -181,14 +203,19 @@ export class TranscriptionProcessor {
   /** downloading → transcribing: bring the audio next to the job, check it decodes and fits the model. */
   private async download(row: TranscriptionRow, signal: AbortSignal): Promise<TranscriptionRow | undefined> {
     const key = `transcriptions/${row.project_id}/${row.id}`;
+    const multichannel = row.enable_multichannel === 1;
     let durationMs: number;
+    let channels: number | null = null;
     if (row.file_id) {
       const file = await this.files.getRow({ projectId: row.project_id }, row.file_id);
       if (!file) throw new JobFailure('file_not_found', `File ${row.file_id} was deleted before the transcription started.`);
       // A copy of the upload, so deleting the file later cannot pull the audio from under the job.
       await this.blobs.linkOrCopy(file.blob_key, key);
-      // Uploads were probed (and decoded) at the door and their duration stored: no second probe for them.
-      durationMs = file.duration_ms ?? (await this.blobs.withLocalFile(key, probeDuration));
+      // Uploads were probed (and decoded) at the door and their duration stored: no second probe for them, but for
+      // the channels of a multichannel job (a WAV's header, else ffprobe).
+      const probe = multichannel || file.duration_ms === null ? await this.blobs.withLocalFile(key, probeOf) : undefined;
+      durationMs = file.duration_ms ?? probe?.durationMs ?? 0;
+      if (multichannel) channels = multichannelCount(probe!);
     } else {
       const temp = this.blobs.tempPath();
       try {
@@ -198,7 +225,9 @@ export class TranscriptionProcessor {
           if (err instanceof AudioFetchError) throw new JobFailure(err.type, err.message);
           throw err;
         }
-        durationMs = await probeDuration(temp);
+        const probe = await probeOf(temp);
+        durationMs = probe.durationMs ?? 0;
+        if (multichannel) channels = multichannelCount(probe);
         await this.blobs.commit(temp, key);
       } finally {
         await this.blobs.discardTemp(temp);
@@ -206,12 +235,13 @@ export class TranscriptionProcessor {
     }
     if (durationMs > this.opts.maxAudioMs)
       throw new JobFailure('invalid_audio_file', `Audio is ${(durationMs / 1000).toFixed(1)} s long; the model's maximum is ${this.opts.maxAudioMs / 1000} s.`);
-    const moved = await this.repo.transition(row.id, ['downloading'], 'transcribing', { audio_duration_ms: durationMs, audio_blob_key: key }, this.now());
+    const found = { audio_duration_ms: durationMs, audio_blob_key: key, audio_channels: channels };
+    const moved = await this.repo.transition(row.id, ['downloading'], 'transcribing', found, this.now());
     if (!moved) {
       await this.blobs.remove(key);
       return undefined;
     }
-    return { ...row, status: 'transcribing', audio_duration_ms: durationMs, audio_blob_key: key };
+    return { ...row, status: 'transcribing', ...found };
   }
 
   /** A budget or balance that refuses the work (402) fails the job. */
@@ -229,67 +259,37 @@ export class TranscriptionProcessor {
     return recordingApiErrors(model, (err) => err.type === 'model_not_available');
   }
 
-  /** transcribing → completed: decode, recognise, store the transcript and schedule the webhook together. */
+  /**
+   * transcribing → completed: decode, recognise, store the transcript and schedule the webhook together. A multichannel
+   * job recognises each channel on its own, one after another within the job's one slot (so it takes no more of the
+   * machine at a time than any other job): decoded alone, formatted, diarized, identified and translated as if it were
+   * a file of its own; the channels' tokens are then labelled and merged in time order (channels.ts).
+   */
   private async transcribe(row: TranscriptionRow, signal: AbortSignal): Promise<void> {
     await this.assertCanStart(row);
     const { languages, recognizer } = await this.modelOf(row);
+    const channels = channelsOf(row.enable_multichannel === 1, row.audio_channels);
     // Decoding and diarization read a file: a scoped local copy of the audio where blobs are not local files.
-    const { labelled, decodedBytes, segmentLanguages } = await this.blobs.withLocalFile(row.audio_blob_key!, async (path) => {
-      const maxBytes = Math.ceil((this.opts.maxAudioMs / 1000) * PCM_BYTES_PER_SECOND);
-      let decodedBytes = 0;
-      const controller = new AbortController();
-      const onAbort = () => controller.abort(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-      // The decoded length is the real duration: a header can lie. Recheck it against the model maximum.
-      const pcm = async function* (): AsyncGenerator<Buffer> {
-        for await (const chunk of decodeToPcm(path, { signal: controller.signal, nice: BATCH_NICE })) {
-          decodedBytes += chunk.length;
-          if (decodedBytes > maxBytes)
-            throw new JobFailure('invalid_audio_file', `Decoded audio is longer than the model's maximum of ${maxBytes / PCM_BYTES_PER_SECOND} s.`);
-          yield chunk;
-        }
-      };
-      let words: Token[];
-      try {
-        words = await recognizer.transcribe(pcm(), {
-          signal: controller.signal,
-          context: row.context === null ? undefined : recognitionContext(JSON.parse(row.context)),
-          // Visible queueing: how many requests are ahead of this one for an STT worker.
-          onQueuePosition: (position) => {
-            if (position > 0) this.log('info', 'transcription waiting for an STT worker', { id: row.id, position });
-          },
-        });
-      } catch (err) {
-        if (err instanceof JobFailure || signal.aborted) throw err;
-        if (err instanceof AudioDecodeError && !err.interrupted) throw new JobFailure('invalid_audio_file', 'Invalid audio file: the audio does not decode.');
-        throw err;
-      } finally {
-        signal.removeEventListener('abort', onAbort);
+    const heard = await this.blobs.withLocalFile(row.audio_blob_key!, async (path) => {
+      const out: ChannelWords[] = [];
+      let words = 0;
+      for (const channel of channels) {
+        const r = await this.recognizeChannel(row, path, channel, { languages, recognizer }, signal, words);
+        words += r.words.length;
+        out.push(r);
       }
-      // Written form (capitals, punctuation, digits) before anything else reads the words; timestamps stay exact.
-      if (row.enable_text_formatting === 1) words = formatTranscript(words, { language: languages[0] });
-      // Redaction and the profanity filter before anything stores, sends or translates the words.
-      const controls = wordControlsOf(row.controls);
-      if (hasWordControls(controls)) words = applyWordControls(words, controls);
-      if (words.length > this.opts.maxTokens)
-        throw new JobFailure(
-          'transcription_output_too_long',
-          `The transcript has ${words.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`,
-        );
-      // Speakers first: translation segments split at speaker changes and translated tokens keep the speaker.
-      const labelled = row.enable_speaker_diarization
-        ? await addSpeakerLabels(this.opts.diarizer, path, words, signal, await this.recognition(row), speakerBoundsOf(row.controls))
-        : words;
-      const segmentLanguages = row.enable_language_identification === 1 ? await this.identifyLanguages(row, path, labelled, signal) : undefined;
-      return { labelled, decodedBytes, segmentLanguages };
+      return out;
     });
-    const tokens = await this.languageStep(row, languages, labelled, signal, segmentLanguages);
+    const perChannel: TranscriptToken[][] = [];
+    for (const h of heard) perChannel.push(await this.languageStep(row, languages, h.words, signal, h.segmentLanguages));
+    const tokens = channels[0] === undefined ? perChannel[0]! : mergeChannels(perChannel);
+    const decodedBytes = Math.max(...heard.map((h) => h.decodedBytes));
     if (tokens.length > this.opts.maxTokens)
       throw new JobFailure(
         'transcription_output_too_long',
         `The transcript with its translation has ${tokens.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`,
       );
-    const text = tokens.map((t) => t.text).join('');
+    const text = channels[0] === undefined ? tokens.map((t) => t.text).join('') : joinedText(tokens);
     const durationMs = Math.round((decodedBytes / PCM_BYTES_PER_SECOND) * 1000);
     // Metered before completion under the transcription's id: a re-run after a crash stores it once.
     await this.opts.meter?.meter({
@@ -300,7 +300,8 @@ export class TranscriptionProcessor {
       clientReferenceId: row.client_reference_id,
       model: row.resolved_model,
       startTime: row.created_at,
-      inputAudioMs: durationMs || row.audio_duration_ms,
+      // Each channel is audio recognised: a multichannel job counts its audio once per channel.
+      inputAudioMs: (durationMs || row.audio_duration_ms) * channels.length,
       outputTextTokens: tokens.length,
     });
     const done = await this.repo.db.transaction().execute(async (tx) => {
@@ -319,8 +320,74 @@ export class TranscriptionProcessor {
     if (done) {
       await this.blobs.remove(row.audio_blob_key!);
       await this.repo.update(row.id, { audio_blob_key: null });
-      this.log('info', 'transcription completed', { id: row.id, audio_ms: durationMs, tokens: tokens.length });
+      this.log('info', 'transcription completed', {
+        id: row.id,
+        audio_ms: durationMs,
+        tokens: tokens.length,
+        ...(channels[0] === undefined ? {} : { channels: channels.length }),
+      });
     }
+  }
+
+  /**
+   * Recognise one channel of the audio (`channel` undefined: the mix of all), then its formatting, speakers and
+   * segment languages. `wordsBefore`: words the job's other channels gave, counted against the transcript cap.
+   */
+  private async recognizeChannel(
+    row: TranscriptionRow,
+    path: string,
+    channel: number | undefined,
+    model: { languages: readonly string[]; recognizer: Recognizer },
+    signal: AbortSignal,
+    wordsBefore: number,
+  ): Promise<ChannelWords> {
+    const maxBytes = Math.ceil((this.opts.maxAudioMs / 1000) * PCM_BYTES_PER_SECOND);
+    let decodedBytes = 0;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    // The decoded length is the real duration: a header can lie. Recheck it against the model maximum.
+    const pcm = async function* (): AsyncGenerator<Buffer> {
+      for await (const chunk of decodeToPcm(path, { signal: controller.signal, nice: BATCH_NICE, channel })) {
+        decodedBytes += chunk.length;
+        if (decodedBytes > maxBytes)
+          throw new JobFailure('invalid_audio_file', `Decoded audio is longer than the model's maximum of ${maxBytes / PCM_BYTES_PER_SECOND} s.`);
+        yield chunk;
+      }
+    };
+    let words: Token[];
+    try {
+      words = await model.recognizer.transcribe(pcm(), {
+        signal: controller.signal,
+        context: row.context === null ? undefined : recognitionContext(JSON.parse(row.context)),
+        // Visible queueing: how many requests are ahead of this one for an STT worker.
+        onQueuePosition: (position) => {
+          if (position > 0) this.log('info', 'transcription waiting for an STT worker', { id: row.id, position });
+        },
+      });
+    } catch (err) {
+      if (err instanceof JobFailure || signal.aborted) throw err;
+      if (err instanceof AudioDecodeError && !err.interrupted) throw new JobFailure('invalid_audio_file', 'Invalid audio file: the audio does not decode.');
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    // Written form (capitals, punctuation, digits) before anything else reads the words; timestamps stay exact.
+    if (row.enable_text_formatting === 1) words = formatTranscript(words, { language: model.languages[0] });
+    // Redaction and the profanity filter before anything stores, sends or translates the words.
+    const controls = wordControlsOf(row.controls);
+    if (hasWordControls(controls)) words = applyWordControls(words, controls);
+    if (wordsBefore + words.length > this.opts.maxTokens)
+      throw new JobFailure(
+        'transcription_output_too_long',
+        `The transcript has ${wordsBefore + words.length} tokens; one transcription may return at most ${this.opts.maxTokens}.`,
+      );
+    // Speakers first: translation segments split at speaker changes and translated tokens keep the speaker.
+    const labelled = row.enable_speaker_diarization
+      ? await addSpeakerLabels(this.opts.diarizer, path, words, signal, await this.recognition(row), channel, speakerBoundsOf(row.controls))
+      : words;
+    const segmentLanguages = row.enable_language_identification === 1 ? await this.identifyLanguages(row, path, labelled, signal, channel) : undefined;
+    return { words: labelled, segmentLanguages, decodedBytes };
   }
 
   /** The enrolled speakers a transcription asked for (those deleted or no longer ready since are left out). */
@@ -331,13 +398,19 @@ export class TranscriptionProcessor {
   }
 
   /** The language of each translation segment of `words`, when a language-id model is installed (else undefined). */
-  private async identifyLanguages(row: TranscriptionRow, path: string, words: Token[], signal: AbortSignal): Promise<(string | undefined)[] | undefined> {
+  private async identifyLanguages(
+    row: TranscriptionRow,
+    path: string,
+    words: Token[],
+    signal: AbortSignal,
+    channel: number | undefined,
+  ): Promise<(string | undefined)[] | undefined> {
     const lid = this.opts.languageId;
     if (!lid || words.length === 0) return undefined;
     try {
       // Each segment from its first word's start to its last word's end.
       const segments = splitSegments(words).map((seg) => ({ start_ms: seg[0]!.start_ms, end_ms: seg.at(-1)!.end_ms }));
-      return await identifySegmentLanguages(lid, path, segments, signal);
+      return await identifySegmentLanguages(lid, path, segments, signal, channel);
     } catch (err) {
       if (signal.aborted || err instanceof AudioDecodeError) throw err;
       this.log('error', 'language identification failed', { id: row.id, model: lid.modelId, err: (err as Error).message });

@@ -48,6 +48,13 @@ export const CreateTranscriptionBody = Type.Object(
       }),
     ),
     enable_language_identification: Type.Optional(Type.Boolean()),
+    /** Parlance: recognise each channel on its own; every token carries `channel`. */
+    enable_multichannel: Type.Optional(
+      Type.Boolean({
+        description:
+          'Parlance extension. Recognise each channel of a multi-channel file (a stereo call recording: agent left, customer right) on its own: every token carries `channel` (0-based), speakers are diarized within their channel, and usage counts the audio once per channel. A job whose audio has one channel fails with invalid_audio_file.',
+      }),
+    ),
     /** Parlance: formatted text (capitals, punctuation, numbers as digits); default PARLANCE_TEXT_FORMATTING. */
     enable_text_formatting: Type.Optional(Type.Boolean()),
     context: Type.Optional(ContextSchema),
@@ -79,6 +86,8 @@ export const TranscriptionRecord = Type.Object({
   /** Parlance: the enrolled speakers asked for (present only when some were). */
   speakers: Type.Optional(Type.Array(Type.String())),
   enable_language_identification: Type.Boolean(),
+  /** Parlance: present (true) only when the transcription was created with enable_multichannel. */
+  enable_multichannel: Type.Optional(Type.Boolean()),
   context: Type.Union([Type.String(), Type.Object({}, { additionalProperties: true }), Type.Null()]),
   translation: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
   /** Parlance: present only when asked for. */
@@ -104,6 +113,8 @@ export const TranscriptToken = Type.Object({
   end_ms: Type.Optional(Type.Integer()),
   confidence: Type.Number(),
   speaker: Type.Optional(Type.String()),
+  /** Parlance, multichannel transcriptions: the channel (0-based) the token was heard on. */
+  channel: Type.Optional(Type.Integer({ minimum: 0 })),
   language: Type.Optional(Type.String()),
   source_language: Type.Optional(Type.String()),
   translation_status: Type.Optional(Type.String()),

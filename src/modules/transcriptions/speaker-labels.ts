@@ -22,15 +22,18 @@ export async function addSpeakerLabels<T extends { start_ms?: number; end_ms?: n
   tokens: T[],
   signal: AbortSignal,
   recognition?: Recognition,
+  /** A multichannel job's channel (0-based): its speakers are told apart within it alone. */
+  channel?: number,
+  /** The request's bounds on the speaker count. */
   speakers?: SpeakerCount,
 ): Promise<(T & { speaker?: string })[]> {
   if (tokens.length === 0) return tokens;
-  let turns = await diarizer.diarize(decodeToPcm(audioPath, { signal, nice: BATCH_NICE }), { signal, ...(speakers ? { speakers } : {}) });
+  let turns = await diarizer.diarize(decodeToPcm(audioPath, { signal, nice: BATCH_NICE, channel }), { signal, ...(speakers ? { speakers } : {}) });
   const names = new Map<number, string>();
   if (recognition?.enrolled.length && turns.length) {
     // One print per turn (its index as the speaker): speakers' prints are their turns' merged.
     const perTurn = turns.map((t, i) => ({ ...t, speaker: i }));
-    const heard = await diarizer.measure(decodeToPcm(audioPath, { signal, nice: BATCH_NICE }), { turns: perTurn, signal });
+    const heard = await diarizer.measure(decodeToPcm(audioPath, { signal, nice: BATCH_NICE, channel }), { turns: perTurn, signal });
     const found = identifyTurns(
       turns,
       heard,
