@@ -34,6 +34,12 @@ export interface FfmpegInput {
   /** How the client will read the failure: "as mp3", "as webm (detected from its first bytes)". */
   described: string;
   rewrite?: InputRewrite;
+  /**
+   * Output a WAV stream of every channel (16 kHz s16le, its header first) instead of the mono mix, for multichannel
+   * sessions (live-channels.ts): the header says how many channels there are. The rewrite's lead is not dropped then:
+   * the reader drops it (`leadSeconds`).
+   */
+  wav?: boolean;
 }
 
 export class FfmpegSource implements PcmSource {
@@ -54,7 +60,9 @@ export class FfmpegSource implements PcmSource {
     const args = ['-nostdin', '-hide_banner', '-v', 'error', '-flags', 'low_delay', '-analyzeduration', '0'];
     if (input.demuxer) args.push('-probesize', '32', '-f', input.demuxer);
     else args.push('-probesize', '32768');
-    args.push('-i', 'pipe:0', '-map', '0:a:0', '-vn', '-sn', '-dn', '-f', 's16le', '-acodec', 'pcm_s16le', '-ac', '1', '-ar', String(OUTPUT_RATE));
+    args.push('-i', 'pipe:0', '-map', '0:a:0', '-vn', '-sn', '-dn');
+    if (input.wav) args.push('-f', 'wav', '-acodec', 'pcm_s16le', '-ar', String(OUTPUT_RATE));
+    else args.push('-f', 's16le', '-acodec', 'pcm_s16le', '-ac', '1', '-ar', String(OUTPUT_RATE));
     args.push('-flush_packets', '1', 'pipe:1');
     this.child = spawnChild(ffmpegPath, args);
     this.queue = new AsyncQueue<PcmItem>(() => {
@@ -65,7 +73,7 @@ export class FfmpegSource implements PcmSource {
       if (this.stderr.length < 8192) this.stderr += d;
     });
     this.child.stdout.on('data', (data: Buffer) => {
-      this.lead ??= 2 * Math.round((this.input.rewrite?.leadSeconds ?? 0) * OUTPUT_RATE);
+      this.lead ??= this.input.wav ? 0 : 2 * Math.round(this.leadSeconds * OUTPUT_RATE);
       const chunk = this.lead ? data.subarray(Math.min(this.lead, data.length)) : data;
       this.lead -= data.length - chunk.length;
       if (!chunk.length) return;
@@ -88,6 +96,11 @@ export class FfmpegSource implements PcmSource {
 
   get backlogBytes(): number {
     return this.stdinBacklog + this.queuedOut;
+  }
+
+  /** Seconds of codec delay at the start of the output (known once output came). */
+  get leadSeconds(): number {
+    return this.input.rewrite?.leadSeconds ?? 0;
   }
 
   readonly output: AsyncIterable<PcmItem> = {

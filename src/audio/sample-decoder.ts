@@ -61,16 +61,8 @@ export class SampleDecoder {
 
   /** Mono samples of the whole frames in the carried bytes plus `bytes`. */
   decode(bytes: Uint8Array): Float32Array {
-    let buf = bytes;
-    if (this.carry.length) {
-      buf = new Uint8Array(this.carry.length + bytes.length);
-      buf.set(this.carry);
-      buf.set(bytes, this.carry.length);
-    }
-    const frames = Math.floor(buf.length / this.frameBytes);
-    this.carry = new Uint8Array(buf.subarray(frames * this.frameBytes));
+    const { frames, x } = this.interleaved(bytes);
     if (!frames) return EMPTY;
-    const x = this.toFloat(buf, frames * this.channels);
     const ch = this.channels;
     if (ch === 1) return x;
     const mono = new Float32Array(frames);
@@ -80,6 +72,28 @@ export class SampleDecoder {
       mono[f] = s / ch;
     }
     return mono;
+  }
+
+  /** The samples of each channel apart (multichannel sessions), of the whole frames in the carried bytes plus `bytes`. */
+  decodeChannels(bytes: Uint8Array): Float32Array[] {
+    const { frames, x } = this.interleaved(bytes);
+    const ch = this.channels;
+    const out = Array.from({ length: ch }, () => new Float32Array(frames));
+    for (let f = 0, i = 0; f < frames; f++) for (let c = 0; c < ch; c++) out[c]![f] = x[i++]!;
+    return out;
+  }
+
+  /** The whole frames of the carried bytes plus `bytes` as interleaved floats; the rest is carried. */
+  private interleaved(bytes: Uint8Array): { frames: number; x: Float32Array } {
+    let buf = bytes;
+    if (this.carry.length) {
+      buf = new Uint8Array(this.carry.length + bytes.length);
+      buf.set(this.carry);
+      buf.set(bytes, this.carry.length);
+    }
+    const frames = Math.floor(buf.length / this.frameBytes);
+    this.carry = new Uint8Array(buf.subarray(frames * this.frameBytes));
+    return { frames, x: frames ? this.toFloat(buf, frames * this.channels) : EMPTY };
   }
 
   /** The first `n` samples of `b`, interleaved, as floats. */

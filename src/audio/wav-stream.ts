@@ -1,7 +1,8 @@
 // Incremental WAV (RIFF/WAVE, RF64, BW64) reader for streamed audio: bytes in as they arrive, split anywhere (one byte
 // at a time works), mono float samples out once the data chunk starts.
 // - Formats decoded here: PCM (8-bit unsigned, 16/24/32-bit signed), IEEE float (32/64-bit), A-law, mu-law, and
-//   WAVE_FORMAT_EXTENSIBLE with those subformats; any channel count (averaged to mono), any rate from 1 to 768 kHz.
+//   WAVE_FORMAT_EXTENSIBLE with those subformats; any channel count (averaged to mono, or each channel apart with
+//   pushChannels), any rate from 1 to 768 kHz.
 // - Other codecs (ADPCM, GSM, MP3-in-WAV...) throw WavNotInProcess; `replay()` then gives every byte received so far,
 //   for ffmpeg to decode instead.
 // - A data chunk size of 0 or 0xFFFFFFFF (what streaming writers put there before the length is known) means "to the
@@ -51,21 +52,36 @@ export class WavStream {
 
   /** Decoded mono samples of `bytes` (none while in the header). Throws AudioDecodeError or WavNotInProcess. */
   push(bytes: Uint8Array): Float32Array[] {
+    const out: Float32Array[] = [];
+    this.feed(bytes, (data) => {
+      const samples = this.decoder!.decode(data);
+      if (samples.length) out.push(samples);
+    });
+    return out;
+  }
+
+  /** As push(), each channel's samples apart (multichannel sessions): one array per channel for each piece of data. */
+  pushChannels(bytes: Uint8Array): Float32Array[][] {
+    const out: Float32Array[][] = [];
+    this.feed(bytes, (data) => {
+      const channels = this.decoder!.decodeChannels(data);
+      if (channels[0]!.length) out.push(channels);
+    });
+    return out;
+  }
+
+  private feed(bytes: Uint8Array, onData: (data: Uint8Array) => void): void {
     this.received += bytes.length;
     if (this.kept) {
       if (this.received > MAX_HEADER_BYTES) throw invalid(`no format chunk in the first ${MAX_HEADER_BYTES} bytes`);
       this.kept.push(Buffer.from(bytes));
     }
-    const out: Float32Array[] = [];
     let off = 0;
     while (off < bytes.length) {
       const avail = bytes.length - off;
       if (this.state === 'data' || this.state === 'skip') {
         const n = Math.min(this.remaining, avail);
-        if (this.state === 'data') {
-          const samples = this.decoder!.decode(bytes.subarray(off, off + n));
-          if (samples.length) out.push(samples);
-        }
+        if (this.state === 'data') onData(bytes.subarray(off, off + n));
         off += n;
         this.remaining -= n;
         if (this.remaining === 0) this.afterChunk();
@@ -83,7 +99,6 @@ export class WavStream {
       // (onPiece may have moved the state on: the cast undoes the narrowing above.)
       if ((this.state as State) === 'data' && !this.data) this.data = { offset: this.received - bytes.length + off, length: this.remaining };
     }
-    return out;
   }
 
   /** End of the stream: throws AudioDecodeError when it ended before any audio data. */

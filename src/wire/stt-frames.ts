@@ -115,6 +115,8 @@ export const SttToken = Type.Object(
     source_language: Type.Optional(Type.String()),
     /** With diarization: final tokens carry their speaker, non-final ones a provisional guess. */
     speaker: Type.Optional(Type.String()),
+    /** Parlance, multichannel sessions: the channel (0-based) the token was heard on (`<end>` too: its channel's). */
+    channel: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   { additionalProperties: false },
 );

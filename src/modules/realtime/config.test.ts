@@ -67,6 +67,19 @@ describe('parseRealtimeConfig', () => {
     expect(err([base]).message).toBe('Invalid request: configuration: must be object');
   });
 
+  it('takes enable_multichannel for raw audio of two or more channels and for containers, refuses it on mono raw audio', () => {
+    expect(parseRealtimeConfig({ ...base, num_channels: 2, enable_multichannel: true })).toMatchObject({ enableMultichannel: true, numChannels: 2 });
+    expect(parseRealtimeConfig({ model: 'm', audio_format: 'auto', enable_multichannel: true }).enableMultichannel).toBe(true);
+    expect(parseRealtimeConfig({ ...base, enable_multichannel: false })).not.toHaveProperty('enableMultichannel');
+    expect(err({ ...base, enable_multichannel: true })).toMatchObject({
+      message: 'Invalid request: enable_multichannel: needs audio with two or more channels; num_channels is 1',
+      validationErrors: [{ location: 'enable_multichannel', error_type: 'invalid_value' }],
+    });
+    expect(err({ ...base, enable_multichannel: 'yes' }).validationErrors).toEqual([
+      { location: 'enable_multichannel', error_type: 'invalid_type', message: 'must be boolean' },
+    ]);
+  });
+
   it('ignores unknown keys and treats nulls as absent, as the SDKs send them', () => {
     const c = parseRealtimeConfig({
       ...base,

@@ -47,6 +47,8 @@ export const CONTAINER_FORMATS = new Set(['aac', 'aiff', 'amr', 'asf', 'wav', 'm
 export const MAX_CONTEXT_CHARS = 10_000;
 export const MAX_CONTEXT_TOKENS = 8_000;
 export const MAX_CLIENT_REFERENCE_ID = 256;
+/** Most channels of raw audio, and of a multichannel session (each channel has an engine stream of its own). */
+export const MAX_CHANNELS = 8;
 
 export type Translation = { type: 'one_way'; target_language: string } | { type: 'two_way'; language_a: string; language_b: string };
 
@@ -74,6 +76,8 @@ export interface RealtimeConfig {
   enableTextFormatting?: boolean;
   /** Parlance: redaction and the profanity filter of every token sent. */
   wordControls: WordControls;
+  /** Parlance: each channel recognised on its own (present only when asked for). */
+  enableMultichannel?: true;
   clientReferenceId?: string;
   translation?: Translation;
 }
@@ -106,7 +110,7 @@ export const RealtimeConfigFields = Type.Object(
       enum: ['auto', ...RAW_INPUT_FORMATS, ...CONTAINER_FORMATS],
       errorMessage: `must be "auto", a raw format (pcm_s16le, pcm_f32le, mulaw, ...) or a container (${[...CONTAINER_FORMATS].join(', ')})`,
     }),
-    num_channels: Type.Optional(Type.Integer({ minimum: 1, maximum: 8 })),
+    num_channels: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CHANNELS })),
     sample_rate: Type.Optional(Type.Integer({ minimum: 1000, maximum: 384_000 })),
     language_hints: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 16, errorMessage: 'must be a language code such as "en"' }))),
     language_hints_strict: Type.Optional(Type.Boolean()),
@@ -131,6 +135,8 @@ export const RealtimeConfigFields = Type.Object(
     enable_text_formatting: Type.Optional(Type.Boolean()),
     redact: Type.Optional(RedactField),
     profanity_filter: Type.Optional(ProfanityFilterField),
+    /** Parlance: recognise each channel on its own; needs audio of two or more channels. */
+    enable_multichannel: Type.Optional(Type.Boolean()),
     client_reference_id: Type.Optional(Type.String({ maxLength: MAX_CLIENT_REFERENCE_ID })),
     translation: Type.Optional(
       Type.Union([
@@ -182,6 +188,9 @@ function crossFieldIssues(c: RealtimeConfigFields): ValidationIssue[] {
   }
   if (c.speakers?.length && !c.enable_speaker_diarization) issue('speakers', 'needs enable_speaker_diarization: true', 'invalid_value');
   for (const i of speakerCountIssues(c)) issue(i.location, i.message, i.errorType);
+  // A container's channels are known from its header (live-channels.ts refuses one channel then).
+  if (c.enable_multichannel && RAW_INPUT_FORMATS.has(c.audio_format) && c.num_channels !== undefined && c.num_channels < 2)
+    issue('enable_multichannel', `needs audio with two or more channels; num_channels is ${c.num_channels}`, 'invalid_value');
   if (c.translation?.type === 'two_way' && c.translation.language_a === c.translation.language_b)
     issue('translation', 'language_a and language_b must differ', 'invalid_value');
   return issues;
@@ -227,6 +236,7 @@ export function parseRealtimeConfig(body: unknown): RealtimeConfig {
     enableLanguageIdentification: c.enable_language_identification ?? false,
     ...(c.enable_text_formatting !== undefined ? { enableTextFormatting: c.enable_text_formatting } : {}),
     wordControls: { redact: c.redact ?? [], profanityFilter: c.profanity_filter ?? false },
+    ...(c.enable_multichannel ? { enableMultichannel: true as const } : {}),
     ...(c.client_reference_id !== undefined ? { clientReferenceId: c.client_reference_id } : {}),
     ...(t
       ? {

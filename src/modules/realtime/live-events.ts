@@ -28,11 +28,14 @@ export interface TranscriptWord {
   source_language?: string;
   /** With diarization: final words carry their speaker, partial ones a provisional guess. */
   speaker?: string;
+  /** Multichannel sessions: the channel (0-based) the word was heard on. */
+  channel?: number;
 }
 
-/** An utterance ended at a pause (with endpoint detection on). */
+/** An utterance ended at a pause (with endpoint detection on); in a multichannel session, an utterance of `channel`. */
 export interface EndpointMark {
   mark: 'endpoint';
+  channel?: number;
 }
 
 /** A finalization the client asked for is complete: everything before it is final (translations included). */
@@ -47,7 +50,10 @@ export const isMark = (item: FinalItem): item is EndpointMark | FinalizedMark =>
 
 /** What changed since the last update. */
 export interface TranscriptUpdate {
-  /** New final words and marks, each given once, in time order. */
+  /**
+   * New final words and marks, each given once, in time order (in a multichannel session: in time order within each
+   * channel, the channels' words as each channel's recognizer made them final).
+   */
   final: FinalItem[];
   /** The current hypothesis of the open utterance (replacing the previous update's), when partial words are on. */
   partial: TranscriptWord[];

@@ -201,6 +201,93 @@ describe('the Soniox socket over the live core', () => {
   });
 });
 
+describe('a multichannel session over the live core', () => {
+  /** A streamed WAV header (data size unknown) of 16 kHz s16le with `channels` channels. */
+  const wavHeader = (channels: number) => {
+    const h = Buffer.alloc(44);
+    h.write('RIFF', 0, 'latin1');
+    h.writeUInt32LE(0xffffffff, 4);
+    h.write('WAVEfmt ', 8, 'latin1');
+    h.writeUInt32LE(16, 16);
+    h.writeUInt16LE(1, 20);
+    h.writeUInt16LE(channels, 22);
+    h.writeUInt32LE(16000, 24);
+    h.writeUInt32LE(16000 * 2 * channels, 28);
+    h.writeUInt16LE(2 * channels, 32);
+    h.writeUInt16LE(16, 34);
+    h.write('data', 36, 'latin1');
+    h.writeUInt32LE(0xffffffff, 40);
+    return h;
+  };
+  const channelText = (c: ReturnType<typeof sonioxClient>, channel: number) =>
+    c.frames
+      .flatMap((f) => f.tokens)
+      .filter((t) => t.is_final && t.channel === channel)
+      .map((t) => t.text)
+      .join('');
+
+  it('recognises each channel of raw audio on its own: every token and <end> carries its channel, usage counts each', async () => {
+    const before = (await usageRows()).length;
+    const c = sonioxClient();
+    c.socket.text(JSON.stringify({ ...CONFIG, api_key: apiKey, num_channels: 2, enable_multichannel: true, client_reference_id: 'mc-core' }));
+    // 3 s of stereo: 100 ms messages of 2 channels.
+    for (let t = 0; t < 3000; t += 100) c.socket.binary(new Uint8Array(100 * 32 * 2));
+    c.socket.binary(new Uint8Array(0));
+    await c.closed;
+    expect(channelText(c, 0)).toBe('hello world<end> again<end>');
+    expect(channelText(c, 1)).toBe('hello world<end> again<end>');
+    const tokens = c.frames.flatMap((f) => f.tokens);
+    expect(tokens.every((t) => t.channel === 0 || t.channel === 1)).toBe(true);
+    const last = c.frames.at(-1)!;
+    expect(last).toMatchObject({ finished: true, total_audio_proc_ms: 3000 });
+    const rows = await waitFor(usageRows, (r) => r.length === before + 1);
+    expect(rows.find((r) => r.client_reference_id === 'mc-core')).toMatchObject({ input_audio_duration_ms: 6000 });
+  });
+
+  it("opens a container's channels from its header; <fin> comes once, after every channel's words", async () => {
+    const c = sonioxClient();
+    c.socket.text(JSON.stringify({ ...CONFIG, api_key: apiKey, audio_format: 'auto', enable_multichannel: true, enable_endpoint_detection: false }));
+    c.socket.binary(wavHeader(3));
+    for (let t = 0; t < 1000; t += 100) c.socket.binary(new Uint8Array(100 * 32 * 3));
+    await waitFor(
+      async () => c.frames.flatMap((f) => f.tokens).filter((t) => t.text === ' world').length,
+      (n) => n >= 3,
+    );
+    c.socket.text(JSON.stringify({ type: 'finalize' }));
+    await waitFor(
+      async () => c.frames.flatMap((f) => f.tokens).some((t) => t.text === '<fin>'),
+      (fin) => fin,
+    );
+    c.socket.binary(new Uint8Array(0));
+    await c.closed;
+    const finals = c.frames.flatMap((f) => f.tokens).filter((t) => t.is_final);
+    for (const channel of [0, 1, 2]) expect(channelText(c, channel)).toBe('hello world');
+    const fin = finals.findIndex((t) => t.text === '<fin>');
+    expect(finals.filter((t) => t.text === '<fin>')).toEqual([expect.not.objectContaining({ channel: expect.anything() })]);
+    expect(finals.slice(0, fin).filter((t) => t.channel !== undefined)).toHaveLength(6);
+  });
+
+  it('refuses one channel: raw mono in the configuration, a mono container once its header is read, naming the field', async () => {
+    const raw = sonioxClient();
+    raw.socket.text(JSON.stringify({ ...CONFIG, api_key: apiKey, enable_multichannel: true }));
+    await raw.closed;
+    expect(raw.frames).toEqual([
+      expect.objectContaining({
+        error_type: 'invalid_request',
+        error_message: expect.stringContaining('enable_multichannel: needs audio with two or more channels'),
+      }),
+    ]);
+    const wav = sonioxClient();
+    wav.socket.text(JSON.stringify({ ...CONFIG, api_key: apiKey, audio_format: 'wav', enable_multichannel: true }));
+    wav.socket.binary(Buffer.concat([wavHeader(1), Buffer.alloc(3200)]));
+    await wav.closed;
+    expect(wav.frames.at(-1)).toMatchObject({
+      error_type: 'invalid_request',
+      error_message: 'Invalid request: enable_multichannel needs audio with two or more channels; this audio has one channel.',
+    });
+  });
+});
+
 describe('OpenAI Realtime over the live core', () => {
   /** 24 kHz pcm16 (OpenAI's format), `ms` long, base64. */
   const pcm24k = (ms: number) => Buffer.alloc(ms * 48).toString('base64');

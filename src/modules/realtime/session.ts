@@ -9,23 +9,34 @@
 // inputs and renders the events (`LiveSink`). Admission, limits, usage, metering and timeouts are all here. Its
 // parts: the timers (session-clock.ts), the audio intake (audio-intake.ts), usage (session-usage.ts), the recognizer
 // stream (recognizer-stream.ts), the transcript updates (tokens.ts) and the translation step.
+//
+// The recognition of the audio is a lane: its engine stream, diarizer, text formatting, language identification,
+// translation and token tracker. A session has one lane, of the mix of the audio's channels; a multichannel session
+// (`enable_multichannel`) one per channel, each fed that channel alone (audio/live-channels.ts), behind the one core:
+// its updates are the lanes' merged (tokens.ts mergeUpdates), each word carrying its channel. Raw audio's lanes open
+// at the start (num_channels); a container's first lane at the start and the others when its header says how many
+// channels it has.
+import { createChannelSource, type ChannelPcmSource } from '../../audio/live-channels.js';
 import { createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
 import type { DiarizationStream } from '../../engines/diarization/interface.js';
-import type { FinalInfo, StreamingSession, Token } from '../../engines/stt/interface.js';
+import type { FinalInfo, SecondPassReport, StreamingSession, Token } from '../../engines/stt/interface.js';
 import { TranslationError } from '../../engines/translate/interface.js';
 import { TranscriptFormatter } from '../../text/format.js';
 import { applyWordControls, hasWordControls } from '../../text/word-controls.js';
 import { ApiError, shuttingDownError } from '../../wire/api-error.js';
+import type { ResolvedCatalogModel } from '../models/catalog.js';
+import type { EnrolledSpeaker } from '../speakers/service.js';
+import type { LanguageOptions } from '../translation/tokens.js';
 import { RealtimeTranslationStep } from '../translation/realtime-step.js';
-import { AudioIntake } from './audio-intake.js';
-import { isRawInputFormat, languageOptions, type RealtimeConfig } from './config.js';
+import { AudioIntake, type IntakeLane } from './audio-intake.js';
+import { isRawInputFormat, languageOptions, MAX_CHANNELS, type RealtimeConfig } from './config.js';
 import { isMark, type LiveSink, type LiveStart, type TranscriptUpdate } from './live-events.js';
 import { openRecognizerStream } from './recognizer-stream.js';
 import { SessionClock } from './session-clock.js';
 import type { SessionHost } from './session-host.js';
 import { SessionUsage } from './session-usage.js';
 import { liveDiarization } from './speaker-names.js';
-import { TokenTracker } from './tokens.js';
+import { mergeUpdates, TokenTracker } from './tokens.js';
 import { UtteranceLanguage } from './utterance-language.js';
 
 type State = 'awaiting_config' | 'starting' | 'streaming' | 'finishing' | 'closed';
@@ -33,26 +44,41 @@ type State = 'awaiting_config' | 'starting' | 'streaming' | 'finishing' | 'close
 /** An input that came while the session was starting, handled once it streams. */
 type Input = { type: 'audio'; data: Uint8Array } | { type: 'finalize' } | { type: 'keepalive' } | { type: 'end' };
 
+/** The recognition of one channel of the audio (`channel`), or of their mix (channel undefined). */
+interface Lane extends IntakeLane {
+  readonly channel: number | undefined;
+  readonly engine: StreamingSession;
+  readonly tracker: TokenTracker;
+  readonly translation: RealtimeTranslationStep;
+  readonly diarization: DiarizationStream | undefined;
+  /** Speaker of a span of audio, with diarization (for tokens and the translations that follow them). */
+  readonly speakerOf: ((startMs: number, endMs: number) => string) | undefined;
+  /** Written form of final tokens (capitals, punctuation, digits), carried across the lane's utterances. */
+  readonly formatter: TranscriptFormatter | undefined;
+  /** enable_language_identification with a language-id model: each closed utterance's language. */
+  readonly utteranceLanguage: UtteranceLanguage | undefined;
+  /** Final utterances waiting for their language go out in order; finalize and end of stream wait for them. */
+  finals: Promise<void>;
+}
+
+/** What every lane of a session is opened with (the session's model, languages and enrolled speakers). */
+interface LaneSpec {
+  resolved: ResolvedCatalogModel;
+  language: LanguageOptions;
+  enrolled: EnrolledSpeaker[];
+}
+
 export class RealtimeSession {
   private state: State = 'awaiting_config';
   private pending: Input[] = [];
   private config!: RealtimeConfig;
-  private source: PcmSource | undefined;
-  private engine: StreamingSession | undefined;
+  private source: PcmSource | ChannelPcmSource | undefined;
   private intake: AudioIntake | undefined;
-  private tracker!: TokenTracker;
-  private translation!: RealtimeTranslationStep;
-  private diarization: DiarizationStream | undefined;
-  /** Written form of final tokens (capitals, punctuation, digits), carried across the session's utterances. */
-  private formatter: TranscriptFormatter | undefined;
+  /** One lane, or one per channel in a multichannel session (index = channel). */
+  private lanes: Lane[] = [];
+  private laneSpec: LaneSpec | undefined;
   /** The end of the stream is being processed: the finals that come now close the transcript. */
   private endingStream = false;
-  /** Speaker of a span of audio, with diarization (for tokens and the translations that follow them). */
-  private speakerOf: ((startMs: number, endMs: number) => string) | undefined;
-  /** enable_language_identification with a language-id model: each closed utterance's language. */
-  private utteranceLanguage: UtteranceLanguage | undefined;
-  /** Final utterances waiting for their language go out in order; finalize and end of stream wait for them. */
-  private finals: Promise<void> = Promise.resolve();
   private release: (() => void) | undefined;
   private readonly abort = new AbortController();
   private control: Promise<void> = Promise.resolve();
@@ -72,6 +98,11 @@ export class RealtimeSession {
       queued: () => this.pending.length,
       fail: (err) => this.fail(err),
     });
+  }
+
+  /** Audio each channel's engine has taken in (the same for every lane: they are fed alike). */
+  private get audioMs(): number {
+    return this.lanes[0]?.engine.audioMs ?? 0;
   }
 
   get backlogBytes(): number {
@@ -163,67 +194,40 @@ export class RealtimeSession {
       const clientReferenceId = config.clientReferenceId ?? ctx.temporary?.clientReferenceId ?? null;
       this.usage = new SessionUsage(deps, { ctx, model: resolved.model.id, clientReferenceId }, this.requestId, this.startedAt, {
         closed: () => this.closed,
-        audioMs: () => this.engine?.audioMs ?? 0,
+        // Each channel is audio recognised: a multichannel session counts its audio once per channel.
+        audioMs: () => this.meteredAudioMs(),
         fail: (err) => this.fail(err),
       });
       this.usage.arm(opts.usageCheckIntervalMs);
       this.clock.armCapTimer(ctx, this.startedAt);
-      this.translation = new RealtimeTranslationStep(language, deps.models.translation, this.abort.signal, {
-        emit: (tokens) => {
-          this.tracker.translated(tokens);
-          this.flush();
-        },
-        fail: (err) =>
-          this.fail(err instanceof TranslationError ? new ApiError('internal_error', 'Internal error: the translation engine failed.', { cause: err }) : err),
-      });
-      const { diarizer, speakerMatch } = opts;
-      const diarization = config.enableSpeakerDiarization && diarizer ? liveDiarization(diarizer, enrolled, speakerMatch, config.speakerCount) : undefined;
-      this.diarization = diarization?.stream;
-      this.speakerOf = diarization?.speakerOf;
-      const lid = config.enableLanguageIdentification ? opts.languageId : undefined;
+      this.laneSpec = { resolved, language, enrolled };
       // Loaded now (a first load checks the model in a child process), not when the first utterance ends.
-      void lid?.ready().catch(() => {}); // a failure is logged by the utterances that need the model
-      if (lid)
-        this.utteranceLanguage = new UtteranceLanguage({
-          lid,
-          fallback: language.language,
-          waitMs: opts.languageIdWaitMs,
-          signal: this.abort.signal,
-          log: { logger: deps.log, requestId: this.requestId },
-        });
-      if (config.enableTextFormatting ?? opts.formatText) this.formatter = new TranscriptFormatter({ language: resolved.languages[0] });
-      this.tracker = new TokenTracker(config.enableNonFinalTokens, this.translation.labels, this.speakerOf, config.maxNonFinalTokensDurationMs);
+      if (config.enableLanguageIdentification) void opts.languageId?.ready().catch(() => {}); // a failure is logged by the utterances that need the model
       const raw = isRawInputFormat(config.audioFormat)
         ? { format: config.audioFormat, sampleRate: config.sampleRate!, channels: config.numChannels! }
         : undefined;
-      this.source = createPcmSource(config.audioFormat, raw, { ffmpegPath: opts.ffmpegPath });
-      const engine = await openRecognizerStream(resolved, language.language, config, opts, this.abort.signal);
-      if (this.closed) {
-        engine.abort();
-        return;
+      this.source = config.enableMultichannel
+        ? createChannelSource(config.audioFormat, raw, { ffmpegPath: opts.ffmpegPath, maxChannels: MAX_CHANNELS })
+        : createPcmSource(config.audioFormat, raw, { ffmpegPath: opts.ffmpegPath });
+      // Raw audio's channels are known now; a container's once its header is read (openLanes).
+      const channels: (number | undefined)[] = !config.enableMultichannel ? [undefined] : raw ? Array.from({ length: raw.channels }, (_, c) => c) : [0];
+      for (const channel of channels) {
+        const lane = await this.openLane(channel);
+        if (!lane) return;
       }
-      this.engine = engine;
-      engine.on('partial', (t) => this.onPartial(t));
-      engine.on('final', (t, info) => this.onFinal(t, info));
-      engine.on('error', (err) => this.fail(new ApiError('internal_error', 'Speech recognition failed.', { cause: err })));
       this.state = 'streaming';
       this.intake = new AudioIntake(
         this.source,
-        engine,
-        this.diarization,
         config.maxNonFinalTokensDurationMs,
         {
           closed: () => this.closed,
           touch: () => this.clock.touch(),
           fail: (err) => this.fail(err),
-          nonFinalStartMs: () => this.tracker.nonFinalStartMs,
           whileFinalizing: (step) => this.clock.whileFinalizing(step),
-          finalizedUpTo: async (audioMs) => {
-            await this.finals;
-            this.tracker.finalizedUpTo(audioMs);
-            this.flush();
+          lanes: () => this.lanes,
+          openLanes: async (count) => {
+            for (let c = this.lanes.length; c < count && !this.closed; c++) await this.openLane(c);
           },
-          audio: this.utteranceLanguage ? (pcm) => this.utteranceLanguage!.push(pcm) : undefined,
         },
         { logger: deps.log, requestId: this.requestId },
       );
@@ -255,9 +259,69 @@ export class RealtimeSession {
     this.intake!.write(msg.data);
   }
 
-  private onPartial(tokens: Token[]): void {
+  /**
+   * The recognition of `channel` (undefined: of the mix): its engine stream first (a session that finds every
+   * recognizer busy is refused before anything else is made), then its diarizer, formatting, language identification,
+   * translation and tracker. Undefined when the session closed meanwhile.
+   */
+  private async openLane(channel: number | undefined): Promise<Lane | undefined> {
+    const { resolved, language, enrolled } = this.laneSpec!;
+    const { deps, opts } = this.service;
+    const config = this.config;
+    const engine = await openRecognizerStream(resolved, language.language, config, opts, this.abort.signal);
+    if (this.closed) {
+      engine.abort();
+      return undefined;
+    }
+    const { diarizer, speakerMatch } = opts;
+    const diarization = config.enableSpeakerDiarization && diarizer ? liveDiarization(diarizer, enrolled, speakerMatch, config.speakerCount) : undefined;
+    const lid = config.enableLanguageIdentification ? opts.languageId : undefined;
+    const translation: RealtimeTranslationStep = new RealtimeTranslationStep(language, deps.models.translation, this.abort.signal, {
+      emit: (tokens) => {
+        tracker.translated(tokens);
+        this.flush();
+      },
+      fail: (err) =>
+        this.fail(err instanceof TranslationError ? new ApiError('internal_error', 'Internal error: the translation engine failed.', { cause: err }) : err),
+    });
+    const utteranceLanguage = lid
+      ? new UtteranceLanguage({
+          lid,
+          fallback: language.language,
+          waitMs: opts.languageIdWaitMs,
+          signal: this.abort.signal,
+          log: { logger: deps.log, requestId: this.requestId },
+        })
+      : undefined;
+    const tracker = new TokenTracker(config.enableNonFinalTokens, translation.labels, diarization?.speakerOf, config.maxNonFinalTokensDurationMs, channel);
+    const lane: Lane = {
+      channel,
+      engine,
+      tracker,
+      translation,
+      diarization: diarization?.stream,
+      speakerOf: diarization?.speakerOf,
+      formatter: (config.enableTextFormatting ?? opts.formatText) ? new TranscriptFormatter({ language: resolved.languages[0] }) : undefined,
+      utteranceLanguage,
+      finals: Promise.resolve(),
+      nonFinalStartMs: () => tracker.nonFinalStartMs,
+      finalizedUpTo: async (audioMs) => {
+        await lane.finals;
+        tracker.finalizedUpTo(audioMs);
+        this.flush();
+      },
+      audio: utteranceLanguage ? (pcm) => utteranceLanguage.push(pcm) : undefined,
+    };
+    this.lanes.push(lane);
+    engine.on('partial', (t) => this.onPartial(lane, t));
+    engine.on('final', (t, info) => this.onFinal(lane, t, info));
+    engine.on('error', (err) => this.fail(new ApiError('internal_error', 'Speech recognition failed.', { cause: err })));
+    return lane;
+  }
+
+  private onPartial(lane: Lane, tokens: Token[]): void {
     if (this.closed) return;
-    this.tracker.partial(this.controlled ? applyWordControls(tokens, this.config.wordControls, { partial: true }) : tokens);
+    lane.tracker.partial(this.controlled ? applyWordControls(tokens, this.config.wordControls, { partial: true }) : tokens);
     this.flush();
   }
 
@@ -266,37 +330,37 @@ export class RealtimeSession {
     return hasWordControls(this.config.wordControls);
   }
 
-  private onFinal(words: Token[], info: FinalInfo): void {
+  private onFinal(lane: Lane, words: Token[], info: FinalInfo): void {
     if (this.closed) return;
     this.clock.touch(); // the engine was still working on this client's audio
     // Non-final tokens stay raw words; final ones are written out (a formatted token spans the words it replaced).
-    const formatted = this.formatter ? this.formatter.format(words, { endsUtterance: info.endpoint, endsStream: this.endingStream }) : words;
+    const formatted = lane.formatter ? lane.formatter.format(words, { endsUtterance: info.endpoint, endsStream: this.endingStream }) : words;
     // Redaction and the profanity filter before the words go anywhere (the client, translation, metering counts).
     const tokens = this.controlled ? applyWordControls(formatted, this.config.wordControls) : formatted;
     // Final tokens the engine closed at a pause are an endpoint, sent once the utterance's translation (if any) is out.
     // A pause just before the end of the stream is one too, even when its final tokens arrive after the end frame: the
     // engine's own close at the end of audio (or at finalize) says endpoint: false.
     const endpoint = this.config.enableEndpointDetection && info.endpoint;
-    const identify = this.utteranceLanguage;
-    if (!identify) return this.emitFinal(tokens, endpoint);
+    const identify = lane.utteranceLanguage;
+    if (!identify) return this.emitFinal(lane, tokens, endpoint);
     // The utterance's audio is cut out now; its finals wait (at most languageIdWaitMs) for its language, in order.
     const language = words.length ? identify.identify(words[0]!.start_ms, words.at(-1)!.end_ms) : undefined;
     const openFrom = words.at(-1)?.end_ms;
-    this.finals = this.finals.then(async () => {
+    lane.finals = lane.finals.then(async () => {
       const heard = await language;
-      if (!this.closed) this.emitFinal(tokens, endpoint, heard, openFrom);
+      if (!this.closed) this.emitFinal(lane, tokens, endpoint, heard, openFrom);
     });
   }
 
   /** Final tokens of one utterance (labelled with `language` when it was identified), then its translation and `<end>`. */
-  private emitFinal(tokens: Token[], endpoint: boolean, language?: string, openFrom?: number): void {
-    this.tracker.final(tokens, language === undefined ? undefined : this.translation.labelsFor(language), openFrom);
-    const speakerOf = this.speakerOf;
-    this.translation.final(
+  private emitFinal(lane: Lane, tokens: Token[], endpoint: boolean, language?: string, openFrom?: number): void {
+    lane.tracker.final(tokens, language === undefined ? undefined : lane.translation.labelsFor(language), openFrom);
+    const speakerOf = lane.speakerOf;
+    lane.translation.final(
       speakerOf ? tokens.map((t) => ({ ...t, speaker: speakerOf(t.start_ms, t.end_ms) })) : tokens,
       endpoint
         ? () => {
-            this.tracker.mark('endpoint');
+            lane.tracker.mark('endpoint');
             this.flush();
           }
         : undefined,
@@ -311,13 +375,15 @@ export class RealtimeSession {
       this.clock.whileFinalizing(async () => {
         await this.source!.mark();
         if (this.closed) return;
-        await this.engine!.finalize();
-        // The finalized mark promises everything before it is final, translations included.
-        await this.finals;
-        await this.translation.drained();
+        const lanes = [...this.lanes];
+        await Promise.all(lanes.map((lane) => lane.engine.finalize()));
+        // The finalized mark promises everything before it is final, translations included (of every channel).
+        await Promise.all(lanes.map((lane) => lane.finals));
+        await Promise.all(lanes.map((lane) => lane.translation.drained()));
         if (this.closed) return;
-        this.tracker.finalizedUpTo(this.engine!.audioMs);
-        this.tracker.mark('finalized');
+        for (const lane of lanes) lane.tracker.finalizedUpTo(lane.engine.audioMs);
+        // The last lane's words come last in a merged update: the mark after them follows every channel's.
+        lanes.at(-1)!.tracker.mark('finalized');
         this.flush();
       }),
     );
@@ -331,20 +397,26 @@ export class RealtimeSession {
       this.source!.end();
       await this.intake!.done;
       if (this.closed) return;
-      await this.diarization?.flush();
+      const lanes = [...this.lanes];
+      await Promise.all(lanes.map((lane) => lane.diarization?.flush()));
       this.endingStream = true;
-      await this.engine!.end();
-      await this.finals;
-      await this.translation.drained();
+      await Promise.all(lanes.map((lane) => lane.engine.end()));
+      await Promise.all(lanes.map((lane) => lane.finals));
+      await Promise.all(lanes.map((lane) => lane.translation.drained()));
       if (this.closed) return;
-      const audioMs = this.engine!.audioMs;
-      this.tracker.finalizedUpTo(audioMs);
-      if (this.tracker.hasNews()) this.sink.update(this.observed(this.tracker.update(audioMs)));
-      const last = this.tracker.update(audioMs);
-      const secondPass = this.engine!.secondPass;
+      for (const lane of lanes) lane.tracker.finalizedUpTo(lane.engine.audioMs);
+      if (this.hasNews()) this.sink.update(this.observed(this.update()));
+      const last = this.update();
+      const secondPass = sumReports(lanes.map((lane) => lane.engine.secondPass));
       if (secondPass) this.service.deps.observe?.secondPass(secondPass);
       this.service.deps.log.info(
-        { request_id: this.requestId, audio_ms: audioMs, ms: Date.now() - this.startedAt, ...(secondPass ? { second_pass: secondPass } : {}) },
+        {
+          request_id: this.requestId,
+          audio_ms: this.audioMs,
+          ms: Date.now() - this.startedAt,
+          ...(this.config.enableMultichannel ? { channels: lanes.length } : {}),
+          ...(secondPass ? { second_pass: secondPass } : {}),
+        },
         'real-time session finished',
       );
       this.teardown();
@@ -362,8 +434,22 @@ export class RealtimeSession {
   }
 
   private flush(): void {
-    if (this.closed || !this.tracker.hasNews()) return;
-    this.sink.update(this.observed(this.tracker.update(this.engine?.audioMs ?? 0)));
+    if (this.closed || !this.hasNews()) return;
+    this.sink.update(this.observed(this.update()));
+  }
+
+  private hasNews(): boolean {
+    return this.lanes.some((lane) => lane.tracker.hasNews());
+  }
+
+  /** The next transcript update: every lane's, merged. */
+  private update(): TranscriptUpdate {
+    return mergeUpdates(this.lanes.map((lane) => lane.tracker.update(lane.engine.audioMs)));
+  }
+
+  /** Audio recognised so far: each lane's (each channel's) counted. */
+  private meteredAudioMs(): number {
+    return this.lanes.reduce((sum, lane) => sum + lane.engine.audioMs, 0);
   }
 
   /** Report the lag of the update's final words behind their audio (for a client streaming in real time). */
@@ -388,17 +474,35 @@ export class RealtimeSession {
   }
 
   private teardown(): void {
-    // One usage record per session, whatever ended it: the audio the engine received.
-    this.usage?.record(this.engine?.audioMs ?? 0, this.tracker?.finalCount ?? 0);
+    // One usage record per session, whatever ended it: the audio the engines received (once per channel).
+    this.usage?.record(
+      this.meteredAudioMs(),
+      this.lanes.reduce((sum, lane) => sum + lane.tracker.finalCount, 0),
+    );
     this.state = 'closed';
     this.clock.stop();
     this.abort.abort();
     this.source?.abort();
-    this.engine?.abort();
-    this.diarization?.close();
+    for (const lane of this.lanes) {
+      lane.engine.abort();
+      lane.diarization?.close();
+    }
     this.release?.();
     this.release = undefined;
     this.pending = [];
     this.service.forget(this);
   }
+}
+
+/** The second-pass reports of a session's lanes, added up (undefined when no lane has one). */
+function sumReports(reports: (SecondPassReport | undefined)[]): SecondPassReport | undefined {
+  const given = reports.filter((r) => r !== undefined);
+  if (!given.length) return undefined;
+  return given.reduce((a, b) => ({
+    decoded: a.decoded + b.decoded,
+    early: a.early + b.early,
+    skipped: a.skipped + b.skipped,
+    late: a.late + b.late,
+    failed: a.failed + b.failed,
+  }));
 }

@@ -22,7 +22,14 @@ export interface SonioxSocketIO {
 }
 
 const finalToken = (item: FinalItem): SttToken =>
-  isMark(item) ? { text: item.mark === 'endpoint' ? END_TOKEN : FIN_TOKEN, confidence: 1, is_final: true } : { ...item, is_final: true };
+  isMark(item)
+    ? {
+        text: item.mark === 'endpoint' ? END_TOKEN : FIN_TOKEN,
+        confidence: 1,
+        is_final: true,
+        ...('channel' in item && item.channel !== undefined ? { channel: item.channel } : {}),
+      }
+    : { ...item, is_final: true };
 
 const partialToken = (word: TranscriptWord): SttToken => ({ ...word, is_final: false });
 

@@ -14,6 +14,20 @@ export type SpeakerOf = (startMs: number, endMs: number) => string | undefined;
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
+/**
+ * The updates of a multichannel session's trackers (one per channel, in channel order) as one: every channel's new
+ * final items and its current partial words, and the audio final (and received) on every channel.
+ */
+export function mergeUpdates(updates: readonly TranscriptUpdate[]): TranscriptUpdate {
+  if (updates.length === 1) return updates[0]!;
+  return {
+    final: updates.flatMap((u) => u.final),
+    partial: updates.flatMap((u) => u.partial),
+    finalAudioMs: Math.min(...updates.map((u) => u.finalAudioMs)),
+    totalAudioMs: Math.min(...updates.map((u) => u.totalAudioMs)),
+  };
+}
+
 export class TokenTracker {
   private finalWords = 0;
   private pendingFinal: FinalItem[] = [];
@@ -30,11 +44,17 @@ export class TokenTracker {
     private readonly speakerOf?: SpeakerOf,
     /** A non-final token is never shown once the audio is this far past its start (max_non_final_tokens_duration_ms). */
     private readonly maxNonFinalMs = Number.POSITIVE_INFINITY,
+    /** Multichannel sessions: the channel whose words this tracker follows (each channel has a tracker of its own). */
+    private readonly channel?: number,
   ) {}
 
   private withSpeaker(token: TranscriptWord): TranscriptWord {
     const speaker = this.speakerOf?.(token.start_ms!, token.end_ms!);
-    return speaker === undefined ? token : { ...token, speaker };
+    return this.withChannel(speaker === undefined ? token : { ...token, speaker });
+  }
+
+  private withChannel<T extends object>(item: T): T & { channel?: number } {
+    return this.channel === undefined ? item : { ...item, channel: this.channel };
   }
 
   /** Start of the oldest non-final token, or undefined when there are none. */
@@ -79,12 +99,12 @@ export class TokenTracker {
 
   /** Final translation tokens of an utterance whose originals were sent before (no timings, no audio progress). */
   translated(tokens: readonly TranslationToken[]): void {
-    for (const t of tokens) this.pendingFinal.push({ ...t });
+    for (const t of tokens) this.pendingFinal.push(this.withChannel({ ...t }));
   }
 
-  /** A mark after the final words so far. */
+  /** A mark after the final words so far (an endpoint carries the tracker's channel; `finalized` is the session's). */
   mark(mark: 'endpoint' | 'finalized'): void {
-    this.pendingFinal.push({ mark });
+    this.pendingFinal.push(mark === 'endpoint' ? this.withChannel({ mark }) : { mark });
   }
 
   /** Everything before `ms` of audio is final (a finalize completed, or the stream ended). */
