@@ -20,6 +20,7 @@ import type { AppContext } from '../app-context.js';
 import type { App } from './app-types.js';
 import { toApiError } from './error-mapping.js';
 import { metricsAuthorized } from './metrics.js';
+import { MULTIPART_LIMITS } from './single-file-upload.js';
 import { validatorCompiler } from './validation.js';
 
 export interface RouteGuard {
@@ -140,9 +141,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       maxAge: 600,
     });
 
-  await app.register(multipart, {
-    limits: { fileSize: settings.maxFileSizeBytes, files: 1, fields: 10, parts: 12, fieldSize: 64 * 1024, headerPairs: 200 },
-  });
+  await app.register(multipart, { limits: { fileSize: settings.maxFileSizeBytes, ...MULTIPART_LIMITS } });
 
   // A worker node answers only its probes and metrics: no API routes (server.ts), no API documentation.
   const { servesApi } = nodeRole(settings);

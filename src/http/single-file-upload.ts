@@ -7,6 +7,19 @@ import type { FastifyRequest } from 'fastify';
 import { watchCloseDelimiter } from '../lib/multipart-close.js';
 import { ApiError, invalidField } from '../wire/api-error.js';
 
+/** The multipart parser's limits for every upload (src/http/app.ts); one request may widen them (`wider`). */
+export const MULTIPART_LIMITS = { files: 1, fields: 10, parts: 12, fieldSize: 64 * 1024, headerPairs: 200 } as const;
+
+/** A form with more room than MULTIPART_LIMITS: many list entries, or fields that carry audio (data URLs). */
+export interface WiderLimits {
+  /** Entries of the list fields, beyond the plain fields' MULTIPART_LIMITS.fields. */
+  listEntries: number;
+  /** Bytes of the largest text field. */
+  fieldSize: number;
+  /** Bytes of all text fields together: with a larger fieldSize, what bounds the memory one request holds. */
+  totalBytes: number;
+}
+
 export interface SingleFileUpload<S> {
   /** Says what the endpoint expects when the body is not multipart. */
   notMultipart: string;
@@ -16,6 +29,7 @@ export interface SingleFileUpload<S> {
   listFields?: ReadonlySet<string>;
   /** How to send the one file part, for the error about any other. */
   filePart?: string;
+  wider?: WiderLimits;
   /** A body of unknown size (no Content-Length) is refused unless this is false. */
   sizeRequired?: boolean;
   /** Checks against the declared Content-Length before any byte is read (size limits, quotas). */
@@ -42,7 +56,11 @@ export async function readSingleFileUpload<S>(req: FastifyRequest, opts: SingleF
   const fields: Record<string, string> = {};
   const lists: Record<string, string[]> = {};
   try {
-    const parts = req.parts();
+    const { wider } = opts;
+    const maxFields = MULTIPART_LIMITS.fields + (wider?.listEntries ?? 0);
+    const parts = req.parts(wider ? { limits: { fields: maxFields, parts: maxFields + 2, fieldSize: wider.fieldSize } } : undefined);
+    let plainFields = 0;
+    let fieldBytes = 0;
     const first = parts.next(); // starts piping the body into the parser; the watcher joins in the same tick
     const closed = watchCloseDelimiter(req.raw, req.headers['content-type']);
     for (let r = await first; !r.done; r = await parts.next()) {
@@ -60,7 +78,15 @@ export async function readSingleFileUpload<S>(req: FastifyRequest, opts: SingleF
       } else {
         const name = part.fieldname.endsWith('[]') ? part.fieldname.slice(0, -2) : part.fieldname;
         if (opts.fields !== 'all' && !opts.fields.includes(part.fieldname) && !opts.listFields?.has(name)) continue;
+        // The parser cuts a value at the size limit and says so: a cut value is never taken for the whole one.
+        if (part.valueTruncated) throw invalidField(name, 'is longer than a form field may be', 'invalid_length');
         const value = String(part.value);
+        // With room for list entries, the other fields keep the usual count.
+        if (wider && !opts.listFields?.has(name) && ++plainFields > MULTIPART_LIMITS.fields)
+          throw new ApiError('invalid_request', 'Too many multipart fields.');
+        fieldBytes += Buffer.byteLength(value);
+        if (wider && fieldBytes > wider.totalBytes)
+          throw new ApiError('invalid_request', `The form's text fields are larger than ${wider.totalBytes} bytes together.`);
         if (value.includes('\u0000')) throw invalidField(name, 'must not contain NUL characters', 'invalid_format');
         if (opts.listFields?.has(name)) (lists[name] ??= []).push(value);
         else fields[name] = value;

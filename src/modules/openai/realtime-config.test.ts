@@ -66,6 +66,28 @@ describe('transcription session settings', () => {
     });
   });
 
+  it('keywords become the context terms, the prompt its text; null or a null transcription clears them', () => {
+    const withKeywords = applyGa(
+      defaultSettings(),
+      { type: 'transcription', audio: { input: { transcription: { prompt: 'A call', keywords: ['Parlance', 'unmuted'] } } } },
+      null,
+    );
+    expect(parseRealtimeConfig(nativeConfig(withKeywords, 'm')).context).toEqual({ text: 'A call', terms: ['Parlance', 'unmuted'] });
+    expect(nativeConfig({ ...withKeywords, prompt: null }, 'm').context).toEqual({ terms: ['Parlance', 'unmuted'] });
+    expect(renderGa(withKeywords, 's', 1).audio).toMatchObject({ input: { transcription: { prompt: 'A call', keywords: ['Parlance', 'unmuted'] } } });
+    expect(renderBeta(withKeywords, 's', 1).input_audio_transcription).toEqual({
+      model: 'gpt-4o-transcribe',
+      language: null,
+      prompt: 'A call',
+      keywords: ['Parlance', 'unmuted'],
+    });
+    // Only the fields sent change: an update without keywords keeps them.
+    expect(applyBeta(withKeywords, { input_audio_transcription: { language: 'en' } }).keywords).toEqual(['Parlance', 'unmuted']);
+    expect(applyBeta(withKeywords, { input_audio_transcription: { keywords: null } }).keywords).toEqual([]);
+    expect(applyBeta(withKeywords, { input_audio_transcription: null }).keywords).toEqual([]);
+    expect(nativeConfig(applyBeta(withKeywords, { input_audio_transcription: { keywords: [] } }), 'm').context).toBe('A call');
+  });
+
   it('clamp the turn silence to the native endpoint delay range, at both ends', () => {
     const delay = (silence: number) => nativeConfig(withSilence(silence), 'm').max_endpoint_delay_ms;
     const withSilence = (silence_duration_ms: number) => ({ ...defaultSettings(), turnDetection: { type: 'server_vad' as const, silence_duration_ms } });
@@ -78,5 +100,6 @@ describe('transcription session settings', () => {
     expect(lockedFields(applyGa(s, { type: 'transcription', audio: { input: { turn_detection: null } } }, null), 'ga')).toEqual(lockedFields(s, 'ga'));
     expect(lockedFields({ ...s, format: 'g711_alaw' }, 'ga')['session.audio.input.format']).toBe('g711_alaw');
     expect(lockedFields({ ...s, language: 'en' }, 'beta')['session.input_audio_transcription.language']).toBe('en');
+    expect(lockedFields({ ...s, keywords: ['Parlance'] }, 'ga')['session.audio.input.transcription.keywords']).toEqual(['Parlance']);
   });
 });

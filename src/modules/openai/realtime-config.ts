@@ -10,6 +10,8 @@ export interface TranscriptionSettings {
   model: string;
   language: string | null;
   prompt: string | null;
+  /** Terms to expect (OpenAI's `keywords`): the context's terms, the prompt its text. */
+  keywords: string[];
   turnDetection: TurnDetection | null;
   noiseReduction: { type?: 'near_field' | 'far_field' } | null;
   logprobs: boolean;
@@ -25,6 +27,7 @@ export function defaultSettings(model?: string): TranscriptionSettings {
     model: model || DEFAULT_TRANSCRIPTION_MODEL,
     language: null,
     prompt: null,
+    keywords: [],
     turnDetection: { ...SERVER_VAD },
     noiseReduction: null,
     logprobs: false,
@@ -47,12 +50,13 @@ function fromGaFormat(type: 'audio/pcm' | 'audio/pcmu' | 'audio/pcma'): BetaForm
 function withTranscription(s: TranscriptionSettings, t: AudioTranscription | null | undefined): TranscriptionSettings {
   if (t === undefined) return s;
   // null turns transcription "off" in OpenAI; a transcription session has nothing else to do, so it keeps the defaults.
-  if (t === null) return { ...s, model: DEFAULT_TRANSCRIPTION_MODEL, language: null, prompt: null };
+  if (t === null) return { ...s, model: DEFAULT_TRANSCRIPTION_MODEL, language: null, prompt: null, keywords: [] };
   return {
     ...s,
     model: t.model ?? s.model,
     language: t.language === undefined ? s.language : t.language || null,
     prompt: t.prompt === undefined ? s.prompt : t.prompt || null,
+    keywords: t.keywords === undefined ? s.keywords : [...(t.keywords ?? [])],
   };
 }
 
@@ -88,7 +92,7 @@ export function applyBeta(s: TranscriptionSettings, session: BetaSession): Trans
 }
 
 function transcription(s: TranscriptionSettings): Record<string, unknown> {
-  return { model: s.model, language: s.language, prompt: s.prompt ?? '' };
+  return { model: s.model, language: s.language, prompt: s.prompt ?? '', ...(s.keywords.length ? { keywords: s.keywords } : {}) };
 }
 
 const include = (s: TranscriptionSettings) => (s.logprobs ? ['item.input_audio_transcription.logprobs'] : []);
@@ -121,10 +125,16 @@ export function renderBeta(s: TranscriptionSettings, id: string, expiresAt: numb
 }
 
 /** What the running recognizer was started with, by the update's field names: these cannot change once audio flows. */
-export function lockedFields(s: TranscriptionSettings, shape: 'ga' | 'beta'): Record<string, string | null> {
+export function lockedFields(s: TranscriptionSettings, shape: 'ga' | 'beta'): Record<string, string | string[] | null> {
   const [format, transcription] =
     shape === 'ga' ? ['session.audio.input.format', 'session.audio.input.transcription'] : ['session.input_audio_format', 'session.input_audio_transcription'];
-  return { [format]: s.format, [`${transcription}.model`]: s.model, [`${transcription}.language`]: s.language, [`${transcription}.prompt`]: s.prompt };
+  return {
+    [format]: s.format,
+    [`${transcription}.model`]: s.model,
+    [`${transcription}.language`]: s.language,
+    [`${transcription}.prompt`]: s.prompt,
+    [`${transcription}.keywords`]: s.keywords,
+  };
 }
 
 /** Silence that ends a turn: server VAD's silence_duration_ms, semantic VAD's eagerness (its max timeouts, shortened). */
@@ -155,6 +165,6 @@ export function nativeConfig(s: TranscriptionSettings, defaultModel: string): Re
     max_endpoint_delay_ms: Math.min(3000, Math.max(500, turnSilenceMs(s.turnDetection))),
     enable_non_final_tokens: true,
     ...(s.language ? { language_hints: [s.language] } : {}),
-    ...(s.prompt ? { context: s.prompt } : {}),
+    ...(s.keywords.length ? { context: { ...(s.prompt ? { text: s.prompt } : {}), terms: s.keywords } } : s.prompt ? { context: s.prompt } : {}),
   };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_CONTEXT_CHARS } from '../realtime/config.js';
 import { ClientEventError, parseClientEvent } from './realtime-schemas.js';
+import { MAX_KEYWORD_CHARS, MAX_KEYWORDS } from './schemas.js';
 
 /** The ClientEventError parseClientEvent throws for `event`. */
 function refusal(event: unknown): ClientEventError {
@@ -101,5 +102,15 @@ describe('parseClientEvent', () => {
     ] as const)
       expect(refusal(vad(bad)).param).toBe(`session.audio.input.turn_detection.${field}`);
     expect(refusal(ga({ turn_detection: { type: 'semantic_vad', eagerness: 'now' } })).param).toBe('session.audio.input.turn_detection.eagerness');
+    const keywords = (list: unknown) => ga({ transcription: { keywords: list } });
+    expect(parseClientEvent(JSON.stringify(keywords(Array<string>(MAX_KEYWORDS).fill('k')))).type).toBe('session.update');
+    expect(parseClientEvent(JSON.stringify(keywords(['k'.repeat(MAX_KEYWORD_CHARS)]))).type).toBe('session.update');
+    expect(parseClientEvent(JSON.stringify(keywords(null))).type).toBe('session.update');
+    expect(refusal(keywords(Array<string>(MAX_KEYWORDS + 1).fill('k'))).param).toBe('session.audio.input.transcription.keywords');
+    expect(refusal(keywords(['k'.repeat(MAX_KEYWORD_CHARS + 1)])).param).toBe('session.audio.input.transcription.keywords.0');
+    expect(refusal(keywords('Parlance'))).toMatchObject({ code: 'invalid_value', param: 'session.audio.input.transcription.keywords' });
+    expect(refusal({ type: 'transcription_session.update', session: { input_audio_transcription: { keywords: [1] } } }).param).toBe(
+      'session.input_audio_transcription.keywords.0',
+    );
   });
 });

@@ -7,6 +7,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ApiError } from '../../wire/api-error.js';
 import { compileValidator, type Validator } from '../../wire/validate.js';
 import { MAX_CONTEXT_CHARS } from '../realtime/config.js';
+import { Keywords } from './schemas.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Loose = { additionalProperties: true } as const;
@@ -17,6 +18,7 @@ export const AudioTranscription = Type.Object(
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     language: Type.Optional(Nullable(Type.String({ maxLength: 16 }))),
     prompt: Type.Optional(Nullable(Type.String({ maxLength: MAX_CONTEXT_CHARS }))),
+    keywords: Type.Optional(Nullable(Keywords)),
   },
   Loose,
 );

@@ -11,7 +11,7 @@
 // uncommitted audio. Deltas are the item's final words, sent once the item is committed (OpenAI's order).
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../wire/api-error.js';
-import { approximateTokens, checkRealtimeConfig, MAX_CONTEXT_TOKENS } from '../realtime/config.js';
+import { approximateTokens, checkRealtimeConfig, MAX_CONTEXT_CHARS, MAX_CONTEXT_TOKENS } from '../realtime/config.js';
 import { isMark, type TranscriptUpdate, type TranscriptWord } from '../realtime/live-events.js';
 import type { RealtimeService, RealtimeSession } from '../realtime/service.js';
 import { openAiErrorBody } from './errors.js';
@@ -36,6 +36,7 @@ import {
   type RealtimeErrorBody,
   type ServerEvent,
 } from './realtime-schemas.js';
+import { contextChars } from './schemas.js';
 
 export interface OpenAiRealtimeIO {
   send(event: Record<string, unknown>): void;
@@ -194,13 +195,17 @@ export class OpenAiRealtimeSession {
       if (err instanceof ApiError) throw new ClientEventError('model_not_found', err.message, `${transcription}.model`, eventId);
       throw err;
     }
-    const tokens = next.prompt ? approximateTokens(next.prompt) : 0;
+    // The prompt is the context's text, the keywords its terms: capped together, as the native context is.
+    const context = next.keywords.length ? { at: `${transcription}.keywords`, what: 'with the prompt is' } : { at: `${transcription}.prompt`, what: 'is' };
+    const chars = contextChars(next.prompt, next.keywords);
+    if (chars > MAX_CONTEXT_CHARS) throw fieldError('invalid_value', context.at, `${context.what} over ${MAX_CONTEXT_CHARS} characters (${chars})`, eventId);
+    const tokens = approximateTokens([next.prompt ?? '', ...next.keywords].join(' '));
     if (tokens > MAX_CONTEXT_TOKENS)
-      throw fieldError('invalid_value', `${transcription}.prompt`, `is over ${MAX_CONTEXT_TOKENS} tokens (about ${tokens})`, eventId);
+      throw fieldError('invalid_value', context.at, `${context.what} over ${MAX_CONTEXT_TOKENS} tokens (about ${tokens})`, eventId);
     if (this.native) {
       const was = lockedFields(this.settings, shape);
       const now = lockedFields(next, shape);
-      const changed = Object.keys(was).find((k) => was[k] !== now[k]);
+      const changed = Object.keys(was).find((k) => JSON.stringify(was[k]) !== JSON.stringify(now[k]));
       if (changed)
         throw fieldError(
           'invalid_value',

@@ -3,6 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App, RoutePlugin } from '../../http/app-types.js';
 import { toApiError } from '../../http/error-mapping.js';
+import type { WiderLimits } from '../../http/single-file-upload.js';
 import { ApiError } from '../../wire/api-error.js';
 import { AuthService } from '../auth/service.js';
 import { streamSpeech } from '../tts/stream-response.js';
@@ -12,6 +13,8 @@ import { render, type Rendered, streamEvents } from './render.js';
 import {
   audioModelsSchema,
   audioVoicesSchema,
+  checkTranscriptionFields,
+  MAX_KEYWORDS,
   type SpeechBody,
   speechSchema,
   TranscriptionFields,
@@ -37,7 +40,9 @@ const WAIT_TIMEOUT_MS = 600_000;
 /** SSE comment lines while the transcription runs, so proxies do not close an idle stream. */
 const KEEPALIVE_MS = 10_000;
 
-const validateTranscription = formValidator(TranscriptionFields);
+const validateTranscription = formValidator(TranscriptionFields, checkTranscriptionFields);
+/** A transcription form: room for each keyword as a field (`keywords[]`), and one more for the schema to refuse. */
+const TRANSCRIPTION_FORM: WiderLimits = { listEntries: MAX_KEYWORDS + 1, fieldSize: 64 * 1024, totalBytes: 1024 * 1024 };
 const validateTranslation = formValidator(TranslationFields);
 
 /** Aborted when the client goes away before its answer. */
@@ -147,13 +152,13 @@ export const openaiRoutes: RoutePlugin<OpenaiRoutesOptions> = async (app, { auth
 
     scope.post('/transcriptions', { schema: transcriptionsSchema, ...audioRoute }, async (req, reply) => {
       const signal = clientSignal(reply);
-      const form = await readAudioForm(req, files, req.auth);
+      const form = await readAudioForm(req, files, req.auth, TRANSCRIPTION_FORM);
       const f = await fieldsOf(form, validateTranscription);
       const format = f.response_format ?? 'json';
       const job = await svc.start(
         req.auth,
         form,
-        { task: 'transcribe', model: f.model, language: f.language, prompt: f.prompt, diarize: format === 'diarized_json' },
+        { task: 'transcribe', model: f.model, language: f.language, prompt: f.prompt, keywords: f.keywords, diarize: format === 'diarized_json' },
         req.id,
       );
       if (f.stream) return streamResult(req, reply, svc.finish(req.auth, job, signal), job.id, format === 'diarized_json');

@@ -1,6 +1,8 @@
 // Wire types of the OpenAI-compatible audio surface (/v1/audio/*), in OpenAI's shapes: the multipart request fields
 // (validated here, from the parsed form), the responses and the OpenAI error body.
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { MAX_CONTEXT_CHARS } from '../realtime/config.js';
+import { invalidFields, type ValidationIssue } from '../../wire/api-error.js';
 import { SPEECH_FORMATS, SPEECH_MAX_INPUT, SPEECH_SPEED_MAX, SPEECH_SPEED_MIN, SPEECH_STREAM_FORMATS } from './speech.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -11,6 +13,20 @@ const OneOf = <T extends string>(values: readonly T[], description?: string) =>
 export const TRANSCRIPTION_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt', 'diarized_json'] as const;
 export type TranscriptionFormat = (typeof TRANSCRIPTION_FORMATS)[number];
 export const TRANSLATION_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'] as const;
+
+/** `keywords`: at most this many, each at most MAX_KEYWORD_CHARS (a native context term's cap). */
+export const MAX_KEYWORDS = 500;
+export const MAX_KEYWORD_CHARS = 256;
+
+/** `keywords` (REST form and Realtime `transcription`): words or phrases to expect, the transcription's context terms. */
+export const Keywords = Type.Array(Type.String({ maxLength: MAX_KEYWORD_CHARS }), {
+  maxItems: MAX_KEYWORDS,
+  description: `Words or phrases to expect (names, jargon): the context terms, written as given (\`keywords[]\`). The prompt and the keywords together: at most ${MAX_CONTEXT_CHARS} characters`,
+});
+
+/** Characters of the context a prompt and keywords make (what MAX_CONTEXT_CHARS caps). */
+export const contextChars = (prompt: string | null | undefined, keywords: readonly string[] | null | undefined) =>
+  (prompt?.length ?? 0) + (keywords ?? []).reduce((n, k) => n + k.length, 0);
 
 const common = {
   model: Type.String({ minLength: 1, maxLength: 64, description: 'whisper-1, gpt-4o-transcribe, gpt-4o-mini-transcribe (aliases) or any async model id' }),
@@ -29,10 +45,25 @@ export const TranscriptionFields = Type.Object(
     ),
     stream: Type.Optional(Type.Boolean({ description: 'Server-sent events transcript.text.delta ... transcript.text.done' })),
     include: Type.Optional(Type.Array(Type.String({ maxLength: 32 }), { maxItems: 4, description: '`logprobs`: per-token log probabilities (json)' })),
+    keywords: Type.Optional(Keywords),
   },
   { additionalProperties: true },
 );
 export type TranscriptionFields = Static<typeof TranscriptionFields>;
+
+/** The rules between the transcription fields, after the schema's. */
+export function checkTranscriptionFields(f: TranscriptionFields): TranscriptionFields {
+  const issues: ValidationIssue[] = [];
+  const chars = contextChars(f.prompt, f.keywords);
+  if (f.keywords?.length && chars > MAX_CONTEXT_CHARS)
+    issues.push({
+      error_type: 'invalid_length',
+      location: 'keywords',
+      message: `with the prompt must be at most ${MAX_CONTEXT_CHARS} characters together; got ${chars}`,
+    });
+  if (issues.length) throw invalidFields(issues);
+  return f;
+}
 
 export const TranslationFields = Type.Object({ ...common, response_format: Type.Optional(OneOf(TRANSLATION_FORMATS)) }, { additionalProperties: true });
 export type TranslationFields = Static<typeof TranslationFields>;

@@ -28,7 +28,15 @@ export interface AudioRequest {
   model: string;
   language?: string;
   prompt?: string;
+  /** Terms to expect: with the prompt (its text), the transcription's context. */
+  keywords?: string[];
   diarize?: boolean;
+}
+
+/** The native `context` of a prompt and keywords: the prompt as it is, or with keywords the object form. */
+export function contextOf(prompt: string | undefined, keywords: readonly string[] | undefined): CreateTranscriptionBody['context'] {
+  if (keywords?.length) return { ...(prompt ? { text: prompt } : {}), terms: [...keywords] };
+  return prompt || undefined;
 }
 
 /** A transcription started for an OpenAI request, and the upload behind it (removed once the request is over). */
@@ -74,11 +82,12 @@ export class OpenAiAudioService {
       if (req.task === 'translate') this.assertTranslatable(req.model, resolved.model.id, languages);
       const file = await this.files.commit(auth, form.staged, { filename: form.staged.partFilename.slice(0, 256) || 'audio' });
       fileId = file.id;
+      const context = contextOf(req.prompt, req.keywords);
       const body: CreateTranscriptionBody = {
         model: req.model,
         file_id: file.id,
         ...(req.language ? { language_hints: [req.language] } : {}),
-        ...(req.prompt ? { context: req.prompt } : {}),
+        ...(context ? { context } : {}),
         ...(req.diarize ? { enable_speaker_diarization: true } : {}),
         ...(req.task === 'translate' ? { translation: TRANSLATE_TO } : {}),
       };
