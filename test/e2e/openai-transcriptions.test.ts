@@ -116,7 +116,10 @@ describe('POST /v1/audio/transcriptions', () => {
         'text',
         'tokens',
       ]);
-      expect(seg).toMatchObject({ id: i, tokens: [], temperature: 0, no_speech_prob: 0 });
+      expect(seg).toMatchObject({ id: i, tokens: [], temperature: 0 });
+      // Fluent speech: little of a segment is not speech (openai-no-speech.test.ts checks the values).
+      expect(seg.no_speech_prob).toBeGreaterThanOrEqual(0);
+      expect(seg.no_speech_prob).toBeLessThan(0.5);
       expect(seg.end).toBeGreaterThan(seg.start);
       expect(seg.avg_logprob).toBeLessThanOrEqual(0);
     }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TranscriptToken } from '../transcriptions/schemas.js';
-import { render, streamEvents } from './render.js';
+import { FRAME_MS } from '../../audio/speech-map.js';
+import { render, streamEvents, withSegments } from './render.js';
 import type { FinishedAudio } from './service.js';
 
 const tok = (text: string, start_ms: number, end_ms: number, extra: Partial<TranscriptToken> = {}): TranscriptToken => ({
@@ -54,6 +55,21 @@ describe('render', () => {
       { word: 'Bye', start: 2, end: 2.3 },
       { word: 'now', start: 2.35, end: 2.5 },
     ]);
+  });
+
+  it('verbose_json: no_speech_prob is the share of the segment the detector heard no speech in', () => {
+    // Speech from 96 ms to 608 ms and from 2016 ms on: the first segment (100-900 ms) is 292 ms short of it.
+    const speech = Uint8Array.from({ length: 80 }, (_, i) => ((i >= 3 && i < 19) || i >= 63 ? 1 : 0));
+    const v = render({ ...result, speech: { speech, durationMs: 80 * FRAME_MS } }, { format: 'verbose_json' }) as {
+      json: { segments: { no_speech_prob: number }[] };
+    };
+    expect(v.json.segments.map((s) => s.no_speech_prob)).toEqual([0.365, 0.032]);
+    expect([withSegments('verbose_json'), withSegments('verbose_json', ['segment', 'word']), withSegments('verbose_json', ['word'])]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    expect(withSegments('json')).toBe(false);
   });
 
   it('diarized_json: speakers as letters', () => {

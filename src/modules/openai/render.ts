@@ -1,6 +1,7 @@
 // A finished transcription in OpenAI's response formats. Segments are the transcript's cues (src/text/subtitles.ts):
 // split at sentence ends, pauses and speaker changes, with the real times of the recognised words.
 import { deflateSync } from 'node:zlib';
+import { nonSpeechShare } from '../../audio/speech-map.js';
 import { type Cue, cuesOf, toSrt, toVtt } from '../../text/subtitles.js';
 import { languageName } from '../models/catalog.js';
 import type { DiarizedSegment, Segment, TranscriptionFormat, TranscriptionVerbose, Word } from './schemas.js';
@@ -63,7 +64,8 @@ function segment(c: Cue, id: number, r: FinishedAudio): Segment {
     temperature: 0,
     avg_logprob: Math.round(avg * 1e4) / 1e4,
     compression_ratio: compressionRatio(text),
-    no_speech_prob: 0,
+    // The share of the segment the voice activity detector heard no speech in (Whisper's is a model's guess).
+    no_speech_prob: r.speech ? nonSpeechShare(r.speech, c.startMs, c.endMs) : 0,
   };
 }
 
@@ -97,6 +99,10 @@ export function diarizedSegments(cues: readonly Cue[]): DiarizedSegment[] {
     speaker: letter(c.speaker),
   }));
 }
+
+/** Whether the response has verbose_json segments (whose no_speech_prob needs the audio's speech map). */
+export const withSegments = (format: TranscriptionFormat, granularities?: readonly ('word' | 'segment')[]): boolean =>
+  format === 'verbose_json' && (!granularities?.length || granularities.includes('segment'));
 
 export function render(r: FinishedAudio, req: RenderRequest): Rendered {
   const cues = cuesOfResult(r);

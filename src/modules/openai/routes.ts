@@ -9,7 +9,7 @@ import { AuthService } from '../auth/service.js';
 import { streamSpeech } from '../tts/stream-response.js';
 import { openAiErrorBody } from './errors.js';
 import { type AudioForm, formValidator, readAudioForm } from './form.js';
-import { render, type Rendered, streamEvents } from './render.js';
+import { render, type Rendered, streamEvents, withSegments } from './render.js';
 import {
   audioModelsSchema,
   audioVoicesSchema,
@@ -28,6 +28,7 @@ import type { TtsService } from '../tts/service.js';
 import type { TranscriptionsService } from '../transcriptions/service.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import type { FilesService } from '../files/service.js';
+import type { BlobStore } from '../../storage/blob-store.js';
 
 const write = { permission: { scope: 'stt_async', level: 'write' }, rate: 'transcribe_async' } as const;
 const list = { permission: null, rate: 'models' } as const;
@@ -62,14 +63,18 @@ function send(reply: FastifyReply, out: Rendered, id: string) {
 
 export interface OpenaiRoutesOptions {
   auth: AuthService;
+  blobs: BlobStore;
   files: FilesService;
   models: ModelCatalog;
   transcriptions: TranscriptionsService;
   tts: TtsService;
 }
 
-export const openaiRoutes: RoutePlugin<OpenaiRoutesOptions> = async (app, { auth, files, models, transcriptions, tts }) => {
-  const svc = new OpenAiAudioService(files, transcriptions, models, tts, { waitTimeoutMs: WAIT_TIMEOUT_MS });
+export const openaiRoutes: RoutePlugin<OpenaiRoutesOptions> = async (app, { auth, blobs, files, models, transcriptions, tts }) => {
+  const svc = new OpenAiAudioService(files, blobs, transcriptions, models, tts, {
+    waitTimeoutMs: WAIT_TIMEOUT_MS,
+    log: (level, msg, detail) => app.log[level]({ ...detail }, msg),
+  });
   const speech = new OpenAiSpeech(tts);
 
   const renderError = (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
@@ -162,7 +167,7 @@ export const openaiRoutes: RoutePlugin<OpenaiRoutesOptions> = async (app, { auth
         req.id,
       );
       if (f.stream) return streamResult(req, reply, svc.finish(req.auth, job, signal), job.id, format === 'diarized_json');
-      const result = await svc.finish(req.auth, job, signal);
+      const result = await svc.finish(req.auth, job, signal, { speechMap: withSegments(format, f.timestamp_granularities) });
       return send(reply, render(result, { format, granularities: f.timestamp_granularities, logprobs: f.include?.includes('logprobs') }), job.id);
     });
 
@@ -171,8 +176,9 @@ export const openaiRoutes: RoutePlugin<OpenaiRoutesOptions> = async (app, { auth
       const form = await readAudioForm(req, files, req.auth);
       const f = await fieldsOf(form, validateTranslation);
       const job = await svc.start(req.auth, form, { task: 'translate', model: f.model, prompt: f.prompt }, req.id);
-      const result = await svc.finish(req.auth, job, signal);
-      return send(reply, render(result, { format: f.response_format ?? 'json' }), job.id);
+      const format = f.response_format ?? 'json';
+      const result = await svc.finish(req.auth, job, signal, { speechMap: withSegments(format) });
+      return send(reply, render(result, { format }), job.id);
     });
 
     // Authenticated and admitted as POST /tts is (tts_rt:write, the tts rate limit, billing, tts_rt temporary keys).

@@ -2,6 +2,12 @@
 // files service and transcribed as a native async transcription (same keys, tenancy, limits, metering, engines and
 // alias table), which the request then waits for; the transcript is rendered in OpenAI's shapes (render.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
+import { loadVadOffThread } from '../../audio/audio-thread.js';
+import { decodeToPcm } from '../../audio/decode.js';
+import { type SpeechMap, speechMapOf } from '../../audio/speech-map.js';
+import type { Vad, VadLog } from '../../audio/vad.js';
+import { BATCH_NICE } from '../../lib/priority.js';
+import type { BlobStore } from '../../storage/blob-store.js';
 import { ApiError, invalidField } from '../../wire/api-error.js';
 import { isErrorType } from '../../wire/error-catalog.js';
 import type { AuthContext } from '../auth/service.js';
@@ -21,6 +27,14 @@ export interface OpenAiAudioOptions {
   waitTimeoutMs: number;
   /** First and longest pause between two looks at the job (the job may run on another node: the database says). */
   pollMs?: { first: number; max: number };
+  /** Where the voice activity detector says it fell back to the energy detector. */
+  log?: VadLog;
+}
+
+/** What a finished request needs beyond the transcript. */
+export interface FinishOptions {
+  /** The upload's speech map (verbose_json segments' no_speech_prob), read before the upload is removed. */
+  speechMap?: boolean;
 }
 
 export interface AudioRequest {
@@ -55,6 +69,8 @@ export interface FinishedAudio {
   tokens: TranscriptToken[];
   durationMs: number;
   language: string;
+  /** Where the audio holds speech, when asked for (FinishOptions.speechMap). */
+  speech?: SpeechMap;
 }
 
 /** The client went away while its transcription ran: there is nobody to answer. */
@@ -64,8 +80,11 @@ const WAITING = new Set(['queued', 'downloading']);
 const TRANSLATE_TO: TranslationConfig = { type: 'one_way', target_language: 'en' };
 
 export class OpenAiAudioService {
+  private vad: Promise<Vad> | undefined;
+
   constructor(
     private readonly files: FilesService,
+    private readonly blobs: BlobStore,
     private readonly transcriptions: TranscriptionsService,
     private readonly models: ModelCatalog,
     private readonly tts: TtsService,
@@ -116,7 +135,7 @@ export class OpenAiAudioService {
    * Wait for the transcription to end, bounded by the timeout and by `signal` (the client leaving). A job given up
    * before it transcribes is deleted; one already transcribing finishes and stays readable. The upload goes either way.
    */
-  async finish(auth: AuthContext, job: AudioJob, signal: AbortSignal): Promise<FinishedAudio> {
+  async finish(auth: AuthContext, job: AudioJob, signal: AbortSignal, opts: FinishOptions = {}): Promise<FinishedAudio> {
     const { first, max } = this.opts.pollMs ?? { first: 50, max: 500 };
     const deadline = Date.now() + this.opts.waitTimeoutMs;
     let delay = first;
@@ -127,7 +146,16 @@ export class OpenAiAudioService {
         status = rec.status;
         if (rec.status === 'completed') {
           const t = await this.transcriptions.transcript(auth, job.id);
-          return { id: job.id, task: job.task, text: t.text, tokens: t.tokens, durationMs: rec.audio_duration_ms, language: job.language };
+          const speech = opts.speechMap ? await this.speechMap(auth, job.fileId, signal) : undefined;
+          return {
+            id: job.id,
+            task: job.task,
+            text: t.text,
+            tokens: t.tokens,
+            durationMs: rec.audio_duration_ms,
+            language: job.language,
+            ...(speech ? { speech } : {}),
+          };
         }
         if (rec.status === 'failed' || rec.status === 'error') {
           const type = rec.error_type && isErrorType(rec.error_type) ? rec.error_type : 'internal_error';
@@ -141,6 +169,22 @@ export class OpenAiAudioService {
     } finally {
       if (WAITING.has(status)) await this.transcriptions.delete(auth, job.id).catch(() => undefined);
       await this.removeFile(auth, job.fileId);
+    }
+  }
+
+  /**
+   * The voice activity detector's verdict on every frame of the upload (decoded once more, at batch priority): the
+   * transcript keeps only words, so the audio between them is judged here, the same detector the engines cut at.
+   */
+  private async speechMap(auth: AuthContext, fileId: string, signal: AbortSignal): Promise<SpeechMap> {
+    const file = await this.files.getRow(auth, fileId);
+    if (!file) throw new ApiError('file_not_found', `File ${fileId} was deleted while the request waited.`);
+    const vad = await (this.vad ??= loadVadOffThread({ lane: 'batch', log: this.opts.log }));
+    try {
+      return await this.blobs.withLocalFile(file.blob_key, (path) => speechMapOf(decodeToPcm(path, { signal, nice: BATCH_NICE }), vad.createStream()));
+    } catch (err) {
+      if (signal.aborted) throw new ClientGone();
+      throw err;
     }
   }
 
