@@ -185,6 +185,8 @@ export interface SttEngine {
    * model return the same recognizer. Rejects with a clear error when model files or native parts are missing.
    */
   load(engineModel: string, options?: LoadOptions): Promise<Recognizer>;
+  /** Whether the model is loaded now (asking loads nothing); engines that do not say are taken as loaded once asked. */
+  isLoaded?(engineModel: string): boolean;
   /** The pools of a model, read at each metrics scrape; none while it is not loaded (asking loads nothing). */
   slots?(engineModel: string): PoolSlots[];
   /** Release every loaded model (worker threads, native memory). */

@@ -33,6 +33,20 @@ describe('SttRegistry', () => {
     expect(r.list().map((m) => m.id)).toEqual(['acme-en-v1', 'acme-en-v2']);
   });
 
+  it('takes a model out at run time: its id and aliases no longer resolve, its family name falls back to the other version', () => {
+    const r = registry();
+    expect(r.unregisterModel('acme-en-v2')).toBe(true);
+    expect(r.resolve('acme-en-v2')).toBeUndefined();
+    expect(r.resolve('english')).toBeUndefined();
+    expect(r.resolve('acme-en')?.canonicalId).toBe('acme-en-v1');
+    expect(r.list().map((m) => m.id)).toEqual(['acme-en-v1']);
+    expect(r.unregisterModel('acme-en-v2')).toBe(false);
+    // Its names are free again.
+    r.registerModel({ id: 'acme-en-v3', aliases: ['english'], engineId: 'sphinx', engineModel: 'en-us-3', languages: ['en'], features });
+    expect(r.resolve('english')?.canonicalId).toBe('acme-en-v3');
+    expect(r.resolve('acme-en')?.canonicalId).toBe('acme-en-v3');
+  });
+
   it('returns undefined for unknown or differently-cased ids', () => {
     const r = registry();
     expect(r.resolve('acme-en-v3')).toBeUndefined();

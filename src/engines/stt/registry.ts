@@ -67,6 +67,8 @@ export interface ModelLoadPolicy {
   /** How long a model whose load failed is refused before a request tries it again, ms (default 60 s). */
   loadRetryMs?: number;
   log?: RegistryLog;
+  /** Told of each model loaded and how long its load took (metrics). */
+  onLoaded?: (model: string, ms: number) => void;
   now?: () => number;
 }
 
@@ -96,6 +98,8 @@ export class SttRegistry {
   private readonly failures = new Map<string, LoadFailure>();
   private readonly loadRetryMs: number;
   private readonly now: () => number;
+  /** Models loaded at least once (a load of one of these is timed only when its engine had unloaded it). */
+  private readonly loadedOnce = new Set<string>();
 
   constructor(private readonly options: ModelLoadPolicy = {}) {
     this.loadRetryMs = options.loadRetryMs ?? 60_000;
@@ -106,6 +110,11 @@ export class SttRegistry {
     if (this.engines.has(engine.id)) throw new Error(`STT engine '${engine.id}' is already registered`);
     this.engines.set(engine.id, engine);
     return this;
+  }
+
+  /** The engine of that id, if registered. */
+  engine(id: string): SttEngine | undefined {
+    return this.engines.get(id);
   }
 
   registerModel(model: SttModelDescriptor): this {
@@ -126,6 +135,30 @@ export class SttRegistry {
     const newest = this.families.get(parsed.family);
     if (newest === undefined || parseVersionedId(newest)!.version < parsed.version) this.families.set(parsed.family, model.id);
     return this;
+  }
+
+  /**
+   * Take a model out (a model users brought, removed while the server runs): it no longer resolves, and what is
+   * remembered of its loads is dropped. Its engine's loaded recognizer is the caller's to release.
+   */
+  unregisterModel(id: string): boolean {
+    const model = this.models.get(id);
+    if (!model) return false;
+    this.models.delete(id);
+    for (const alias of model.aliases ?? []) this.aliases.delete(alias);
+    this.failures.delete(id);
+    this.loading.delete(id);
+    this.loadedOnce.delete(id);
+    const family = parseVersionedId(id)!.family;
+    if (this.families.get(family) === id) {
+      this.families.delete(family);
+      for (const other of this.models.values()) {
+        const parsed = parseVersionedId(other.id)!;
+        const newest = this.families.get(family);
+        if (parsed.family === family && (newest === undefined || parseVersionedId(newest)!.version < parsed.version)) this.families.set(family, other.id);
+      }
+    }
+    return true;
   }
 
   /**
@@ -169,11 +202,15 @@ export class SttRegistry {
       const model = this.models.get(canonicalId);
       if (!model) return Promise.reject(new Error(`no STT model ${canonicalId}`));
       // No caller's signal: the load is shared with every other request for the model.
-      attempt = this.engines
-        .get(model.engineId)!
+      const engine = this.engines.get(model.engineId)!;
+      const started = Date.now();
+      const fresh = !this.loadedOnce.has(canonicalId) || (engine.isLoaded !== undefined && !engine.isLoaded(model.engineModel));
+      attempt = engine
         .load(model.engineModel)
         .then(
           (recognizer) => {
+            this.loadedOnce.add(canonicalId);
+            if (fresh) this.options.onLoaded?.(canonicalId, Date.now() - started);
             if (this.failures.delete(canonicalId)) this.options.log?.('info', 'speech model loaded (its last load had failed)', { model: canonicalId });
             return recognizer;
           },

@@ -12,6 +12,7 @@ import type { Token } from '../../engines/stt/interface.js';
 import { ApiError } from '../../wire/api-error.js';
 import { failedToLoad, ModelCatalog } from './catalog.js';
 import { aliasesOf } from './installed.js';
+import { ModelUse } from './use.js';
 
 const opened: EngineCatalog[] = [];
 async function engines(options: EngineOptions, list = ENGINES): Promise<EngineCatalog> {
@@ -124,6 +125,38 @@ describe('ModelCatalog.open', () => {
     });
     await expect(c.open('parlance-tts-espeak-v1', 'tts', { language: 'xx' })).rejects.toMatchObject({ type: 'invalid_request' });
   }, 30_000);
+});
+
+describe('ModelCatalog.refresh and the uses of its models', () => {
+  it('swaps the alias table in one step, refusing one that points at no model (the old one stays)', async () => {
+    const c = new ModelCatalog(await engines({ tts: ESPEAK_ONLY }, [...ENGINES, scriptedSttEngine(SCRIPT)]), ['stt-async-v4=scripted-v1']);
+    c.refresh(['stt-async-v4=parlance-async-en-v1', 'mine=scripted-v1']);
+    expect(c.resolve('stt-async-v4', 'async').model.id).toBe('parlance-async-en-v1');
+    expect(c.resolve('mine', 'real_time').model.id).toBe('scripted-v1');
+    expect(() => c.refresh(['gone=nope-v1'])).toThrow(/unknown model nope-v1/);
+    expect(c.resolve('mine', 'async').model.id).toBe('scripted-v1');
+  });
+
+  it('counts a transcription and a live session as uses of the model from start to end', async () => {
+    const use = new ModelUse();
+    const c = new ModelCatalog(await engines({ tts: ESPEAK_ONLY }, [...ENGINES, scriptedSttEngine(SCRIPT)]), [], use);
+    const recognizer = await c.open('scripted-v1', 'real_time', { language: 'en' });
+    expect(use.inUse('scripted-v1')).toBe(false);
+    const stream = await recognizer.stream({ endpointSilenceMs: 300 });
+    expect(use.inUse('scripted-v1')).toBe(true);
+    let idle = false;
+    const whenIdle = use.whenIdle('scripted-v1').then(() => (idle = true));
+    await stream.write(ms(20));
+    expect(idle).toBe(false);
+    await stream.end();
+    await whenIdle;
+    expect(use.inUse('scripted-v1')).toBe(false);
+    const transcribing = recognizer.transcribe(audio(100));
+    expect(use.inUse('scripted-v1')).toBe(true);
+    await transcribing;
+    expect(use.inUse('scripted-v1')).toBe(false);
+    expect(use.lastUsed('scripted-v1')).toBeGreaterThan(0);
+  });
 });
 
 describe('aliases models users brought claim', () => {

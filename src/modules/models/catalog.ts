@@ -2,7 +2,7 @@
 // engines/catalog.ts), what serves them, and the operator-editable alias table (public ids that client code pins,
 // e.g. the SDK docs' `stt-async-v4`, mapped onto our models); open() gives the loaded recognizer of an STT model, or
 // the synthesizer of a TTS model.
-import type { Recognizer } from '../../engines/stt/interface.js';
+import type { Recognizer, StreamingSession } from '../../engines/stt/interface.js';
 import { type CatalogModel, ModelLoadFailedError, type SttRegistry, type TranscriptionMode } from '../../engines/stt/registry.js';
 import type { TtsModel } from '../../engines/tts/model.js';
 import type { TtsRegistry } from '../../engines/tts/registry.js';
@@ -10,6 +10,7 @@ import type { EngineCatalog } from '../../engines/catalog.js';
 import type { TranslationRegistry } from '../../engines/translate/registry.js';
 import { oneWayTargets, type PlanResult, planTranslation, type TranslationConfig, twoWayPairs } from '../translation/plan.js';
 import { ApiError } from '../../wire/api-error.js';
+import type { ModelUse } from './use.js';
 
 export type { CatalogModel, TranscriptionMode } from '../../engines/stt/registry.js';
 
@@ -51,9 +52,9 @@ export interface CatalogAlias {
 const keyOf = (id: string, mode: TranscriptionMode) => `${mode}\u0000${id}`;
 
 export class ModelCatalog {
-  private readonly entries = new Map<string, CatalogModel>();
-  private readonly ids = new Set<string>();
-  private readonly aliases = new Map<string, CatalogAlias>();
+  private entries = new Map<string, CatalogModel>();
+  private ids = new Set<string>();
+  private aliases = new Map<string, CatalogAlias>();
 
   private readonly registry: SttRegistry;
   private readonly tts: TtsRegistry;
@@ -64,20 +65,42 @@ export class ModelCatalog {
     engines: Pick<EngineCatalog, 'stt' | 'tts' | 'translation'>,
     /** Operator pairs (`alias=model`) and the claims of installed models. */
     aliasPairs: readonly (string | CatalogAlias)[] = [],
+    /** Told of every transcription and live session of a model, from start to end (idle unloading, removals). */
+    private readonly use?: ModelUse,
   ) {
     this.registry = engines.stt;
     this.tts = engines.tts;
     this.translation = engines.translation;
+    this.refresh(aliasPairs);
+  }
+
+  /**
+   * Read the registry's models again (models brought or removed while the server runs) with this alias table: the
+   * entries and aliases change in one step, so a request sees the old table or the new one, never a mix. Throws,
+   * changing nothing, when an alias points at no model or hides one.
+   */
+  refresh(aliasPairs: readonly (string | CatalogAlias)[]): void {
+    const entries = new Map<string, CatalogModel>();
+    const ids = new Set<string>();
+    const aliases = new Map<string, CatalogAlias>();
     for (const m of this.registry.offers()) {
-      this.entries.set(keyOf(m.id, m.mode), m);
-      this.ids.add(m.id);
+      entries.set(keyOf(m.id, m.mode), m);
+      ids.add(m.id);
     }
     for (const pair of aliasPairs) {
       const a = typeof pair === 'string' ? parseAliasPair(pair) : pair;
-      if (!this.ids.has(a.target)) throw new Error(`model alias ${a.alias} points at unknown model ${a.target}`);
-      if (this.ids.has(a.alias)) throw new Error(`model alias ${a.alias} hides a model of the same id`);
-      this.aliases.set(a.alias, a);
+      if (!ids.has(a.target)) throw new Error(`model alias ${a.alias} points at unknown model ${a.target}`);
+      if (ids.has(a.alias)) throw new Error(`model alias ${a.alias} hides a model of the same id`);
+      aliases.set(a.alias, a);
     }
+    this.entries = entries;
+    this.ids = ids;
+    this.aliases = aliases;
+  }
+
+  /** Every catalog entry (one per id and mode), for the registry's own listing of what is offered. */
+  offers(): CatalogModel[] {
+    return [...this.entries.values()];
   }
 
   /**
@@ -103,7 +126,8 @@ export class ModelCatalog {
       const recognizer = await this.registry.load(engine.canonicalId, { signal }).catch((err: unknown) => {
         throw err instanceof ModelLoadFailedError ? notLoaded(id, err) : err;
       });
-      return inLanguage(recognizer, language);
+      const use = this.use;
+      return inLanguage(use ? tracked(recognizer, () => use.begin(engine.canonicalId)) : recognizer, language);
     };
     return { model, languages, open };
   }
@@ -179,6 +203,45 @@ export class ModelCatalog {
     }
     return out;
   }
+}
+
+/**
+ * The recognizer with each transcription and live session counted as a use of its model, from its start until it
+ * ends (the transcription settles; the session ends, is aborted or fails).
+ */
+function tracked(recognizer: Recognizer, begin: () => () => void): Recognizer {
+  return {
+    engineId: recognizer.engineId,
+    engineModel: recognizer.engineModel,
+    ...(recognizer.prewarm ? { prewarm: () => recognizer.prewarm!() } : {}),
+    async transcribe(pcm, options) {
+      const done = begin();
+      try {
+        return await recognizer.transcribe(pcm, options);
+      } finally {
+        done();
+      }
+    },
+    async stream(options) {
+      const done = begin();
+      let session: StreamingSession;
+      try {
+        session = await recognizer.stream(options);
+      } catch (err) {
+        done();
+        throw err;
+      }
+      const end = session.end.bind(session);
+      const abort = session.abort.bind(session);
+      session.end = () => end().finally(done);
+      session.abort = () => {
+        abort();
+        done();
+      };
+      session.on('error', done);
+      return session;
+    },
+  };
 }
 
 /** The recognizer with `language` given to each call. */

@@ -111,6 +111,38 @@ export class SherpaEngine implements SttEngine {
     return p;
   }
 
+  /** Serve another installed model (brought while the server runs); its recognizer loads on first use. */
+  addModel(model: InstalledModel): void {
+    if (model.family === 'stt-offline' || model.family === 'stt-streaming') this.models.set(model.id, model);
+  }
+
+  /**
+   * Serve the model no more. Its recognizer, if loaded, is handed back for the caller to close once nobody uses it
+   * (a model of the same id brought again later loads anew).
+   */
+  removeModel(id: string): Promise<Recognizer & { close(): Promise<void> }> | undefined {
+    this.models.delete(id);
+    const loaded = this.loaded.get(id);
+    this.loaded.delete(id);
+    return loaded;
+  }
+
+  isLoaded(engineModel: string): boolean {
+    return this.loaded.has(engineModel);
+  }
+
+  /**
+   * Release the model's recognizer (its threads and memory) if it is loaded; the next load() loads it again while the
+   * model is served. The caller makes sure no request uses it. The second-pass model stays: live sessions share it.
+   */
+  async unload(engineModel: string): Promise<boolean> {
+    const loaded = this.loaded.get(engineModel);
+    if (!loaded || engineModel === this.options.secondPass?.model) return false;
+    this.loaded.delete(engineModel);
+    await (await loaded.catch(() => undefined))?.close();
+    return true;
+  }
+
   /**
    * The second passes of every live session on the second-pass model (options.secondPass), loading it on first use;
    * rejects when there is none or it cannot load (tried again on the next call).

@@ -88,6 +88,8 @@ export class SherpaTtsEngine implements TtsEngine {
   private readonly free: Synthesizer[] = [];
   private readonly started = new Set<Synthesizer>();
   private closed = false;
+  /** When a sentence last started or ended (ms since the epoch; 0: never). */
+  private lastUsedAt = 0;
 
   constructor(
     readonly model: InstalledModel,
@@ -157,7 +159,8 @@ export class SherpaTtsEngine implements TtsEngine {
    */
   private sentence(req: SentenceRequest, signal: AbortSignal | undefined): Promise<SentenceAudio> {
     const nodeGate = this.options.gate ?? synthesisGate;
-    const work = this.gate.run(() => nodeGate.run(() => this.onSynthesizer(req), signal), signal);
+    this.lastUsedAt = Date.now();
+    const work = this.gate.run(() => nodeGate.run(() => this.onSynthesizer(req), signal), signal).finally(() => (this.lastUsedAt = Date.now()));
     if (!signal) return work;
     work.catch(() => undefined);
     return new Promise<SentenceAudio>((resolve, reject) => {
@@ -261,6 +264,29 @@ export class SherpaTtsEngine implements TtsEngine {
       `could not be loaded by sherpa-onnx${r.signal ? ` (${r.signal})` : ` (exit ${r.code})`}${reason ? `: ${reason.slice(0, 300)}` : ''}`,
       fix,
     );
+  }
+
+  /** Whether a synthesizer holds the model now (one is started by the first sentence that needs it). */
+  get loaded(): boolean {
+    return this.started.size > 0;
+  }
+
+  /** Sentences being synthesized or waiting for a synthesizer of the model. */
+  get busy(): number {
+    return this.gate.running + this.gate.waiting;
+  }
+
+  /** When a sentence last started or ended (ms since the epoch; 0: never). */
+  get lastUsed(): number {
+    return this.lastUsedAt;
+  }
+
+  /** Stop the synthesizers no sentence uses (the model's memory); the next sentence starts one again. */
+  async unload(): Promise<boolean> {
+    const idle = this.free.splice(0);
+    for (const s of idle) this.started.delete(s);
+    await Promise.all(idle.map((s) => s.stop().catch(() => undefined)));
+    return idle.length > 0;
   }
 
   /** Stop the model's threads (sentences in progress fail). */
