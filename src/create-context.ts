@@ -21,7 +21,7 @@ import { FilesRepository } from './modules/files/repository.js';
 import { filesRoutes } from './modules/files/routes.js';
 import { FilesService } from './modules/files/service.js';
 import { type LimitsModule, limitsModule } from './modules/limits/module.js';
-import { speechModule } from './modules/models/module.js';
+import { modelsAdminModule, speechModule } from './modules/models/module.js';
 import { openaiModule } from './modules/openai/module.js';
 import { organizationRoutes } from './modules/organization/routes.js';
 import { OrganizationService } from './modules/organization/service.js';
@@ -63,6 +63,8 @@ export interface ContextHandle {
   live: LiveSurface[];
   /** Load the speech models (and warm real-time decoders) in the background, logging each. */
   preloadSpeech(): Promise<void>;
+  /** Queue the pulls of the models PARLANCE_MODELS lists that are not installed (the operator's opt-in). */
+  pullConfiguredModels(): Promise<void>;
   /** Release engines, queue and storage (after the HTTP server closed). */
   close(): Promise<void>;
 }
@@ -134,7 +136,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const keys = new KeyRepository(db.kysely);
   let referenceUrl = settings.errorReferenceUrl || `${settings.publicUrl.replace(/\/+$/, '')}/docs/errors`;
   const errorReferenceUrl = () => referenceUrl;
-  const speech = await speechModule(settings, { servesApi, log, jobLog });
+  const speech = await speechModule(settings, { servesApi, log, jobLog, metrics });
   const { engines, models, diarizer, speakerMatch, languageId } = speech;
   const queue = openJobQueue(settings, db, metrics, jobLog);
   const parts: ProcessParts = {
@@ -148,6 +150,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     metrics,
     runsJobs,
   };
+  const modelsAdmin = modelsAdminModule(parts, speech);
   const files = new FilesService(new FilesRepository(db.kysely, db.dialect), parts.blobs, parts.cursors, settings);
   const { meter, billing, ...usageParts } = usageModule(settings, { db, cursors: parts.cursors, metrics, log });
   const speakers = speakersModule(parts, { files, diarizer, embeddingModel: speech.speakerEmbeddings?.modelId, meter });
@@ -183,6 +186,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
           mount(filesRoutes, { files }),
           transcriptionParts.routes,
           speech.routes,
+          modelsAdmin.routes,
           ttsParts.routes,
           voices.routes,
           speakers.routes,
@@ -202,6 +206,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     preloadSpeech: () =>
       // A model that cannot load is logged by the registry, which refuses it until a request tries it again.
       engines.stt.preload((model, ms) => log.info({ model, ms }, 'speech model loaded')),
+    pullConfiguredModels: () => modelsAdmin.pullConfigured(),
     startHousekeeping: () => startHousekeeping(settings, { keys, transcriptions, limits, blobs: parts.blobs, runsJobs, log }),
     async close() {
       await queue.stop();

@@ -92,6 +92,8 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
       : undefined;
   // Jobs start after the API listens: a crashed predecessor's jobs resume now.
   if (runsJobs) await handle.queue.start();
+  // PARLANCE_MODELS: pulled as jobs (a pull already queued or done is not queued again); the start does not wait.
+  void handle.pullConfiguredModels().catch((err: unknown) => ctx.log.error({ err }, 'PARLANCE_MODELS: the pulls could not be queued'));
   const stopHousekeeping = startHousekeeping();
   let closing: Promise<void> | undefined;
   // A keep-alive connection whose response finishes during the drain is closed then, not after Fastify's 72 s idle

@@ -77,7 +77,10 @@ export function adminCommands(program: Command): Command {
     .requiredOption('--project <id>', 'project id')
     .option('--name <name>', 'key name', 'API key')
     .option('--read-only', 'read permissions only')
-    .option('--permission <perm...>', 'explicit permissions, e.g. files:write stt_rt:write')
+    .option(
+      '--permission <perm...>',
+      "explicit permissions, e.g. files:write stt_rt:write (models:admin, managing the server's models over HTTP, is given only by name)",
+    )
     .option('--environment <env>', "environment the key is valid in (default: the server's)")
     .option('--playground', "count this key's requests as playground rather than public_api")
     .action(

@@ -2,7 +2,6 @@
 // catalogue) and removing models.
 import type { Command } from 'commander';
 import { translationOptionsFrom } from '../config/translation-options.js';
-import { languageIdConfig } from '../engines/language-id/identify.js';
 import { EngineCatalog, ENGINES } from '../engines/catalog.js';
 import { loadCatalogue } from '../engines/model-dir/catalogue.js';
 import type { InstalledModel } from '../engines/model-dir/manifest.js';
@@ -10,12 +9,10 @@ import { progressMode, StderrProgress } from '../engines/model-dir/progress.js';
 import { importFolder, PullError, pullModel, removeModel } from '../engines/model-dir/pull.js';
 import { scanModelsDir } from '../engines/model-dir/scan.js';
 import { resolveSource, type SourceFlags } from '../engines/model-dir/sources.js';
-import { checkModel } from '../engines/stt/sherpa/engine.js';
-import { offlineRecognizerConfig } from '../engines/stt/sherpa/offline-config.js';
-import { onlineRecognizerConfig } from '../engines/stt/sherpa/online-config.js';
 import type { TranslationRegistryOptions } from '../engines/translate/registry.js';
 import { ModelCatalog } from '../modules/models/catalog.js';
 import { aliasesOf, installedModels } from '../modules/models/installed.js';
+import { loadCheck } from '../modules/models/load-check.js';
 import { ttsModelRecords } from '../modules/tts/model-records.js';
 import { type CommonOpts, print, settingsFrom, withCommon } from './common.js';
 
@@ -208,17 +205,6 @@ async function sttLoadErrors(installed: readonly InstalledModel[]): Promise<Map<
     );
   }
   return out;
-}
-
-/**
- * The load check the server runs before it uses a model it recognizes or identifies languages with: sherpa-onnx loads
- * it and decodes a second of silence in a child process, which a model that aborts onnxruntime ends instead of this
- * one. Voices and speaker embeddings are checked as the server starts them.
- */
-async function loadCheck(model: InstalledModel): Promise<void> {
-  if (model.family === 'stt-offline') await checkModel(model, 'offline', offlineRecognizerConfig(model));
-  else if (model.family === 'stt-streaming') await checkModel(model, 'online', onlineRecognizerConfig(model));
-  else if (model.family === 'language-id') await checkModel(model, 'language-id', languageIdConfig(model));
 }
 
 /** A command's translation options: no spare processes are kept (the command ends at once). */

@@ -46,6 +46,9 @@ export interface EngineSlots {
   total: number;
 }
 
+/** How a model pull ends: ready, or the error type of its failed record. */
+export const MODEL_PULL_OUTCOMES = ['ready', 'file_download_blocked', 'file_download_failed', 'invalid_model_archive', 'internal_error'] as const;
+
 export class Metrics {
   readonly registry = new Registry();
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
@@ -55,6 +58,8 @@ export class Metrics {
   readonly jobDuration: Histogram<'kind' | 'outcome'>;
   readonly webhookDeliveries: Counter<'outcome'>;
   readonly usageAudio: Counter<'kind'>;
+  readonly modelPulls: Counter<'outcome'>;
+  readonly modelLoadSeconds: Histogram<'model'>;
 
   constructor() {
     // Event-loop delay sampled every 10 ms (nodejs_eventloop_lag_p99_seconds and the others).
@@ -103,9 +108,23 @@ export class Metrics {
       labelNames: ['kind'],
       registers: [this.registry],
     });
+    this.modelPulls = new Counter({
+      name: 'parlance_model_pulls_total',
+      help: 'Model pulls (POST /v1/admin/models, PARLANCE_MODELS) run on this node by outcome: ready, or the error type they failed with (file_download_blocked, file_download_failed, invalid_model_archive, internal_error).',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    this.modelLoadSeconds = new Histogram({
+      name: 'parlance_model_load_seconds',
+      help: 'Speech-to-text model loads on this node by model: from the first request (or the preload) to the loaded recognizer.',
+      labelNames: ['model'],
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers: [this.registry],
+    });
     // Every series from the start, so rates work before the first event.
     for (const outcome of WEBHOOK_OUTCOMES) this.webhookDeliveries.inc({ outcome }, 0);
     for (const kind of USAGE_KINDS) this.usageAudio.inc({ kind }, 0);
+    for (const outcome of MODEL_PULL_OUTCOMES) this.modelPulls.inc({ outcome }, 0);
   }
 
   /** A gauge whose value is read when scraped. */

@@ -101,6 +101,7 @@ const TABLES = [
   'files',
   'instance_settings',
   'jobs',
+  'models',
   'organizations',
   'pending_blob_deletions',
   'projects',

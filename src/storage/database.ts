@@ -16,6 +16,7 @@ import * as m0010 from './migrations/0010-speakers.js';
 import * as m0011 from './migrations/0011-pending-blob-deletions.js';
 import * as m0012 from './migrations/0012-transcription-controls.js';
 import * as m0013 from './migrations/0013-multichannel.js';
+import * as m0014 from './migrations/0014-models.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -43,6 +44,7 @@ const migrations: Record<string, Migration> = {
   '0011-pending-blob-deletions': m0011,
   '0012-transcription-controls': m0012,
   '0013-multichannel': m0013,
+  '0014-models': m0014,
 };
 
 /** Every migration, in order; a database at the latest version has run exactly these. */

@@ -297,6 +297,25 @@ export interface PendingBlobDeletionsTable {
   created_at: string;
 }
 
+/** A model brought over HTTP and how its pull went (modules/models/records.ts). */
+export interface ModelsTable {
+  id: string;
+  source: string;
+  /** JSON: the resolved source the pull job works from. */
+  plan: string;
+  family: string;
+  type: string;
+  status: string;
+  bytes_received: number | null;
+  bytes_total: number | null;
+  size_bytes: number | null;
+  sha256: string | null;
+  error_type: string | null;
+  error_message: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   projects: ProjectsTable;
@@ -319,4 +338,5 @@ export interface Database {
   budget_notifications: BudgetNotificationsTable;
   usage_prices: UsagePricesTable;
   pending_blob_deletions: PendingBlobDeletionsTable;
+  models: ModelsTable;
 }

@@ -1,6 +1,6 @@
 // Every error_type of the service specification, one line each: HTTP status, the surfaces it may appear
 // on, and a default message. Services throw ApiError with a type from here; each transport renders it.
-export type Surface = 'rest' | 'async' | 'stt_ws' | 'tts_ws' | 'tts_http' | 'voice' | 'speaker';
+export type Surface = 'rest' | 'async' | 'stt_ws' | 'tts_ws' | 'tts_http' | 'voice' | 'speaker' | 'model';
 
 interface CatalogEntry {
   status: number;
@@ -8,7 +8,7 @@ interface CatalogEntry {
   message: string;
 }
 
-const ALL: readonly Surface[] = ['rest', 'async', 'stt_ws', 'tts_ws', 'tts_http', 'voice', 'speaker'];
+const ALL: readonly Surface[] = ['rest', 'async', 'stt_ws', 'tts_ws', 'tts_http', 'voice', 'speaker', 'model'];
 const STREAMING: readonly Surface[] = ['stt_ws', 'tts_ws', 'tts_http'];
 
 export const errorCatalog = {
@@ -33,6 +33,8 @@ export const errorCatalog = {
   // Organization administration 404s: the spec lists 404 for an unknown project or key but names no type.
   project_not_found: { status: 404, surfaces: ['rest'], message: 'Project not found.' },
   api_key_not_found: { status: 404, surfaces: ['rest'], message: 'API key not found.' },
+  // Models managed over HTTP (ours: /v1/admin/models).
+  model_not_found: { status: 404, surfaces: ['rest'], message: 'No installed model or pull with this id.' },
   // REST: a request not received within PARLANCE_HTTP_REQUEST_TIMEOUT_SECONDS (headers or body trickled).
   request_timeout: { status: 408, surfaces: ['rest', ...STREAMING], message: 'Request timed out.' },
   voice_name_conflict: { status: 409, surfaces: ['rest'], message: 'A voice with this name already exists in the project.' },
@@ -49,13 +51,15 @@ export const errorCatalog = {
   voice_not_ready: { status: 503, surfaces: ['tts_ws', 'tts_http'], message: 'Voice is still being prepared; retry later.' },
   voice_failed: { status: 503, surfaces: ['tts_ws', 'tts_http'], message: 'Voice preparation failed; create a new voice.' },
   // Types that only appear inside failed records. The spec shows no status; these are ours.
-  file_download_blocked: { status: 400, surfaces: ['async'], message: 'Audio URL resolves to a blocked address.' },
-  file_download_failed: { status: 400, surfaces: ['async'], message: 'Audio URL could not be fetched.' },
+  file_download_blocked: { status: 400, surfaces: ['async', 'model'], message: 'Audio URL resolves to a blocked address.' },
+  file_download_failed: { status: 400, surfaces: ['async', 'model'], message: 'Audio URL could not be fetched.' },
   transcription_output_too_long: { status: 400, surfaces: ['async'], message: 'Transcription output is too long.' },
   voice_audio_too_long: { status: 400, surfaces: ['voice'], message: 'Reference clip is longer than 2 minutes.' },
   voice_invalid_audio: { status: 400, surfaces: ['voice'], message: 'Reference clip is unsupported, corrupt or empty.' },
   speaker_audio_too_short: { status: 400, surfaces: ['speaker'], message: 'Enrolment samples hold too little speech for a profile.' },
   speaker_invalid_audio: { status: 400, surfaces: ['speaker'], message: 'An enrolment sample is unsupported, corrupt, empty or too long.' },
+  // A failed model pull (ours): what it brought holds no model of the family and type, or the model does not load.
+  invalid_model_archive: { status: 400, surfaces: ['model'], message: 'The source holds no usable model.' },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorType = keyof typeof errorCatalog;

@@ -76,7 +76,7 @@ async function attempt(url: string, part: string, progress: DownloadProgress | u
     res = await fetch(url, { redirect: 'follow', headers });
   } catch (err) {
     const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
-    throw new PullError(`could not download ${url}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+    throw new PullError(`could not download ${url}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, 'download');
   }
   const range = res.headers.get('content-range') ?? '';
   if (have && (res.status === 416 || (res.status === 206 && Number(/^bytes (\d+)-/.exec(range)?.[1]) !== have))) {
@@ -85,11 +85,11 @@ async function attempt(url: string, part: string, progress: DownloadProgress | u
     if (res.status === 416 && Number(/\/(\d+)$/.exec(range)?.[1]) === have) return { sha256: await hashFile(part), bytes: have, resumedFrom: have };
     discardPart(part);
     if (mayRestart) return attempt(url, part, progress, false);
-    throw new PullError(`could not download ${url}: the server answered the range request with HTTP ${res.status} ${range}`);
+    throw new PullError(`could not download ${url}: the server answered the range request with HTTP ${res.status} ${range}`, 'download');
   }
   if (!res.ok || !res.body) {
     await res.body?.cancel();
-    throw new PullError(`could not download ${url}: HTTP ${res.status}`);
+    throw new PullError(`could not download ${url}: HTTP ${res.status}`, 'download');
   }
   const resuming = have > 0 && res.status === 206;
   const from = resuming ? have : 0;
@@ -140,7 +140,10 @@ async function receive(
 
 function cutOff(url: string, received: number, total: number | undefined, why: string): PullError {
   const mb = (n: number) => (n / 1e6).toFixed(1);
-  return new PullError(`the download of ${url} was cut off at ${mb(received)}${total ? ` of ${mb(total)}` : ''} MB (${why}); pull again to resume it`);
+  return new PullError(
+    `the download of ${url} was cut off at ${mb(received)}${total ? ` of ${mb(total)}` : ''} MB (${why}); pull again to resume it`,
+    'download',
+  );
 }
 
 /** A strong ETag, else Last-Modified: what If-Range may carry. */
@@ -185,7 +188,7 @@ function lock(part: string, url: string): () => void {
         throw err;
       }
       const pid = Number(readFileSync(file, 'utf8'));
-      if (pid && pid !== process.pid && alive(pid)) throw new PullError(`another pull is downloading ${url} (process ${pid}); wait for it to end`);
+      if (pid && pid !== process.pid && alive(pid)) throw new PullError(`another pull is downloading ${url} (process ${pid}); wait for it to end`, 'download');
       // Left by a pull that was killed.
       rmSync(file, { force: true });
     }

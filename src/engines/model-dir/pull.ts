@@ -27,7 +27,7 @@ import {
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { stripArchiveExt } from './catalogue.js';
-import { discardPart, type DownloadProgress, downloadResumable, hashFile, partFileFor } from './download.js';
+import { discardPart, type Downloaded, type DownloadProgress, downloadResumable, hashFile, partFileFor } from './download.js';
 import { ALIAS_RE, type InstalledModel, MANIFEST_FILE, MODEL_ID_RE, type ModelFamily, ModelManifestError, readManifest } from './manifest.js';
 import { diskError, PullError } from './pull-error.js';
 import { findRoles, neededRoles } from './roles.js';
@@ -76,6 +76,13 @@ export interface PullOptions extends InstallOptions {
   extras?: { url: string; sha256?: string }[];
   /** A progress display for each file downloaded (named by its file name). */
   progress?: (file: string) => DownloadProgress | undefined;
+  /**
+   * How a URL is fetched into the partial file `part` (default downloadResumable: the CLI's resumable download; the
+   * server's HTTP pulls go through the SSRF guard with a size cap instead).
+   */
+  download?: (url: string, part: string, progress?: DownloadProgress) => Promise<Downloaded>;
+  /** Told when every file is fetched and checked, and unpacking and checking the model begins. */
+  onInstalling?: () => void | Promise<void>;
 }
 
 export interface FolderImportOptions extends InstallOptions {
@@ -104,6 +111,7 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
   const file = path.basename(remote ? new URL(opts.source).pathname : opts.source);
   if (!remote && !(existsSync(opts.source) && statSync(opts.source).isFile())) throw new PullError(`${opts.source} is not a file`);
   const target = plan(opts.modelsDir, opts.id ?? defaultId(stripArchiveExt(file)), opts);
+  const download = opts.download ?? downloadResumable;
   const downloads = path.join(opts.modelsDir, DOWNLOADS_DIR);
   const work = path.join(downloads, `${target.id}.unpack`);
   const archive = `${work}.${file}`;
@@ -115,25 +123,26 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
     let part: string | undefined;
     if (remote) {
       part = partFileFor(downloads, opts.source);
-      ({ sha256: digest, resumedFrom } = await downloadResumable(opts.source, part, opts.progress?.(file)));
+      ({ sha256: digest, resumedFrom } = await download(opts.source, part, opts.progress?.(file)));
     } else {
       digest = await hashFile(opts.source);
     }
     if (expected && digest !== expected) {
       if (part) discardPart(part);
-      throw new PullError(`checksum mismatch for ${opts.source}: expected ${expected}, got ${digest}`);
+      throw new PullError(`checksum mismatch for ${opts.source}: expected ${expected}, got ${digest}`, 'checksum');
     }
     const extras: { part: string; file: string }[] = [];
     for (const extra of opts.extras ?? []) {
       const extraPart = partFileFor(downloads, extra.url);
       const extraFile = path.basename(new URL(extra.url).pathname);
-      const got = await downloadResumable(extra.url, extraPart, opts.progress?.(extraFile));
+      const got = await download(extra.url, extraPart, opts.progress?.(extraFile));
       if (extra.sha256 && got.sha256 !== extra.sha256) {
         discardPart(extraPart);
-        throw new PullError(`checksum mismatch for ${extra.url}: expected ${extra.sha256}, got ${got.sha256}`);
+        throw new PullError(`checksum mismatch for ${extra.url}: expected ${extra.sha256}, got ${got.sha256}`, 'checksum');
       }
       extras.push({ part: extraPart, file: extraFile });
     }
+    await opts.onInstalling?.();
     rmSync(work, { recursive: true, force: true });
     mkdirSync(work, { recursive: true });
     if (part) {
@@ -161,6 +170,25 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
     rmSync(archive, { force: true });
     removeIfEmpty(downloads);
   }
+}
+
+/**
+ * The id a pull or import of `source` installs its model under: the one given, else (a folder) its manifest's, else
+ * the source's name, lower case, with -v1.
+ */
+export function plannedModelId(kind: 'archive' | 'folder', source: string, id: string | undefined): string {
+  if (id) return id;
+  if (kind === 'folder') {
+    try {
+      const raw = JSON.parse(readFileSync(path.join(source, MANIFEST_FILE), 'utf8')) as { id?: unknown };
+      if (typeof raw.id === 'string') return raw.id;
+    } catch {
+      // No manifest (or a broken one, which the import reports): named after the folder.
+    }
+    return defaultId(path.basename(path.resolve(source)));
+  }
+  const file = path.basename(/^https?:\/\//.test(source) ? new URL(source).pathname : source);
+  return defaultId(stripArchiveExt(file));
 }
 
 /** Copy a local model folder into the models directory; its parlance-model.json is used when it has one. */
@@ -391,10 +419,22 @@ function removeIfEmpty(dir: string): void {
   }
 }
 
-/** Remove the model whose manifest id is `id` from `modelsDir`; its folder, or undefined when there is none. */
+/**
+ * Remove the model whose manifest id is `id` from `modelsDir`; its folder, or undefined when there is none. The folder
+ * is first moved into the download area in one rename, so that no half-removed model is ever seen there.
+ */
 export function removeModel(modelsDir: string, id: string): string | undefined {
   const model = scanModelsDir(modelsDir).find((m) => m.id === id);
   if (!model) return undefined;
-  rmSync(model.dir, { recursive: true, force: true });
+  const downloads = path.join(modelsDir, DOWNLOADS_DIR);
+  const gone = path.join(downloads, `${path.basename(model.dir)}.removed-${process.pid}-${Date.now()}`);
+  try {
+    mkdirSync(downloads, { recursive: true });
+    renameSync(model.dir, gone);
+  } catch (err) {
+    throw diskError(err, modelsDir);
+  }
+  rmSync(gone, { recursive: true, force: true });
+  removeIfEmpty(downloads);
   return model.dir;
 }

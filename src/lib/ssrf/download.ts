@@ -27,6 +27,8 @@ export interface DownloadOptions {
   signal?: AbortSignal;
   /** DNS lookup (node dns.lookup signature); tests map names to loopback with it. */
   lookup?: LookupFunction;
+  /** Told of the bytes received so far (and the announced size, if any) as the body arrives. */
+  onProgress?: (received: number, total: number | undefined) => void;
 }
 
 export interface DownloadResult {
@@ -49,13 +51,17 @@ function withoutCredentials(url: URL): string {
 
 class ByteLimit extends Transform {
   bytes = 0;
-  constructor(private readonly max: number) {
+  constructor(
+    private readonly max: number,
+    private readonly onBytes?: (received: number) => void,
+  ) {
     super();
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.bytes += chunk.length;
-    if (this.bytes > this.max) cb(tooLarge(this.max));
-    else cb(null, chunk);
+    if (this.bytes > this.max) return cb(tooLarge(this.max));
+    this.onBytes?.(this.bytes);
+    cb(null, chunk);
   }
 }
 
@@ -114,7 +120,8 @@ async function attemptDownload(startUrl: string, destPath: string, opts: Downloa
       }
       const announced = res.headers['content-length'];
       if (announced !== undefined && /^\d+$/.test(announced) && Number(announced) > opts.maxBytes) throw tooLarge(opts.maxBytes);
-      const limit = new ByteLimit(opts.maxBytes);
+      const total = announced !== undefined && /^\d+$/.test(announced) ? Number(announced) : undefined;
+      const limit = new ByteLimit(opts.maxBytes, opts.onProgress && ((received) => opts.onProgress!(received, total)));
       const file = createWriteStream(destPath, { flags: 'w' });
       // pipeline() hands the first error to every stream, so only an error the file raised before any other
       // stream failed is a local write failure.

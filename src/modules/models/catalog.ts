@@ -123,9 +123,12 @@ export class ModelCatalog {
     if (failure) throw notLoaded(id, failure);
     const languages = engine.model.languages;
     const open = async ({ language = languages[0], signal }: OpenOptions = {}) => {
+      // Asked for now, and again once loaded: an idle model is not unloaded under a request about to use it.
+      this.use?.touch(engine.canonicalId);
       const recognizer = await this.registry.load(engine.canonicalId, { signal }).catch((err: unknown) => {
         throw err instanceof ModelLoadFailedError ? notLoaded(id, err) : err;
       });
+      this.use?.touch(engine.canonicalId);
       const use = this.use;
       return inLanguage(use ? tracked(recognizer, () => use.begin(engine.canonicalId)) : recognizer, language);
     };

@@ -1,5 +1,6 @@
 // The speech engines of a process and the model catalog over them: the engine catalog from the settings and the
-// installed models, the diarizer, speaker embeddings and spoken-language identification, and the /v1/models routes.
+// installed models, the diarizer, speaker embeddings and spoken-language identification, and the /v1/models routes;
+// the models served without a restart (live.ts), and their management over HTTP (modelsAdminModule: /v1/admin/models).
 import type { Logger } from 'pino';
 import { engineOptionsFrom } from '../../config/engine-options.js';
 import type { Settings } from '../../config/settings.js';
@@ -11,10 +12,17 @@ import { MIN_HEARD_SPEECH_MS } from '../../engines/diarization/voice-print.js';
 import { languageIdentifierFor, type WhisperLanguageIdentifier } from '../../engines/language-id/engine.js';
 import { type SpeakerEmbeddingEngine, speakerEngineFor } from '../../engines/speaker/engine.js';
 import { mount, type Mount } from '../../http/app-types.js';
+import type { Metrics } from '../../http/metrics.js';
 import type { JobLog } from '../../jobs/queue.js';
+import type { ProcessParts } from '../../process-parts.js';
+import { ModelAdmin } from './admin.js';
+import { adminModelsRoutes } from './admin-routes.js';
 import { ModelCatalog } from './catalog.js';
 import { aliasesOf, installedModels, secondPassModelOf } from './installed.js';
+import { LiveModels } from './live.js';
+import { ModelRecords } from './records.js';
 import { modelsRoutes } from './routes.js';
+import { ModelUse } from './use.js';
 
 export interface SpeechModule {
   engines: EngineCatalog;
@@ -26,27 +34,51 @@ export interface SpeechModule {
   languageId?: WhisperLanguageIdentifier;
   /** How close a voice must be to an enrolled speaker's to be named. */
   speakerMatch: MatchThresholds;
+  /** The models users brought, kept in step with the models directory while the server runs. */
+  live: LiveModels;
+  /** Models this node uses in a role read at start (labelling, the second pass): not removed while it runs. */
+  pinned: ReadonlySet<string>;
   routes: Mount;
   close(): Promise<void>;
 }
 
-export async function speechModule(settings: Settings, deps: { servesApi: boolean; log: Logger; jobLog: JobLog }): Promise<SpeechModule> {
-  const { log, jobLog } = deps;
+export async function speechModule(settings: Settings, deps: { servesApi: boolean; log: Logger; jobLog: JobLog; metrics: Metrics }): Promise<SpeechModule> {
+  const { log, jobLog, metrics } = deps;
   const installed = installedModels(settings);
   if (installed.length) log.info({ models_dir: settings.modelsDir, models: installed.map((m) => `${m.id} (${m.family} ${m.type})`) }, 'models found');
   const secondPassModel = secondPassModelOf(installed, settings);
-  const engines = await EngineCatalog.create(engineOptionsFrom(settings, { installed, servesApi: deps.servesApi, secondPassModel, log: jobLog }));
+  const options = engineOptionsFrom(settings, { installed, servesApi: deps.servesApi, secondPassModel, log: jobLog });
+  const onLoaded = (model: string, ms: number) => metrics.modelLoadSeconds.observe({ model }, ms / 1000);
+  const engines = await EngineCatalog.create({ ...options, stt: { ...options.stt, onLoaded } });
   const pairs = engines.translation.pairs();
   if (settings.translationEnabled && pairs.length === 0)
     log.warn({ apertium_data_dir: settings.apertiumDataDir }, 'no translation pairs found: install apertium and apertium-<pair> packages to offer translation');
   else log.info({ pairs: pairs.map((p) => `${p.source}-${p.target}`) }, 'translation pairs');
-  const models = new ModelCatalog(engines, aliasesOf(installed, engines.stt.offers(), settings));
+  const use = new ModelUse();
+  const models = new ModelCatalog(engines, aliasesOf(installed, engines.stt.offers(), settings), use);
   // Live streams stay BIC; files are diarized with speaker embeddings when a speaker-embedding model is installed.
   const speakerEmbeddings = speakerEngineFor(installed);
   const diarizer = speakerEmbeddings ? new EmbeddingDiarizer(speakerEmbeddings, { log: jobLog }) : new BicDiarizer({ log: jobLog });
   if (speakerEmbeddings) log.info({ model: speakerEmbeddings.modelId }, 'speaker diarization of files with speaker embeddings');
   const languageId = languageIdentifierFor(installed);
   if (languageId) log.info({ model: languageId.modelId }, 'spoken language identification of transcripts');
+  const live = new LiveModels({
+    modelsDir: settings.modelsDir,
+    engines,
+    catalog: models,
+    use,
+    installed,
+    sttAliasPairs: settings.sttModelAliases,
+    ttsEnabled: settings.ttsModels,
+    ttsOptions: options.tts ?? {},
+    idleUnloadMs: settings.modelIdleUnloadSeconds * 1000,
+    log,
+  });
+  live.startSweeper();
+  metrics.gauge('parlance_models_loaded', 'Models users brought (speech-to-text and voices) whose weights are in this node’s memory now.', () =>
+    live.loadedCount(),
+  );
+  const pinned = new Set([speakerEmbeddings?.modelId, languageId?.modelId, secondPassModel].filter((id): id is string => id !== undefined));
   return {
     engines,
     models,
@@ -54,11 +86,42 @@ export async function speechModule(settings: Settings, deps: { servesApi: boolea
     speakerEmbeddings,
     languageId,
     speakerMatch: { maxDistance: settings.speakerMatchMaxDistance, minSimilarity: settings.speakerMatchMinSimilarity, minSpeechMs: MIN_HEARD_SPEECH_MS },
+    live,
+    pinned,
     routes: mount(modelsRoutes, { models }),
     async close() {
+      await live.close();
       await engines.close();
       await speakerEmbeddings?.close();
       await languageId?.close();
     },
+  };
+}
+
+/**
+ * The server's models over HTTP: the records of pulls, the pull job (on nodes that run jobs), the routes, and each
+ * node's watch for changes made by another node; PARLANCE_MODELS pulled at start when missing.
+ */
+export function modelsAdminModule(parts: ProcessParts, speech: SpeechModule): { admin: ModelAdmin; routes: Mount; pullConfigured(): Promise<void> } {
+  const { settings } = parts;
+  const records = new ModelRecords(parts.db.kysely);
+  const admin = new ModelAdmin({
+    settings,
+    records,
+    queue: parts.queue,
+    live: speech.live,
+    stt: speech.engines.stt,
+    tts: speech.engines.tts,
+    metrics: parts.metrics,
+    log: parts.log,
+    pinned: speech.pinned,
+  });
+  if (parts.runsJobs) admin.register(parts.queue);
+  speech.live.startSync(() => records.version(), settings.modelSyncSeconds * 1000);
+  return {
+    admin,
+    routes: mount(adminModelsRoutes, { admin }),
+    // An explicit opt-in of the operator's: nothing is downloaded otherwise.
+    pullConfigured: () => admin.pullMissing(settings.models),
   };
 }

@@ -22,6 +22,11 @@ export class ModelUse {
     };
   }
 
+  /** The model was asked for (a request opening it): its idle time starts again. */
+  touch(model: string): void {
+    this.last.set(model, Date.now());
+  }
+
   inUse(model: string): boolean {
     return this.active.has(model);
   }

@@ -3,7 +3,7 @@ import { Decimal } from 'decimal.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { issueApiKey } from '../auth/key-codec.js';
-import { allRead, allWrite, isValidPermission } from '../auth/permissions.js';
+import { allRead, allWrite, isValidPermission, MODELS_ADMIN } from '../auth/permissions.js';
 import type { ApiKeyRow, KeyRepository } from '../auth/repository.js';
 import type { OrganizationRow, ProjectRow, TenancyRepository } from './repository.js';
 
@@ -91,7 +91,13 @@ export class TenancyService {
     }
     let project = (await this.tenancy.listProjects(org.id))[0];
     if (!project) project = await this.createProject({ organizationId: org.id, name: 'Default project' });
-    const key = await this.createKey({ projectId: project.id, name: created ? 'bootstrap' : 'bootstrap (reissued)', createdBy: 'bootstrap' });
+    // The operator's own key: every service, and the server's models.
+    const key = await this.createKey({
+      projectId: project.id,
+      name: created ? 'bootstrap' : 'bootstrap (reissued)',
+      createdBy: 'bootstrap',
+      permissions: [...allWrite(), MODELS_ADMIN],
+    });
     return { organization_id: org.id, project_id: project.id, api_key: key.api_key, created };
   }
 
@@ -145,7 +151,7 @@ export class TenancyService {
     let permissions = input.permissions?.length ? [...new Set(input.permissions)] : input.readOnly ? allRead() : allWrite();
     const bad = permissions.filter((p) => !isValidPermission(p));
     if (bad.length) throw new TenancyError(`unknown permission(s): ${bad.join(', ')}`);
-    if (input.readOnly) permissions = permissions.map((p) => p.replace(/:write$/, ':read'));
+    if (input.readOnly) permissions = permissions.filter((p) => p !== MODELS_ADMIN).map((p) => p.replace(/:write$/, ':read'));
     const issued = issueApiKey();
     const id = newId();
     await this.keys.insertApiKey({

@@ -87,6 +87,8 @@ export class SherpaEngine implements SttEngine {
   readonly features = SHERPA_OFFLINE_FEATURES;
   private readonly models = new Map<string, InstalledModel>();
   private readonly loaded = new Map<string, Promise<SherpaOfflineRecognizer | SherpaStreamingRecognizer>>();
+  /** When each model's load finished (a model still loading is not in it). */
+  private readonly loadedAt = new Map<string, number>();
   private secondPasses: Promise<SecondPassPool<RecognitionContext>> | undefined;
 
   constructor(
@@ -103,10 +105,14 @@ export class SherpaEngine implements SttEngine {
   load(engineModel: string): Promise<Recognizer> {
     let p = this.loaded.get(engineModel);
     if (!p) {
-      p = this.open(engineModel);
-      this.loaded.set(engineModel, p);
-      // A model that could not load is tried again by the next request (files may have been fixed meanwhile).
-      p.catch(() => this.loaded.delete(engineModel));
+      const attempt = this.open(engineModel);
+      p = attempt;
+      this.loaded.set(engineModel, attempt);
+      attempt.then(
+        () => this.loaded.get(engineModel) === attempt && this.loadedAt.set(engineModel, Date.now()),
+        // A model that could not load is tried again by the next request (files may have been fixed meanwhile).
+        () => this.loaded.get(engineModel) === attempt && this.loaded.delete(engineModel),
+      );
     }
     return p;
   }
@@ -124,11 +130,18 @@ export class SherpaEngine implements SttEngine {
     this.models.delete(id);
     const loaded = this.loaded.get(id);
     this.loaded.delete(id);
+    this.loadedAt.delete(id);
     return loaded;
   }
 
+  /** Whether the model's recognizer has finished loading (and is not unloaded since). */
   isLoaded(engineModel: string): boolean {
-    return this.loaded.has(engineModel);
+    return this.loadedAt.has(engineModel);
+  }
+
+  /** When the model's recognizer finished loading (ms since the epoch), if it is loaded. */
+  loadedSince(engineModel: string): number | undefined {
+    return this.loadedAt.get(engineModel);
   }
 
   /**
@@ -137,8 +150,9 @@ export class SherpaEngine implements SttEngine {
    */
   async unload(engineModel: string): Promise<boolean> {
     const loaded = this.loaded.get(engineModel);
-    if (!loaded || engineModel === this.options.secondPass?.model) return false;
+    if (!loaded || !this.loadedAt.has(engineModel) || engineModel === this.options.secondPass?.model) return false;
     this.loaded.delete(engineModel);
+    this.loadedAt.delete(engineModel);
     await (await loaded.catch(() => undefined))?.close();
     return true;
   }
