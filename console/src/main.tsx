@@ -1,11 +1,12 @@
 // The Parlance web console: sign in with an API key, then files, transcriptions, live transcription, text-to-speech,
-// cloned voices and usage. Hash routes (#/files, ...) so the server serves one index.html.
+// cloned voices, usage and the server's models. Hash routes (#/files, ...) so the server serves one index.html.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { SIGNED_OUT_EVENT, signedIn, signOut } from './lib/api.js';
 import './styles.css';
 import { FilesView } from './views/files.js';
 import { LiveView } from './views/live.js';
+import { ModelsView } from './views/models.js';
 import { SignIn } from './views/sign-in.js';
 import { TranscriptView } from './views/transcript.js';
 import { TranscriptionsView } from './views/transcriptions.js';
@@ -20,6 +21,7 @@ const pages = [
   { path: 'tts', label: 'Text to speech' },
   { path: 'voices', label: 'Cloned voices' },
   { path: 'usage', label: 'Usage' },
+  { path: 'models', label: 'Models' },
 ] as const;
 
 function useHash(): string {
@@ -45,6 +47,8 @@ function Page({ route }: { route: string }) {
       return <VoicesView />;
     case 'usage':
       return <UsageView />;
+    case 'models':
+      return <ModelsView />;
     default:
       return <FilesView />;
   }
