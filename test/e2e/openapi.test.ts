@@ -49,6 +49,9 @@ describe('GET /openapi.json', () => {
     expect(methodsOf('/v1/files/{file_id}')).toEqual(expect.arrayContaining(['get', 'delete']));
     expect(methodsOf('/v1/files/{file_id}')).not.toContain('post');
     expect(methodsOf('/v1/files/{file_id}/content')).toEqual(['get']);
+    expect(methodsOf('/v1/admin/models').sort()).toEqual(['get', 'post']);
+    expect(methodsOf('/v1/admin/models/{model_id}').sort()).toEqual(['delete', 'get']);
+    expect(methodsOf('/v1/admin/models/{model_id}/aliases')).toEqual(['put']);
   });
 
   it('lists POST /v1/auth/temporary-api-key with its JSON body and 201 response', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../wire/api-error.js';
-import { allRead, allWrite, hasPermission, isValidPermission, permissionScopes, requirePermission } from './permissions.js';
+import { allRead, allWrite, hasPermission, isValidPermission, MODELS_ADMIN, permissionScopes, requirePermission } from './permissions.js';
 
 describe('hasPermission', () => {
   it('write includes read', () => {
@@ -33,6 +33,18 @@ describe('hasPermission', () => {
       expect(hasPermission(allRead(), scope, 'read')).toBe(true);
       expect(hasPermission(allRead(), scope, 'write')).toBe(false);
     }
+  });
+});
+
+describe('models:admin', () => {
+  it('is granted by name only: no default set has it, and no other permission stands for it', () => {
+    expect(isValidPermission(MODELS_ADMIN)).toBe(true);
+    expect(isValidPermission('models:write')).toBe(false);
+    expect(isValidPermission('models:read')).toBe(false);
+    expect(hasPermission([MODELS_ADMIN], 'models', 'admin')).toBe(true);
+    expect(hasPermission(allWrite(), 'models', 'admin')).toBe(false);
+    expect(hasPermission(['organization:write', 'models:write'], 'models', 'admin')).toBe(false);
+    expect(() => requirePermission(allWrite(), 'models', 'admin')).toThrow('API key lacks the models:admin permission.');
   });
 });
 

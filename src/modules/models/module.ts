@@ -5,6 +5,8 @@ import type { Logger } from 'pino';
 import { engineOptionsFrom } from '../../config/engine-options.js';
 import type { Settings } from '../../config/settings.js';
 import { EngineCatalog } from '../../engines/catalog.js';
+import { loadCatalogue } from '../../engines/model-dir/catalogue.js';
+import { ConfigError } from '../../lib/config-error.js';
 import { BicDiarizer } from '../../engines/diarization/index.js';
 import { EmbeddingDiarizer } from '../../engines/diarization/embedding-diarizer.js';
 import type { DiarizationEngine, MatchThresholds } from '../../engines/diarization/interface.js';
@@ -104,6 +106,12 @@ export async function speechModule(settings: Settings, deps: { servesApi: boolea
  */
 export function modelsAdminModule(parts: ProcessParts, speech: SpeechModule): { admin: ModelAdmin; routes: Mount; pullConfigured(): Promise<void> } {
   const { settings } = parts;
+  // A catalogue file that cannot be used stops the start, as the CLI's one line would.
+  try {
+    loadCatalogue(settings.modelsCatalogue || undefined);
+  } catch (err) {
+    throw new ConfigError(`PARLANCE_MODELS_CATALOGUE (modelsCatalogue): ${(err as Error).message}`);
+  }
   const records = new ModelRecords(parts.db.kysely);
   const admin = new ModelAdmin({
     settings,
