@@ -57,6 +57,8 @@ function identity(m: InstalledModel): string {
 export class LiveModels {
   /** The models served now (STT and TTS), by id. */
   private readonly current = new Map<string, { model: InstalledModel; identity: string }>();
+  /** Models that could not be offered (a voice that failed its check), by id: tried again only once their folder changes. */
+  private readonly refused = new Map<string, string>();
   /** Removed voices whose streams may still be speaking: closed once idle. */
   private readonly retired: SherpaTtsEngine[] = [];
   private queue: Promise<unknown> = Promise.resolve();
@@ -66,7 +68,10 @@ export class LiveModels {
 
   constructor(private readonly o: LiveModelsOptions) {
     const tts = new Set(o.engines.tts.installedIds());
-    for (const m of o.installed) if (isStt(m) || tts.has(m.id)) this.current.set(m.id, { model: m, identity: identity(m) });
+    for (const m of o.installed) {
+      if (isStt(m) || tts.has(m.id)) this.current.set(m.id, { model: m, identity: identity(m) });
+      else if (served(m)) this.refused.set(m.id, identity(m));
+    }
   }
 
   private get sherpa(): SherpaEngine | undefined {
@@ -162,8 +167,12 @@ export class LiveModels {
     const realiased: InstalledModel[] = [];
     for (const m of scanned) {
       const had = this.current.get(m.id);
-      if (!had) await this.add(m);
-      else if (JSON.stringify(had.model.aliases ?? []) !== JSON.stringify(m.aliases ?? [])) {
+      if (!had) {
+        const now = identity(m);
+        if (this.refused.get(m.id) === now) continue;
+        this.refused.delete(m.id);
+        if (!(await this.add(m))) this.refused.set(m.id, now);
+      } else if (JSON.stringify(had.model.aliases ?? []) !== JSON.stringify(m.aliases ?? [])) {
         this.realias(m);
         realiased.push(m);
       }
@@ -172,29 +181,30 @@ export class LiveModels {
     for (const m of realiased) this.o.log.info({ model: m.id, aliases: m.aliases ?? [] }, 'model aliases changed');
   }
 
-  private async add(m: InstalledModel): Promise<void> {
+  /** Offer the model; false when it cannot be (logged). */
+  private async add(m: InstalledModel): Promise<boolean> {
     if (isStt(m)) {
       const sherpa = this.sherpa;
-      if (!sherpa) return;
+      if (!sherpa) return false;
       sherpa.addModel(m);
       try {
         this.o.engines.stt.registerModel(sherpaModelDescriptor(m));
       } catch (err) {
         void sherpa.removeModel(m.id);
         this.o.log.error({ model: m.id, err: (err as Error).message }, 'model not offered');
-        return;
+        return false;
       }
       this.current.set(m.id, { model: m, identity: identity(m) });
       this.o.log.info({ model: m.id, family: m.family, type: m.type }, 'model offered');
-      return;
+      return true;
     }
     if (this.o.ttsEnabled.length && !this.o.ttsEnabled.includes(m.id)) {
       this.o.log.warn({ model: m.id }, 'voice model installed but not offered: PARLANCE_TTS_MODELS does not list it');
-      return;
+      return false;
     }
     // Checked (it speaks a sentence in a child process) before it is offered, as at start.
     const [model] = await installedTtsModels([m], this.o.ttsOptions);
-    if (!model) return;
+    if (!model) return false;
     try {
       this.o.engines.tts.addInstalled(model, m);
     } catch (err) {
@@ -204,6 +214,7 @@ export class LiveModels {
     }
     this.current.set(m.id, { model: m, identity: identity(m) });
     this.o.log.info({ model: m.id, family: m.family, type: m.type }, 'model offered');
+    return true;
   }
 
   private remove(m: InstalledModel): void {
