@@ -297,6 +297,9 @@ describe.skipIf(!hasRealModel)('models over HTTP', () => {
     expect(await refused({ source: path.join(serveDir, 'kws.tar.gz') })).toEqual([400, 'invalid_request', 'source']);
     expect(await refused({ source: `${base}/plain/kws.tar.gz` })).toEqual([400, 'invalid_request', 'source']); // no family and type
     expect(await refused({ source: 'kws-zipformer', sha256: 'abc' })).toEqual([400, 'invalid_request', 'sha256']);
+    expect(await refused({ source: 'kws-zipformer', type: 'whisper' })).toEqual([400, 'invalid_request', 'type']);
+    expect(await refused({ source: 'kws-zipformer', id: '../escape-v1' })).toEqual([400, 'invalid_request', 'id']);
+    expect(await refused({ source: 'kws-zipformer', aliases: ['parlance-rt-en-v1', 'bad alias'] })).toEqual([400, 'invalid_request', 'aliases.1']);
     const failures: [Record<string, unknown>, string, string, RegExp][] = [
       [{ source: 'kws-private' }, 'kws-private-v1', 'file_download_blocked', /private|blocked|reserved/i],
       [{ source: 'kws-wrong-sum' }, 'kws-wrong-v1', 'file_download_failed', /checksum mismatch/],

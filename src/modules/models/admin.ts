@@ -305,6 +305,9 @@ export class ModelAdmin {
       if (!(err instanceof PullError)) throw err;
       throw invalidField('source', err.message.replace(/--(family|type|sha256)/g, '$1').replace('(`parlance models catalogue`)', '(GET /v1/admin/models)'));
     }
+    const { family, type } = resolved.options;
+    if (family !== undefined && type !== undefined && !(type in MODEL_TYPES[family]))
+      throw invalidField('type', `a ${family} model is one of: ${Object.keys(MODEL_TYPES[family]).join(', ')}`);
     return { kind: resolved.kind, options: { ...resolved.options } as Plan['options'] };
   }
 
