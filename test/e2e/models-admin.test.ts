@@ -335,6 +335,31 @@ describe.skipIf(!hasRealModel)('models over HTTP', () => {
     expect(await a.settled('kws-wrong-v1')).toMatchObject({ status: 'failed', error_type: 'file_download_failed' });
   }, 120_000);
 
+  it('cancels a pull under way when it is removed, leaving nothing behind; the id can be pulled again', async () => {
+    const before = folderOf(s.dataDir);
+    const body = { source: `${base}/slow/kws.tar.gz?cancel`, family: 'stt-streaming', type: 'transducer', id: 'kws-cancel-v1' };
+    expect((await a.pull(body)).status).toBe(202);
+    await waitFor(
+      () => a.get('kws-cancel-v1'),
+      (r) => r.status !== 'downloading' || (r.progress?.bytes_received ?? 0) > 0,
+      60_000,
+      50,
+    );
+    expect((await a.remove('kws-cancel-v1')).status).toBe(204);
+    expect((await s.request('/v1/admin/models/kws-cancel-v1')).status).toBe(404);
+    // Its job stops (or, had it finished installing meanwhile, takes the model out again).
+    await waitFor(
+      async () => logLines(s).some((l) => l.msg === 'cancelled model pull cleaned up' && l.model === 'kws-cancel-v1'),
+      (ok) => ok,
+      60_000,
+    );
+    expect(folderOf(s.dataDir)).toEqual(before);
+    expect((await sttModels(s)).some((m) => m.id === 'kws-cancel-v1')).toBe(false);
+    expect((await a.pull({ ...body, source: `${base}/plain/kws.tar.gz?again` })).status).toBe(202);
+    expect(await a.settled('kws-cancel-v1')).toMatchObject({ status: 'ready', source: `${base}/plain/kws.tar.gz?again` });
+    expect((await a.remove('kws-cancel-v1')).status).toBe(204);
+  }, 180_000);
+
   it('installs an archive from the import folder by path', async () => {
     const res = await a.pull({ source: 'kws-local.tar.gz', family: 'stt-streaming', type: 'transducer', id: 'kws-local-v1' });
     expect(res.status).toBe(202);

@@ -88,7 +88,8 @@ export const getAdminModelSchema = {
 
 export const deleteAdminModelSchema = {
   tags: ['admin'],
-  summary: 'Remove a model (or a failed pull): it leaves the model lists at once; sessions using it finish on it, then it is unloaded',
+  summary:
+    'Remove a model (or a failed pull; a pull under way is cancelled): it leaves the model lists at once; sessions using it finish on it, then it is unloaded',
   params: Params,
   response: { 204: Type.Null(), ...errors },
 };

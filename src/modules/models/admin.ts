@@ -193,14 +193,18 @@ export class ModelAdmin {
 
   /**
    * Remove a model: out of the catalogs of this node at once (the others on their next look), its folder gone, its
-   * record gone. Sessions that hold it keep it until they end; then it is unloaded. A pull under way cannot be removed
-   * (400): it ends ready or failed first.
+   * record gone. Sessions that hold it keep it until they end; then it is unloaded. A pull under way is cancelled.
    */
   async remove(id: string): Promise<void> {
     const row = await this.o.records.get(id);
-    if (row && (row.status === 'downloading' || row.status === 'installing'))
-      throw new ApiError('invalid_request', `Model ${id} is being pulled (${row.status}): remove it once the pull ended.`, { status: 409 });
     const model = this.installed().find((m) => m.id === id);
+    if (row && (row.status === 'downloading' || row.status === 'installing') && !model) {
+      // A pull under way is cancelled: its job sees its record gone, stops, and leaves nothing behind.
+      await this.o.records.delete(id);
+      await this.o.records.changed();
+      this.o.log.info({ model: id }, 'model pull cancelled');
+      return;
+    }
     if (!model && !row) throw notFound(id);
     if (model && this.o.pinned.has(id))
       throw new ApiError(
@@ -340,26 +344,47 @@ export class ModelAdmin {
     }
   }
 
+  /**
+   * The pull job of a model id. Its record may be removed while it runs (DELETE cancels the pull) or replaced by a new
+   * pull of the id (which shares this job, one per id): the job then stops, leaving nothing behind, and pulls what the
+   * record says now, if anything.
+   */
   private async runPull(job: Job<{ id: string }>): Promise<void> {
-    const { id } = job.payload;
-    const row = await this.o.records.get(id);
-    // Removed meanwhile, or ended by an earlier run.
-    if (!row || (row.status !== 'downloading' && row.status !== 'installing')) return;
+    for (;;) {
+      const row = await this.o.records.get(job.payload.id);
+      // Removed meanwhile, or ended by an earlier run.
+      if (!row || (row.status !== 'downloading' && row.status !== 'installing')) return;
+      if ((await this.pullOnce(job, row)) === 'done') return;
+    }
+  }
+
+  private async pullOnce(job: Job<{ id: string }>, row: ModelRow): Promise<'done' | 'cancelled'> {
+    const { id } = row;
     const plan = JSON.parse(row.plan) as Plan;
     const pulling: ModelStatus[] = ['downloading', 'installing'];
+    // Every write is fenced on this pull's record: one replaced by a newer pull of the id is not touched.
+    const update = (patch: Parameters<ModelRecords['update']>[2], from = pulling, bump = true) => this.o.records.update(id, from, patch, bump, row.created_at);
     const already = scanModelsDir(this.modelsDir).find((m) => m.id === id);
     if (already) {
       // An earlier run installed it, then its node went away before saying so.
       await this.o.live.refresh();
-      await this.o.records.update(id, pulling, { status: 'ready', size_bytes: folderSize(already.dir), error_type: null, error_message: null });
-      return;
+      await update({ status: 'ready', size_bytes: folderSize(already.dir), error_type: null, error_message: null });
+      return 'done';
     }
+    const cancel = new AbortController();
+    const cancelled = async () => {
+      if (!cancel.signal.aborted && (await this.o.records.get(id))?.created_at !== row.created_at) cancel.abort(new Error(`the pull of ${id} was cancelled`));
+      return cancel.signal.aborted;
+    };
+    const signal = AbortSignal.any([job.signal, cancel.signal]);
     let lastWrite = 0;
     const progress = (received: number, total: number | undefined) => {
       const now = Date.now();
       if (now - lastWrite < PROGRESS_EVERY_MS && received !== total) return;
       lastWrite = now;
-      void this.o.records.update(id, ['downloading'], { bytes_received: received, bytes_total: total ?? null }, false).catch(() => undefined);
+      void update({ bytes_received: received, bytes_total: total ?? null }, ['downloading'], false)
+        .then((written) => !written && cancelled())
+        .catch(() => undefined);
     };
     try {
       const options = { ...plan.options, modelsDir: this.modelsDir, check: installCheck } as Parameters<typeof pullModel>[0];
@@ -368,30 +393,36 @@ export class ModelAdmin {
           ? await importFolder(options)
           : await pullModel({
               ...options,
-              download: (url, part) => this.download(url, part, progress, job.signal),
+              download: (url, part) => this.download(url, part, progress, signal),
               onInstalling: async () => {
-                await this.o.records.update(id, ['downloading'], { status: 'installing' }, false);
+                if (!(await update({ status: 'installing' }, ['downloading'], false)) && (await cancelled())) throw cancel.signal.reason;
               },
             });
+      if (await cancelled()) {
+        // Cancelled while it was being installed: taken out again before any node serves it.
+        removeModel(this.modelsDir, id);
+        this.o.log.info({ model: id }, 'cancelled model pull cleaned up');
+        return 'cancelled';
+      }
       // Served here before the record says ready: a combined node offers it by the time a client sees it ready.
       await this.o.live.refresh();
-      await this.o.records.update(id, pulling, {
-        status: 'ready',
-        size_bytes: folderSize(result.model.dir),
-        sha256: result.sha256 ?? null,
-        error_type: null,
-        error_message: null,
-      });
+      await update({ status: 'ready', size_bytes: folderSize(result.model.dir), sha256: result.sha256 ?? null, error_type: null, error_message: null });
       this.o.metrics.modelPulls.inc({ outcome: 'ready' });
       this.o.log.info({ model: id, dir: result.model.dir, sha256: result.sha256 }, 'model pulled');
+      return 'done';
     } catch (err) {
       // The node is stopping: the job is given back and resumed by the next node that runs it.
       if (job.signal.aborted) throw err;
+      if (await cancelled()) {
+        this.o.log.info({ model: id }, 'cancelled model pull cleaned up');
+        return 'cancelled';
+      }
       const [type, message] = classify(err);
       if (type === 'internal_error') this.o.log.error({ err, model: id }, 'model pull failed');
       else this.o.log.warn({ model: id, error_type: type, err: message }, 'model pull failed');
-      await this.o.records.update(id, pulling, { status: 'failed', error_type: type, error_message: message });
+      await update({ status: 'failed', error_type: type, error_message: message });
       this.o.metrics.modelPulls.inc({ outcome: type });
+      return 'done';
     }
   }
 

@@ -68,6 +68,10 @@ describe.each(engines)('ModelRecords (%s)', (_engine, open) => {
     // A failed row is replaced by a new pull of the id.
     expect(await records.insert(row('c-v1', 'again'), async () => undefined)).toBe(true);
     expect(await records.get('c-v1')).toMatchObject({ status: 'downloading', source: 'again', error_type: null });
+    // Writes of the earlier pull, fenced on its creation time, leave the new one alone.
+    expect(await records.update('c-v1', ['downloading'], { bytes_received: 1 }, false, '2026-01-01T00:00:00.000Z')).toBe(true);
+    expect(await records.update('c-v1', ['downloading'], { bytes_received: 2 }, false, '2025-12-31T00:00:00.000Z')).toBe(false);
+    expect(Number((await records.get('c-v1'))!.bytes_received)).toBe(1);
     expect((await records.list()).map((x) => x.id)).toEqual(['a-v1', 'c-v1']);
     expect(await records.delete('c-v1')).toBe(true);
     expect(await records.delete('c-v1')).toBe(false);

@@ -41,14 +41,24 @@ export class ModelRecords {
     });
   }
 
-  /** Update the row while its status is one of `from` (a removed or settled row is left alone); false otherwise. */
-  async update(id: string, from: readonly ModelStatus[], patch: Partial<Omit<ModelRow, 'id' | 'created_at'>>, bumpVersion = true): Promise<boolean> {
-    const r = await this.db
+  /**
+   * Update the row while its status is one of `from` (a removed or settled row is left alone) and, with `createdAt`,
+   * while it is the row of that pull (not a newer pull of the id); false otherwise.
+   */
+  async update(
+    id: string,
+    from: readonly ModelStatus[],
+    patch: Partial<Omit<ModelRow, 'id' | 'created_at'>>,
+    bumpVersion = true,
+    createdAt?: string,
+  ): Promise<boolean> {
+    let query = this.db
       .updateTable('models')
       .set({ ...patch, updated_at: new Date().toISOString() })
       .where('id', '=', id)
-      .where('status', 'in', [...from])
-      .executeTakeFirst();
+      .where('status', 'in', [...from]);
+    if (createdAt !== undefined) query = query.where('created_at', '=', createdAt);
+    const r = await query.executeTakeFirst();
     const changed = Number(r.numUpdatedRows) > 0;
     if (changed && bumpVersion) await bump(this.db);
     return changed;
