@@ -174,7 +174,7 @@ describe('a TTS model in the models directory', () => {
     expect(((await unknownVoice.json()) as { error_type: string }).error_type).toBe('voice_not_found');
     const otherLanguage = await tts({ ...base, model: 'tts-rt-v2', language: 'fr', text: 'Bonjour.' });
     expect(otherLanguage.status).toBe(400);
-    expect(((await otherLanguage.json()) as { error_message: string }).error_message).toMatch(/language "fr" is not supported by model tts-rt-v2/);
+    expect(((await otherLanguage.json()) as { error_message: string }).error_message).toMatch(/language: "fr" is not supported by model tts-rt-v2/);
   });
 
   it('speaks over /tts-websocket: streamed text, audio frames with timestamps, audio_end, terminated', async () => {
