@@ -177,7 +177,10 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     ...{ auth: wsAuth, models, rateLimits, billing, concurrency, meter, speakers: speakers.speakers },
     ...{ errorReferenceUrl, diarizer, speakerMatch, languageId },
   });
-  const openai = openaiModule({ auth, blobs: parts.blobs, files, models, transcriptions, tts, realtime, realtimeModel: settings.openaiRealtimeModel });
+  const openai = openaiModule({
+    ...{ auth, blobs: parts.blobs, files, models, references: speakers.references, transcriptions, tts },
+    ...{ realtime, realtimeModel: settings.openaiRealtimeModel },
+  });
   const ctx: AppContext = {
     ...{ settings, log, db, auth, tenancy, models, tts, rateLimits, billing, metrics, errorReferenceUrl },
     routes: servesApi

@@ -153,8 +153,9 @@ export const sttSettings = {
       'whisper-1=parlance-async-en-v1',
       'gpt-4o-transcribe=parlance-async-en-v1',
       'gpt-4o-mini-transcribe=parlance-async-en-v1',
+      'gpt-4o-transcribe-diarize=parlance-async-en-v1',
     ],
-    doc: "STT model aliases, `alias=model` pairs: public model ids that client code pins (the Soniox ids, and OpenAI's `whisper-1`, `gpt-4o-transcribe`, `gpt-4o-mini-transcribe` for `/v1/audio/transcriptions`), served by our models.",
+    doc: "STT model aliases, `alias=model` pairs: public model ids that client code pins (the Soniox ids, and OpenAI's `whisper-1`, `gpt-4o-transcribe`, `gpt-4o-mini-transcribe`, `gpt-4o-transcribe-diarize` for `/v1/audio/transcriptions`), served by our models.",
   },
   openaiRealtimeModel: {
     env: 'PARLANCE_OPENAI_REALTIME_MODEL',

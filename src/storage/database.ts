@@ -17,6 +17,7 @@ import * as m0011 from './migrations/0011-pending-blob-deletions.js';
 import * as m0012 from './migrations/0012-transcription-controls.js';
 import * as m0013 from './migrations/0013-multichannel.js';
 import * as m0014 from './migrations/0014-models.js';
+import * as m0015 from './migrations/0015-known-speakers.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -45,6 +46,7 @@ const migrations: Record<string, Migration> = {
   '0012-transcription-controls': m0012,
   '0013-multichannel': m0013,
   '0014-models': m0014,
+  '0015-known-speakers': m0015,
 };
 
 /** Every migration, in order; a database at the latest version has run exactly these. */

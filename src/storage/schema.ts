@@ -118,6 +118,8 @@ export interface TranscriptionsTable {
   enable_multichannel: Flag;
   /** Channels of the audio, found when the job read it (multichannel jobs only), else null. */
   audio_channels: number | null;
+  /** JSON array of the voices the request named for itself ({name, print}) while its job runs; null otherwise. */
+  known_speakers: string | null;
   webhook_url: string | null;
   webhook_auth_header_name: string | null;
   webhook_auth_header_value: string | null;

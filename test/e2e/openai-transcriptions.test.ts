@@ -303,6 +303,15 @@ describe('discovery as Open WebUI calls it', () => {
     const doc = (await (await s.request('/openapi.json', { key: null })).json()) as { paths: Record<string, Record<string, { requestBody?: unknown }>> };
     for (const p of ['/v1/audio/transcriptions', '/v1/audio/translations', '/v1/audio/models', '/v1/audio/voices']) expect(doc.paths, p).toHaveProperty(p);
     const body = JSON.stringify(doc.paths['/v1/audio/transcriptions']!.post!.requestBody);
-    for (const field of ['multipart/form-data', 'timestamp_granularities', 'diarized_json', 'binary']) expect(body).toContain(field);
+    for (const field of [
+      'multipart/form-data',
+      'timestamp_granularities',
+      'diarized_json',
+      'binary',
+      'keywords',
+      'known_speaker_names',
+      'known_speaker_references',
+    ])
+      expect(body).toContain(field);
   });
 });

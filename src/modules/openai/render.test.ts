@@ -80,6 +80,19 @@ describe('render', () => {
     ]);
   });
 
+  it('diarized_json: known speakers by their names, the other voices lettered from A, skipping a letter in use', () => {
+    const named = (speakers: string[]) =>
+      (
+        render({ ...result, tokens: tokens.map((t, i) => ({ ...t, speaker: speakers[i] })) }, { format: 'diarized_json' }) as {
+          json: { segments: { speaker: string }[] };
+        }
+      ).json.segments.map((x) => x.speaker);
+    expect(named(['agent', 'agent', '3', '3'])).toEqual(['agent', 'A']);
+    expect(named(['2', '2', 'customer', 'customer'])).toEqual(['A', 'customer']);
+    // A known speaker called "A": the unknown voice is B.
+    expect(named(['A', 'A', '1', '1'])).toEqual(['A', 'B']);
+  });
+
   it('a translation shows the translated text, timed by its originals', () => {
     const translated: FinishedAudio = {
       ...result,

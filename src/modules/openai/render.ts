@@ -79,11 +79,26 @@ function words(cues: readonly Cue[]): Word[] {
   );
 }
 
-/** Diarized speakers as OpenAI names unknown ones: A, B, ... in order of first appearance. */
+/** A speaker label that is a name (a known or enrolled speaker): unknown voices are numbered "1", "2", ... */
+const isName = (speaker: string) => !/^\d+$/.test(speaker);
+
+/**
+ * Diarized speakers as OpenAI labels them: a known speaker by its name, the others A, B, ... in order of first
+ * appearance (skipping a letter a known speaker is called).
+ */
 function speakerLetters(cues: readonly Cue[]): (speaker: string | undefined) => string {
+  const names = new Set(cues.flatMap((c) => (c.speaker !== undefined && isName(c.speaker) ? [c.speaker] : [])));
   const letters = new Map<string, string>();
-  for (const c of cues) if (c.speaker !== undefined && !letters.has(c.speaker)) letters.set(c.speaker, letterOf(letters.size));
-  return (speaker) => (speaker === undefined ? 'A' : (letters.get(speaker) ?? 'A'));
+  let next = 0;
+  const fresh = () => {
+    let letter: string;
+    do letter = letterOf(next++);
+    while (names.has(letter));
+    return letter;
+  };
+  for (const c of cues) if (c.speaker !== undefined && !isName(c.speaker) && !letters.has(c.speaker)) letters.set(c.speaker, fresh());
+  const first = [...letters.values()][0] ?? fresh();
+  return (speaker) => (speaker === undefined ? first : isName(speaker) ? speaker : (letters.get(speaker) ?? first));
 }
 
 const letterOf = (n: number): string => (n < 26 ? String.fromCharCode(65 + n) : `${letterOf(Math.floor(n / 26) - 1)}${String.fromCharCode(65 + (n % 26))}`);

@@ -13,8 +13,9 @@ import { render, type Rendered, streamEvents, withSegments } from './render.js';
 import {
   audioModelsSchema,
   audioVoicesSchema,
-  checkTranscriptionFields,
   MAX_KEYWORDS,
+  MAX_KNOWN_SPEAKERS,
+  MAX_REFERENCE_CHARS,
   type SpeechBody,
   speechSchema,
   TranscriptionFields,
@@ -23,12 +24,14 @@ import {
   translationsSchema,
 } from './schemas.js';
 import { ClientGone, type FinishedAudio, OpenAiAudioService } from './service.js';
+import { checkTranscriptionFields, knownSpeakersOf } from './transcription-rules.js';
 import { OpenAiSpeech, type SpeechPlan, speechUsage } from './speech.js';
 import type { TtsService } from '../tts/service.js';
 import type { TranscriptionsService } from '../transcriptions/service.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import type { FilesService } from '../files/service.js';
 import type { BlobStore } from '../../storage/blob-store.js';
+import type { ReferenceClips } from '../speakers/reference-clips.js';
 
 const write = { permission: { scope: 'stt_async', level: 'write' }, rate: 'transcribe_async' } as const;
 const list = { permission: null, rate: 'models' } as const;
@@ -42,8 +45,15 @@ const WAIT_TIMEOUT_MS = 600_000;
 const KEEPALIVE_MS = 10_000;
 
 const validateTranscription = formValidator(TranscriptionFields, checkTranscriptionFields);
-/** A transcription form: room for each keyword as a field (`keywords[]`), and one more for the schema to refuse. */
-const TRANSCRIPTION_FORM: WiderLimits = { listEntries: MAX_KEYWORDS + 1, fieldSize: 64 * 1024, totalBytes: 1024 * 1024 };
+/**
+ * A transcription form: room for each keyword and known speaker as a field (`keywords[]`, ...) and one more of each
+ * for the schema to refuse, and for the reference clips (data URLs) as fields.
+ */
+const TRANSCRIPTION_FORM: WiderLimits = {
+  listEntries: MAX_KEYWORDS + 2 * MAX_KNOWN_SPEAKERS + 3,
+  fieldSize: MAX_REFERENCE_CHARS,
+  totalBytes: (MAX_KNOWN_SPEAKERS + 1) * MAX_REFERENCE_CHARS,
+};
 const validateTranslation = formValidator(TranslationFields);
 
 /** Aborted when the client goes away before its answer. */
@@ -66,12 +76,13 @@ export interface OpenaiRoutesOptions {
   blobs: BlobStore;
   files: FilesService;
   models: ModelCatalog;
+  references: ReferenceClips;
   transcriptions: TranscriptionsService;
   tts: TtsService;
 }
 
-export const openaiRoutes: RoutePlugin<OpenaiRoutesOptions> = async (app, { auth, blobs, files, models, transcriptions, tts }) => {
-  const svc = new OpenAiAudioService(files, blobs, transcriptions, models, tts, {
+export const openaiRoutes: RoutePlugin<OpenaiRoutesOptions> = async (app, { auth, blobs, files, models, references, transcriptions, tts }) => {
+  const svc = new OpenAiAudioService(files, blobs, references, transcriptions, models, tts, {
     waitTimeoutMs: WAIT_TIMEOUT_MS,
     log: (level, msg, detail) => app.log[level]({ ...detail }, msg),
   });
@@ -163,8 +174,17 @@ export const openaiRoutes: RoutePlugin<OpenaiRoutesOptions> = async (app, { auth
       const job = await svc.start(
         req.auth,
         form,
-        { task: 'transcribe', model: f.model, language: f.language, prompt: f.prompt, keywords: f.keywords, diarize: format === 'diarized_json' },
+        {
+          task: 'transcribe',
+          model: f.model,
+          language: f.language,
+          prompt: f.prompt,
+          keywords: f.keywords,
+          diarize: format === 'diarized_json',
+          knownSpeakers: knownSpeakersOf(f),
+        },
         req.id,
+        signal,
       );
       if (f.stream) return streamResult(req, reply, svc.finish(req.auth, job, signal), job.id, format === 'diarized_json');
       const result = await svc.finish(req.auth, job, signal, { speechMap: withSegments(format, f.timestamp_granularities) });

@@ -2,7 +2,7 @@
 // (validated here, from the parsed form), the responses and the OpenAI error body.
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { MAX_CONTEXT_CHARS } from '../realtime/config.js';
-import { invalidFields, type ValidationIssue } from '../../wire/api-error.js';
+import { MAX_SPEAKER_NAME_LENGTH } from '../speakers/service.js';
 import { SPEECH_FORMATS, SPEECH_MAX_INPUT, SPEECH_SPEED_MAX, SPEECH_SPEED_MIN, SPEECH_STREAM_FORMATS } from './speech.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -28,8 +28,19 @@ export const Keywords = Type.Array(Type.String({ maxLength: MAX_KEYWORD_CHARS })
 export const contextChars = (prompt: string | null | undefined, keywords: readonly string[] | null | undefined) =>
   (prompt?.length ?? 0) + (keywords ?? []).reduce((n, k) => n + k.length, 0);
 
+/** OpenAI's known speakers (gpt-4o-transcribe-diarize): at most this many names, each with one reference clip. */
+export const MAX_KNOWN_SPEAKERS = 4;
+/** Largest reference clip, bytes of audio: 10 s of 48 kHz 16-bit stereo WAV fit. */
+export const MAX_REFERENCE_BYTES = 2 * 1024 * 1024;
+/** Longest reference data URL: the clip in base64, and room for its media type and parameters. */
+export const MAX_REFERENCE_CHARS = Math.ceil(MAX_REFERENCE_BYTES / 3) * 4 + 256;
+
 const common = {
-  model: Type.String({ minLength: 1, maxLength: 64, description: 'whisper-1, gpt-4o-transcribe, gpt-4o-mini-transcribe (aliases) or any async model id' }),
+  model: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'whisper-1, gpt-4o-transcribe, gpt-4o-mini-transcribe, gpt-4o-transcribe-diarize (aliases) or any async model id',
+  }),
   prompt: Type.Optional(Type.String({ maxLength: 10_000, description: 'Used as the transcription context (terms, names)' })),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Accepted and ignored' })),
 };
@@ -46,24 +57,24 @@ export const TranscriptionFields = Type.Object(
     stream: Type.Optional(Type.Boolean({ description: 'Server-sent events transcript.text.delta ... transcript.text.done' })),
     include: Type.Optional(Type.Array(Type.String({ maxLength: 32 }), { maxItems: 4, description: '`logprobs`: per-token log probabilities (json)' })),
     keywords: Type.Optional(Keywords),
+    known_speaker_names: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: MAX_SPEAKER_NAME_LENGTH }), {
+        maxItems: MAX_KNOWN_SPEAKERS,
+        description:
+          'diarized_json: names of speakers to recognise (`known_speaker_names[]`), each with its clip in known_speaker_references at the same index; a segment of that voice carries the name as `speaker`',
+      }),
+    ),
+    known_speaker_references: Type.Optional(
+      Type.Array(Type.String({ maxLength: MAX_REFERENCE_CHARS }), {
+        maxItems: MAX_KNOWN_SPEAKERS,
+        description:
+          'diarized_json: a clip of each known speaker (`known_speaker_references[]`), 2 to 10 s of audio as a data URL (`data:audio/wav;base64,...`), used for this request only',
+      }),
+    ),
   },
   { additionalProperties: true },
 );
 export type TranscriptionFields = Static<typeof TranscriptionFields>;
-
-/** The rules between the transcription fields, after the schema's. */
-export function checkTranscriptionFields(f: TranscriptionFields): TranscriptionFields {
-  const issues: ValidationIssue[] = [];
-  const chars = contextChars(f.prompt, f.keywords);
-  if (f.keywords?.length && chars > MAX_CONTEXT_CHARS)
-    issues.push({
-      error_type: 'invalid_length',
-      location: 'keywords',
-      message: `with the prompt must be at most ${MAX_CONTEXT_CHARS} characters together; got ${chars}`,
-    });
-  if (issues.length) throw invalidFields(issues);
-  return f;
-}
 
 export const TranslationFields = Type.Object({ ...common, response_format: Type.Optional(OneOf(TRANSLATION_FORMATS)) }, { additionalProperties: true });
 export type TranslationFields = Static<typeof TranslationFields>;

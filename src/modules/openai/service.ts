@@ -17,7 +17,10 @@ import type { TranslationConfig } from '../translation/plan.js';
 import type { CreateTranscriptionBody, TranscriptToken } from '../transcriptions/schemas.js';
 import type { TranscriptionsService } from '../transcriptions/service.js';
 import type { TtsService } from '../tts/service.js';
+import type { ReferenceClips } from '../speakers/reference-clips.js';
+import type { KnownSpeaker } from '../transcriptions/speaker-labels.js';
 import type { AudioForm } from './form.js';
+import { type KnownSpeakerClip, REFERENCE_LIMITS } from './transcription-rules.js';
 import { DEFAULT_TTS_IDS } from './speech.js';
 
 export type AudioTask = 'transcribe' | 'translate';
@@ -45,6 +48,8 @@ export interface AudioRequest {
   /** Terms to expect: with the prompt (its text), the transcription's context. */
   keywords?: string[];
   diarize?: boolean;
+  /** Voices to recognise by name in this request only (diarize must be on). */
+  knownSpeakers?: KnownSpeakerClip[];
 }
 
 /** The native `context` of a prompt and keywords: the prompt as it is, or with keywords the object form. */
@@ -85,20 +90,25 @@ export class OpenAiAudioService {
   constructor(
     private readonly files: FilesService,
     private readonly blobs: BlobStore,
+    private readonly references: ReferenceClips,
     private readonly transcriptions: TranscriptionsService,
     private readonly models: ModelCatalog,
     private readonly tts: TtsService,
     private readonly opts: OpenAiAudioOptions,
   ) {}
 
-  /** Store the upload and create its transcription; refusals come before anything is kept. */
-  async start(auth: AuthContext, form: AudioForm, req: AudioRequest, requestId: string): Promise<AudioJob> {
+  /**
+   * Store the upload and create its transcription; refusals come before anything is kept. `signal` (the client
+   * leaving) stops the measuring of known speakers' clips.
+   */
+  async start(auth: AuthContext, form: AudioForm, req: AudioRequest, requestId: string, signal?: AbortSignal): Promise<AudioJob> {
     let job: Omit<AudioJob, 'fileId'> | undefined;
     let fileId: string | undefined;
     try {
       const resolved = this.models.resolve(req.model, 'async');
       const languages = resolved.languages;
       if (req.task === 'translate') this.assertTranslatable(req.model, resolved.model.id, languages);
+      const known = req.knownSpeakers?.length ? await this.knownSpeakers(req.knownSpeakers, signal ?? new AbortController().signal) : [];
       const file = await this.files.commit(auth, form.staged, { filename: form.staged.partFilename.slice(0, 256) || 'audio' });
       fileId = file.id;
       const context = contextOf(req.prompt, req.keywords);
@@ -110,7 +120,7 @@ export class OpenAiAudioService {
         ...(req.diarize ? { enable_speaker_diarization: true } : {}),
         ...(req.task === 'translate' ? { translation: TRANSLATE_TO } : {}),
       };
-      const record = await this.transcriptions.create(auth, body, requestId);
+      const record = await this.transcriptions.create(auth, body, requestId, known);
       job = { id: record.id, task: req.task, language: req.task === 'translate' ? 'en' : (languages[0] ?? 'en') };
       return { ...job, fileId: file.id };
     } finally {
@@ -118,6 +128,22 @@ export class OpenAiAudioService {
         if (fileId) await this.removeFile(auth, fileId);
         else await this.files.discard(form.staged);
       }
+    }
+  }
+
+  /** Each known speaker's print, measured from its clip (kept nowhere but on the transcription while its job runs). */
+  private async knownSpeakers(clips: readonly KnownSpeakerClip[], signal: AbortSignal): Promise<KnownSpeaker[]> {
+    try {
+      const prints = await this.references.prints(
+        clips.map((c) => c.clip),
+        'known_speaker_references',
+        REFERENCE_LIMITS,
+        signal,
+      );
+      return clips.map((c, i) => ({ name: c.name, print: prints[i]! }));
+    } catch (err) {
+      if (signal.aborted) throw new ClientGone();
+      throw err;
     }
   }
 

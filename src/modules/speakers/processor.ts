@@ -4,16 +4,14 @@
 // undecodable, empty or over 5 minutes → speaker_invalid_audio (naming the sample); less speech than the minimum
 // across all samples → speaker_audio_too_short. Idempotent: a re-run finds the revision still processing and does the
 // work again with the prints already kept; a result for an old revision (samples changed meanwhile) is dropped.
-import { AudioDecodeError, decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
-import { AudioProbeError, probeAudioFile } from '../../audio/probe.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
 import type { VoicePrint } from '../../engines/diarization/interface.js';
 import { mergePrints } from '../../engines/diarization/voice-print.js';
 import type { Job, JobQueue } from '../../jobs/queue.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
-import { BATCH_NICE } from '../../lib/priority.js';
 import type { BlobStore } from '../../storage/blob-store.js';
 import type { UsageMeter } from '../usage/service.js';
+import { ClipRejected, measureClip } from './measure-clip.js';
 import type { SpeakerSampleRow, SpeakersRepository } from './repository.js';
 import { PROFILE_JOB, type ProfileJobPayload } from './service.js';
 
@@ -136,42 +134,15 @@ export class SpeakerProcessor {
   }
 
   private async measureFile(file: string, sample: SpeakerSampleRow, signal: AbortSignal): Promise<{ print: VoicePrint; audioMs: number }> {
-    const reject = (why: string) => new SampleRejected('speaker_invalid_audio', `Enrolment sample ${sample.id} (${sample.filename}) ${why}.`);
-    let durationMs: number | null;
     try {
-      durationMs = (await probeAudioFile(file)).durationMs;
+      return await measureClip(this.diarizer, file, {
+        maxSeconds: MAX_SAMPLE_SECONDS,
+        tooLong: `is longer than ${MAX_SAMPLE_SECONDS / 60} minutes; split it or trim it`,
+        signal,
+      });
     } catch (err) {
-      if (err instanceof AudioProbeError) throw reject(`is not usable audio: ${err.message}`);
+      if (err instanceof ClipRejected) throw new SampleRejected('speaker_invalid_audio', `Enrolment sample ${sample.id} (${sample.filename}) ${err.why}.`);
       throw err;
     }
-    const tooLong = reject(`is longer than ${MAX_SAMPLE_SECONDS / 60} minutes; split it or trim it`);
-    if (durationMs !== null && durationMs > MAX_SAMPLE_SECONDS * 1000) throw tooLong;
-    let bytes = 0;
-    // One second past the limit is enough to tell a sample whose container did not state its duration.
-    const pcm = decodeToPcm(file, { maxSeconds: MAX_SAMPLE_SECONDS + 1, signal, nice: BATCH_NICE });
-    async function* counted() {
-      for await (const chunk of pcm) {
-        bytes += chunk.length;
-        if (bytes > MAX_SAMPLE_SECONDS * PCM_BYTES_PER_SECOND) throw tooLong;
-        yield chunk;
-      }
-    }
-    let prints: Map<number, VoicePrint>;
-    try {
-      prints = await this.diarizer.measure(counted(), { signal });
-    } catch (err) {
-      // A decoder killed from outside is not the sample's fault: the error goes to the queue, which runs the job again.
-      if (err instanceof AudioDecodeError && !err.interrupted) throw reject(`could not be decoded: ${err.message}`);
-      throw err;
-    }
-    if (bytes === 0) throw reject('is empty');
-    const audioMs = Math.round((bytes / PCM_BYTES_PER_SECOND) * 1000);
-    // No speech frame at all: an empty print, which adds nothing (the total decides too_short).
-    const print = prints.get(0) ?? {
-      speechMs: 0,
-      spectral: { n: 0, sum: new Array<number>(12).fill(0), outer: new Array<number>(78).fill(0) },
-      pitch: { n: 0, sum: [0], outer: [0] },
-    };
-    return { print, audioMs };
   }
 }

@@ -24,7 +24,7 @@ import type { LanguageIdentifier } from '../../engines/language-id/engine.js';
 import { identifySegmentLanguages } from './language-labels.js';
 import type { TranscriptionRow, TranscriptionsRepository } from './repository.js';
 import type { TranscriptToken } from './schemas.js';
-import { addSpeakerLabels, type Recognition } from './speaker-labels.js';
+import { addSpeakerLabels, type KnownSpeaker, type Recognition } from './speaker-labels.js';
 import type { MatchThresholds } from '../../engines/diarization/interface.js';
 import { PROCESS_JOB, type ProcessJobPayload, type TranscriptionsService, WEBHOOK_JOB, type WebhookJobPayload } from './service.js';
 import { formatTranscript } from '../../text/format.js';
@@ -310,7 +310,8 @@ export class TranscriptionProcessor {
         row.id,
         ['transcribing'],
         'completed',
-        { completed_at: this.now(), audio_duration_ms: durationMs || row.audio_duration_ms },
+        // The request's own voices are not kept past its job.
+        { completed_at: this.now(), audio_duration_ms: durationMs || row.audio_duration_ms, known_speakers: null },
         this.now(),
         tx,
       );
@@ -390,11 +391,16 @@ export class TranscriptionProcessor {
     return { words: labelled, segmentLanguages, decodedBytes };
   }
 
-  /** The enrolled speakers a transcription asked for (those deleted or no longer ready since are left out). */
+  /**
+   * The enrolled speakers a transcription asked for (those deleted or no longer ready since are left out), and the
+   * voices its request named for itself.
+   */
   private async recognition(row: TranscriptionRow): Promise<Recognition | undefined> {
     const { speakers } = this.opts;
-    if (!row.speakers || !speakers) return undefined;
-    return { enrolled: await speakers.enrolled(row.project_id, JSON.parse(row.speakers) as string[]), thresholds: speakers.thresholds };
+    if (!speakers || (!row.speakers && !row.known_speakers)) return undefined;
+    const enrolled = row.speakers ? await speakers.enrolled(row.project_id, JSON.parse(row.speakers) as string[]) : [];
+    const known = row.known_speakers ? (JSON.parse(row.known_speakers) as KnownSpeaker[]) : [];
+    return { enrolled: [...enrolled, ...known], thresholds: speakers.thresholds };
   }
 
   /** The language of each translation segment of `words`, when a language-id model is installed (else undefined). */

@@ -20,6 +20,7 @@ import { unsupportedHints } from '../translation/plan.js';
 import { privateWebhookTarget } from '../webhooks/private-target.js';
 import type { TranscriptionRow, TranscriptionsRepository } from './repository.js';
 import type { CreateTranscriptionBody, TranscriptionRecord, TranscriptToken } from './schemas.js';
+import type { KnownSpeaker } from './speaker-labels.js';
 
 export const PROCESS_JOB = 'transcription.process';
 export const WEBHOOK_JOB = 'transcription.webhook';
@@ -125,7 +126,11 @@ export class TranscriptionsService {
     return this.clock.now().toISOString();
   }
 
-  async create(ctx: AuthContext, body: CreateTranscriptionBody, requestId: string): Promise<TranscriptionRecord> {
+  /**
+   * `known`: voices the request names for itself (the OpenAI surface's known speakers), recognised as enrolled
+   * speakers are; kept on the row only until the job ends. They need enable_speaker_diarization.
+   */
+  async create(ctx: AuthContext, body: CreateTranscriptionBody, requestId: string, known: readonly KnownSpeaker[] = []): Promise<TranscriptionRecord> {
     const issues: ValidationIssue[] = [];
     const issue = (location: string, message: string, error_type = 'invalid_value') => issues.push({ error_type, location, message });
 
@@ -167,6 +172,7 @@ export class TranscriptionsService {
     }
     if (body.speakers?.length && !body.enable_speaker_diarization) issue('speakers', 'needs enable_speaker_diarization: true', 'invalid_value');
     for (const i of speakerCountIssues(body)) issue(i.location, i.message, i.errorType);
+    if (known.length && !body.enable_speaker_diarization) issue('enable_speaker_diarization', 'must be true to recognise known speakers', 'invalid_value');
     if (issues.length)
       throw new ApiError('invalid_request', `Invalid request: ${issues.map((i) => `${i.location}: ${i.message}`).join('; ')}`, { validationErrors: issues });
     let speakers: string[] | null = null;
@@ -218,6 +224,7 @@ export class TranscriptionsService {
       enable_speaker_diarization: body.enable_speaker_diarization ? 1 : 0,
       speakers: speakers ? JSON.stringify(speakers) : null,
       controls: storedControls(body),
+      known_speakers: known.length ? JSON.stringify(known) : null,
       enable_language_identification: body.enable_language_identification ? 1 : 0,
       enable_multichannel: body.enable_multichannel ? 1 : 0,
       audio_channels: null,
@@ -295,7 +302,8 @@ export class TranscriptionsService {
   async fail(id: string, from: readonly TranscriptionStatus[], errorType: string, message: string): Promise<boolean> {
     const row = await this.repo.getById(id);
     const done = await this.repo.db.transaction().execute(async (tx) => {
-      const moved = await this.repo.transition(id, from, 'failed', { error_type: errorType, error_message: message, completed_at: this.now() }, this.now(), tx);
+      const ended = { error_type: errorType, error_message: message, completed_at: this.now(), known_speakers: null };
+      const moved = await this.repo.transition(id, from, 'failed', ended, this.now(), tx);
       if (moved && row?.webhook_url) await this.enqueueWebhook(tx, id, 'failed');
       return moved;
     });

@@ -11,8 +11,14 @@ import type { MatchThresholds, VoicePrint } from '../../engines/diarization/inte
 import { identifyTurns } from '../../engines/diarization/voice-print.js';
 import { BATCH_NICE } from '../../lib/priority.js';
 
+/** A voice to recognise by its name: an enrolled speaker, or one a request named for itself. */
+export interface KnownSpeaker {
+  name: string;
+  print: VoicePrint;
+}
+
 export interface Recognition {
-  enrolled: { name: string; print: VoicePrint }[];
+  enrolled: KnownSpeaker[];
   thresholds: MatchThresholds;
 }
 
