@@ -439,7 +439,12 @@ describe.skipIf(!hasRealModel)('PARLANCE_MODELS and PARLANCE_MODEL_IDLE_UNLOAD_S
         (r) => !r.loaded,
         30_000,
       );
-      expect(logLines(s).some((l) => l.msg === 'idle model unloaded' && l.model === 'kws-start-v1')).toBe(true);
+      // The log line may reach the test's reader of stderr after the record says unloaded.
+      await waitFor(
+        async () => logLines(s).some((l) => l.msg === 'idle model unloaded' && l.model === 'kws-start-v1'),
+        (seen) => seen,
+        30_000,
+      );
       await hear();
       const metrics = await (await fetch(`${s.url}/metrics`)).text();
       expect(metrics).toMatch(/^parlance_model_load_seconds_count\{model="kws-start-v1"\} 2$/m);
