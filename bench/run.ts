@@ -53,6 +53,12 @@ const suites: Record<string, { about: string; options?: string[]; load: () => Pr
     about: 'cloned voices: distance to the human reference speaker, cloned vs random built-in voice (features and pitch), preparation time',
     load: async () => (await import('./voices.js')).run,
   },
+  wyoming: {
+    about:
+      'Wyoming transcription as Home Assistant drives it: each real recording of the half (held-out; --set=tune) as one utterance at real-time pace, audio-stop after its last sample: transcript WER vs async on the same clips, audio-stop → transcript wait, utterances with words before audio-stop; the default model for en and the real streaming model (--models=default for the first only)',
+    options: ['set', 'models'],
+    load: async () => (await import('./wyoming.js')).run,
+  },
   wer: {
     about:
       "word error rate on real recordings (pocketsphinx-testdata, Asterisk prompts), raw and formatted, per file and total; term recall with and without context. --dir=<folder with refs.tsv> scores your own recordings; --tune sweeps decoder settings on the tuning half and reports them on the held-out half; --second-pass compares live second passes' decoder profiles on the tuning half (WER, CPU)",

@@ -7,6 +7,7 @@ import type { Settings } from './config/settings.js';
 import type { AuthService } from './modules/auth/service.js';
 import type { BillingGuard } from './modules/billing/guard.js';
 import type { ModelCatalog } from './modules/models/catalog.js';
+import type { RealtimeService } from './modules/realtime/service.js';
 import type { TtsService } from './modules/tts/service.js';
 import type { RateLimits } from './modules/limits/rate-limits.js';
 import type { TenancyService } from './modules/tenancy/service.js';
@@ -23,6 +24,8 @@ export interface AppContext {
   tenancy: TenancyService;
   models: ModelCatalog;
   tts: TtsService;
+  /** The live transcription core (Wyoming's utterances are its sessions). */
+  realtime: RealtimeService;
   rateLimits: RateLimits;
   /** The balance and budget check billable work runs before it starts. */
   billing: BillingGuard;

@@ -182,7 +182,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
     ...{ realtime, realtimeModel: settings.openaiRealtimeModel },
   });
   const ctx: AppContext = {
-    ...{ settings, log, db, auth, tenancy, models, tts, rateLimits, billing, metrics, errorReferenceUrl },
+    ...{ settings, log, db, auth, tenancy, models, tts, realtime, rateLimits, billing, metrics, errorReferenceUrl },
     routes: servesApi
       ? [
           mount(authRoutes, { auth }),

@@ -1,20 +1,19 @@
 // The `parlance` program: its subcommands, and how a failed one exits (2 for a configuration, tenancy or model
 // error, in one line; 1 with the stack for anything else).
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { ConfigError } from '../config/settings.js';
 import { ModelManifestError } from '../engines/model-dir/manifest.js';
 import { PullError } from '../engines/model-dir/pull.js';
+import { packageVersion } from '../lib/version.js';
 import { TenancyError } from '../modules/tenancy/service.js';
 import { adminBillingCommands } from './admin-billing-commands.js';
 import { adminCommands } from './admin-commands.js';
 import { modelsCommands } from './models-commands.js';
 import { serveCommand } from './serve-command.js';
 
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 const program = new Command('parlance')
   .description('Self-hosted speech-to-text and text-to-speech API server')
-  .version(version, '-V, --version', 'print the version')
+  .version(packageVersion(), '-V, --version', 'print the version')
   .showHelpAfterError();
 
 serveCommand(program);

@@ -18,7 +18,8 @@ let speech22k: Buffer;
 
 beforeAll(async () => {
   port = await freePort();
-  s = await startParlance({ env: { PARLANCE_WYOMING_PORT: String(port) } });
+  // One live stream per project: the Wyoming utterances hold the project's real-time slots like any live session.
+  s = await startParlance({ env: { PARLANCE_WYOMING_PORT: String(port), PARLANCE_REALTIME_CONCURRENT_STREAMS_PROJECT: '1' } });
   const wav = await makeSpeech(path.join(work, 'lights.wav'), 'turn on the kitchen lights.', { padSeconds: 0.5 });
   const raw = path.join(work, 'lights-22k.raw');
   await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-i', wav, '-ar', '22050', '-ac', '1', '-f', 's16le', '-y', raw]);
@@ -46,8 +47,8 @@ describe('Wyoming server', () => {
     }[];
     expect(asr).toHaveLength(1);
     expect(asr[0]).toMatchObject({ name: 'parlance', installed: true, supports_transcript_streaming: true, attribution: { name: 'Parlance' } });
-    expect(asr[0]!.models.map((m) => m.name)).toContain('parlance-async-en-v1');
-    expect(asr[0]!.models.find((m) => m.name === 'parlance-async-en-v1')).toMatchObject({ languages: ['en'], installed: true });
+    expect(asr[0]!.models.map((m) => m.name)).toContain('parlance-rt-en-v1');
+    expect(asr[0]!.models.find((m) => m.name === 'parlance-rt-en-v1')).toMatchObject({ languages: ['en'], installed: true });
     const tts = info.data.tts as { name: string; voices: { name: string; languages: string[]; description: string; version: string }[] }[];
     expect(tts).toHaveLength(1);
     expect(tts[0]!.voices.length).toBeGreaterThan(0);
@@ -67,11 +68,69 @@ describe('Wyoming server', () => {
     c.write('audio-stop');
     const events = await c.readUntil('transcript');
     c.close();
-    expect(events.map((e) => e.type)).toEqual(['transcript-start', 'transcript-chunk', 'transcript-stop', 'transcript']);
+    // The words come as the live session makes them final: one chunk or more, which together are the transcript.
+    const types = events.map((e) => e.type);
+    expect(types[0]).toBe('transcript-start');
+    expect(types.slice(-2)).toEqual(['transcript-stop', 'transcript']);
+    const chunks = events.slice(1, -2);
+    expect(chunks.length).toBeGreaterThan(0);
+    for (const e of chunks) expect(e.type).toBe('transcript-chunk');
     const text = String(events.at(-1)!.data.text).toLowerCase();
     expect(events.at(-1)!.data.language).toBe('en');
-    expect(String(events[1]!.data.text)).toBe(events.at(-1)!.data.text);
+    expect(chunks.map((e) => String(e.data.text)).join('')).toBe(events.at(-1)!.data.text);
     for (const word of ['turn', 'kitchen', 'lights']) expect(text).toContain(word);
+  });
+
+  it('gives the words of a finished phrase before audio-stop: the utterance is decoded while it streams', async () => {
+    const c = await WyomingClient.open(port);
+    c.write('transcribe', { language: 'en' });
+    const format = { rate: 22050, width: 2, channels: 1 };
+    c.write('audio-start', format);
+    // A phrase, then two seconds of silence: the live session closes the phrase at the pause.
+    const pause = Buffer.alloc(22050 * 2 * 2);
+    for (const part of [speech22k, pause]) for (let off = 0; off < part.length; off += 2048) c.write('audio-chunk', format, part.subarray(off, off + 2048));
+    const early = [await c.read(), await c.read()];
+    expect(early.map((e) => e.type)).toEqual(['transcript-start', 'transcript-chunk']);
+    expect(String(early[1]!.data.text).toLowerCase()).toContain('kitchen');
+    // The next phrase, then the end: its words follow, and the transcript is both phrases.
+    for (let off = 0; off < speech22k.length; off += 2048) c.write('audio-chunk', format, speech22k.subarray(off, off + 2048));
+    c.write('audio-stop');
+    const rest = await c.readUntil('transcript');
+    c.close();
+    const chunks = [early[1]!, ...rest.filter((e) => e.type === 'transcript-chunk')];
+    const text = String(rest.at(-1)!.data.text);
+    expect(chunks.map((e) => String(e.data.text)).join('')).toBe(text);
+    expect(text.toLowerCase().match(/kitchen/g)).toHaveLength(2);
+  });
+
+  it('holds one of the project real-time stream slots while an utterance streams: a second one is refused, then served', async () => {
+    const format = { rate: 22050, width: 2, channels: 1 };
+    const a = await WyomingClient.open(port);
+    a.write('audio-start', format);
+    const pause = Buffer.alloc(22050 * 2 * 2);
+    for (const part of [speech22k, pause]) for (let off = 0; off < part.length; off += 2048) a.write('audio-chunk', format, part.subarray(off, off + 2048));
+    expect((await a.read()).type).toBe('transcript-start'); // a's session is under way
+    const b = await WyomingClient.open(port);
+    b.write('audio-start', format);
+    b.write('audio-chunk', format, speech22k);
+    b.write('audio-stop');
+    b.write('ping');
+    const refused = await b.readUntil('pong');
+    expect(refused.map((e) => [e.type, e.data.code])).toEqual([
+      ['error', 'limit_exceeded'],
+      ['pong', undefined],
+    ]);
+    a.write('audio-stop');
+    expect((await a.readUntil('transcript')).at(-1)!.type).toBe('transcript');
+    a.close();
+    // a's slot is free again.
+    b.write('audio-start', format);
+    b.write('audio-chunk', format, speech22k);
+    b.write('audio-stop');
+    const served = await b.readUntil('transcript', 'error');
+    b.close();
+    expect(served.at(-1)!.type).toBe('transcript');
+    expect(String(served.at(-1)!.data.text).toLowerCase()).toContain('kitchen');
   });
 
   it('synthesize → audio-start, 16-bit chunks at the voice rate, audio-stop', async () => {
@@ -148,10 +207,10 @@ describe('Wyoming server', () => {
         expect(res.status).toBe(200);
         return ((await res.json()) as { usage_logs: { model: string; input_audio_duration_ms: number; output_audio_duration_ms: number }[] }).usage_logs;
       },
-      (l) => l.some((x) => x.model === 'parlance-async-en-v1') && l.filter((x) => x.output_audio_duration_ms > 0).length >= 3,
+      (l) => l.some((x) => x.model === 'parlance-rt-en-v1') && l.filter((x) => x.output_audio_duration_ms > 0).length >= 3,
       20_000,
     );
-    const stt = logs.find((l) => l.model === 'parlance-async-en-v1')!;
+    const stt = logs.find((l) => l.model === 'parlance-rt-en-v1')!;
     const seconds = speech22k.length / (22050 * 2);
     expect(stt.input_audio_duration_ms).toBeGreaterThan((seconds - 0.2) * 1000);
     expect(stt.input_audio_duration_ms).toBeLessThan((seconds + 0.2) * 1000);

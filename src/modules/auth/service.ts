@@ -43,6 +43,12 @@ export interface AuthContext {
   playgroundSessionId?: string;
 }
 
+/**
+ * Who billable work is for, as usage and limits need it: an authenticated key's context, or a surface that vouches
+ * for its own callers (Wyoming's listener: its one project, no key).
+ */
+export type Caller = Pick<AuthContext, 'organizationId' | 'projectId' | 'source' | 'temporary'> & { apiKeyId: string | null };
+
 export interface TemporaryKeyRequest {
   usage_type: UsageType;
   expires_in_seconds: number;

@@ -3,18 +3,22 @@
 // the events into its frames; the OpenAI Realtime adapter (modules/openai/realtime-session.ts) turns the events into
 // its turn and item events. Admission, limits, usage, metering and timeouts are the session's, whatever the protocol.
 import type { ApiError } from '../../wire/api-error.js';
+import type { Caller } from '../auth/service.js';
 import type { RealtimeConfig } from './config.js';
 
-/** The session's start: the caller's key (as given: a non-string is refused) and its configuration, checked. */
-export interface LiveStart {
-  /** The key the client offered; undefined = none. */
-  apiKey: unknown;
+/**
+ * The session's start: who it is for and its configuration, checked. Who: the key the client offered (as given: a
+ * non-string is refused), authenticated and permitted (permission, rate limit) here; or a caller the renderer's own
+ * surface vouches for (Wyoming's listener: its one project, no key), which skips those steps but not billing or
+ * the concurrency slot.
+ */
+export type LiveStart = ({ apiKey: unknown; caller?: undefined } | { caller: Caller; apiKey?: undefined }) & {
   /**
    * The configuration, or why it is invalid. A configuration error is reported after authentication and permission
    * (a caller without a valid key learns nothing from its configuration's errors).
    */
   config: RealtimeConfig | ApiError;
-}
+};
 
 /** A word of the transcript (or a translation of one, which has no times). */
 export interface TranscriptWord {

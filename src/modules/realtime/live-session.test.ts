@@ -1,5 +1,6 @@
-// The live transcription core and its two renderers with real parts but a scripted engine (no recognition, words on
-// a script against the audio time): the Soniox socket's frames and the OpenAI Realtime events over the same session,
+// The live transcription core and its three renderers with real parts but a scripted engine (no recognition, words on
+// a script against the audio time): the Soniox socket's frames, the OpenAI Realtime events and Wyoming's transcript
+// events over the same session,
 // admission before configuration errors, and one usage record per session. Fast and deterministic; the real engines
 // are the e2e tests' (test/e2e/realtime.test.ts, openai-realtime.test.ts).
 import { rmSync } from 'node:fs';
@@ -28,6 +29,7 @@ import { UsageService } from '../usage/service.js';
 import { realtimeSessionOptions } from './options.js';
 import { RealtimeService } from './service.js';
 import { SonioxSocket } from './soniox-socket.js';
+import { WyomingUtterance } from '../wyoming/transcription.js';
 
 const SCRIPT = {
   words: [
@@ -130,6 +132,7 @@ function stream(socket: SonioxSocket, ms: number): void {
 }
 
 const usageRows = () => db.kysely.selectFrom('usage_records').selectAll().where('project_id', '=', projectId).execute();
+const usageOrg = () => db.kysely.selectFrom('projects').select('organization_id').where('id', '=', projectId).executeTakeFirstOrThrow();
 
 describe('the Soniox socket over the live core', () => {
   it('gives each final word once, <end> at each endpoint, then a finished frame and one close', async () => {
@@ -358,5 +361,47 @@ describe('OpenAI Realtime over the live core', () => {
     session.text(JSON.stringify({ type: 'input_audio_buffer.append', audio: pcm24k(100) }));
     await closed;
     expect(events.at(-1)).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', code: 'invalid_api_key' } });
+  });
+});
+
+describe('a Wyoming utterance over the live core', () => {
+  const FORMAT = { rate: 16000, width: 2, channels: 1 };
+
+  it('sends final words as transcript-chunk events while audio streams, the rest after audio-stop, metered with no key', async () => {
+    const before = (await usageRows()).length;
+    const events: { type: string; data?: Record<string, unknown> }[] = [];
+    const caller = { organizationId: (await usageOrg()).organization_id, projectId, apiKeyId: null, source: 'public_api' };
+    const u = new WyomingUtterance(service, caller, { model: 'scripted-v1', language: 'en' }, 60, async (type, data) => {
+      events.push({ type, data });
+    });
+    for (let t = 0; t < 1600; t += 100) u.write(FORMAT, Buffer.alloc(3200));
+    // The pause after "world" closes the first phrase while the client is still sending.
+    await waitFor(
+      async () => events.map((e) => e.type),
+      (types) => types.includes('transcript-chunk'),
+    );
+    for (let t = 1600; t < 3000; t += 100) u.write(FORMAT, Buffer.alloc(3200));
+    await u.stop();
+    expect(events.map((e) => e.type)).toEqual(['transcript-start', 'transcript-chunk', 'transcript-chunk', 'transcript-stop', 'transcript']);
+    const chunks = events.filter((e) => e.type === 'transcript-chunk').map((e) => String(e.data!.text));
+    expect(chunks.join('')).toBe(events.at(-1)!.data!.text);
+    expect(events.at(-1)!.data).toMatchObject({ text: 'Hello world. Again.', language: 'en' });
+    const rows = await waitFor(usageRows, (r) => r.length === before + 1);
+    expect(rows.at(-1)).toMatchObject({ api_key_id: null, model: 'scripted-v1' });
+  });
+
+  it('a refusal of the core is one error event; audio-stop then sends nothing more', async () => {
+    const events: { type: string; data?: Record<string, unknown> }[] = [];
+    const caller = { organizationId: (await usageOrg()).organization_id, projectId, apiKeyId: null, source: 'public_api' };
+    const u = new WyomingUtterance(service, caller, { model: 'no-such-model', language: 'en' }, 60, async (type, data) => {
+      events.push({ type, data });
+    });
+    u.write(FORMAT, Buffer.alloc(3200));
+    await waitFor(
+      async () => u.failed,
+      (failed) => failed,
+    );
+    await u.stop();
+    expect(events).toEqual([{ type: 'error', data: { text: expect.any(String), code: 'model_not_available' } }]);
   });
 });

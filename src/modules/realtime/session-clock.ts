@@ -52,7 +52,7 @@ export class SessionClock {
   }
 
   /** The session cap, or the temporary key's max_session_duration when that comes first. */
-  armCapTimer(ctx: AuthContext, startedAt: number): void {
+  armCapTimer(ctx: Pick<AuthContext, 'temporary'>, startedAt: number): void {
     const { maxDurationMs } = this.opts;
     const tempDeadline = sessionDeadline(ctx, new Date(startedAt));
     const tempMs = tempDeadline ? tempDeadline.getTime() - startedAt : Infinity;

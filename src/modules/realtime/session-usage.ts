@@ -2,12 +2,12 @@
 // exhausts the balance or a budget; when it ends (whatever ended it), one usage record of the audio the engine took in.
 import type { Logger } from 'pino';
 import { ApiError } from '../../wire/api-error.js';
-import type { AuthContext } from '../auth/service.js';
+import type { Caller } from '../auth/service.js';
 import type { BillingGuard } from '../billing/guard.js';
 import type { UsageMeter } from '../usage/service.js';
 
 export interface UsageSubject {
-  ctx: AuthContext;
+  ctx: Caller;
   model: string;
   clientReferenceId: string | null;
 }

@@ -24,6 +24,7 @@ import { TranslationError } from '../../engines/translate/interface.js';
 import { TranscriptFormatter } from '../../text/format.js';
 import { applyWordControls, hasWordControls } from '../../text/word-controls.js';
 import { ApiError, shuttingDownError } from '../../wire/api-error.js';
+import type { AuthContext, Caller } from '../auth/service.js';
 import type { ResolvedCatalogModel } from '../models/catalog.js';
 import type { EnrolledSpeaker } from '../speakers/service.js';
 import type { LanguageOptions } from '../translation/tokens.js';
@@ -177,9 +178,8 @@ export class RealtimeSession {
     this.clock.armIdleTimer();
     const { deps, opts, admission } = this.service;
     try {
-      const ctx = await admission.authenticate(request.apiKey);
+      const ctx: Caller = request.caller ?? (await this.keyHolder(request.apiKey));
       if (this.closed) return;
-      await admission.permit(ctx);
       if (request.config instanceof ApiError) throw request.config;
       const config = request.config;
       const resolved = deps.models.resolve(config.model, 'real_time');
@@ -243,6 +243,13 @@ export class RealtimeSession {
     } catch (err) {
       this.fail(err);
     }
+  }
+
+  /** The holder of a key: authenticated, then permitted (permission, rate limit). */
+  private async keyHolder(apiKey: unknown): Promise<AuthContext> {
+    const ctx = await this.service.admission.authenticate(apiKey);
+    if (!this.closed) await this.service.admission.permit(ctx);
+    return ctx;
   }
 
   /** A client input while streaming. */

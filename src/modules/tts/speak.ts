@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { abortable } from '../../lib/abortable.js';
 import { ApiError } from '../../wire/api-error.js';
 import type { TtsTimestamps } from '../../wire/tts-frames.js';
-import { type AuthContext, sessionDeadline } from '../auth/service.js';
+import { type Caller, sessionDeadline } from '../auth/service.js';
 import type { Admission } from '../limits/admission.js';
 import type { UsageMeter } from '../usage/service.js';
 import type { TtsConfig } from './request-config.js';
@@ -15,7 +15,7 @@ import type { SpeechText } from './speech-text.js';
 import { synthesize, type TtsOutput, type TtsOutputChunk } from './synthesis.js';
 
 /** Who a synthesis is for and metered to: an authenticated key, or Wyoming's configured project (no key). */
-export type SpeechCaller = Pick<AuthContext, 'organizationId' | 'projectId' | 'source' | 'temporary'> & { apiKeyId: string | null };
+export type SpeechCaller = Caller;
 
 export interface SpeechRequest {
   cfg: TtsConfig;

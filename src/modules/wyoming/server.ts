@@ -15,25 +15,18 @@
 // PARLANCE_WYOMING_IDLE_TIMEOUT_SECONDS of its last answer (`request_timeout`); one that stops reading the answers is
 // cut after as long. Wyoming has no authentication: the listener
 // binds to loopback by default (PARLANCE_WYOMING_HOST) and everything is metered to one project.
-import { readFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { ConfigError, type Settings } from '../../config/settings.js';
+import type { Settings } from '../../config/settings.js';
 import type { AppContext } from '../../app-context.js';
-import type { TenancyService } from '../tenancy/service.js';
+import { packageVersion } from '../../lib/version.js';
 import { ApiError } from '../../wire/api-error.js';
 import type { SpeechSink } from '../tts/speak.js';
 import { DEFAULT_LIMITS, encodeEvent, EventParser, FramingError, type FramingLimits, type WyomingEvent } from './framing.js';
-import {
-  audioFormatOf,
-  UtteranceAudio,
-  type WyomingAudioFormat,
-  WyomingRequestError,
-  WyomingService,
-  type WyomingTenant,
-  type WyomingTextStream,
-} from './service.js';
+import { WyomingService, type WyomingTextStream } from './service.js';
+import { resolveWyomingTenant } from './tenant.js';
+import { WyomingRequestError, WyomingTranscriber } from './transcription.js';
 
 /** Samples per audio-chunk sent (as the reference TTS servers do: 1024). */
 const SAMPLES_PER_CHUNK = 1024;
@@ -52,27 +45,6 @@ export interface WyomingListener {
   close(): Promise<void>;
 }
 
-/** The project Wyoming requests are metered to: PARLANCE_WYOMING_PROJECT, else the first organization's first project. */
-export async function resolveWyomingTenant(tenancy: Pick<TenancyService, 'project' | 'allProjects'>, projectId: string): Promise<WyomingTenant> {
-  if (projectId) {
-    const project = await tenancy.project(projectId);
-    if (!project || project.deleted_at) throw new ConfigError(`PARLANCE_WYOMING_PROJECT: project ${projectId} does not exist (or was deleted)`);
-    return { organizationId: project.organization_id, projectId: project.id };
-  }
-  const project = (await tenancy.allProjects())[0];
-  if (!project)
-    throw new ConfigError('the Wyoming server needs a project to meter to: set PARLANCE_WYOMING_PROJECT (no organization with a project exists yet)');
-  return { organizationId: project.organization_id, projectId: project.id };
-}
-
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return '0.0.0';
-  }
-}
-
 /** Start the Wyoming listener on PARLANCE_WYOMING_HOST:PARLANCE_WYOMING_PORT. */
 export async function startWyoming(ctx: AppContext, settings: Settings, limits: FramingLimits = DEFAULT_LIMITS): Promise<WyomingListener> {
   const tenant = await resolveWyomingTenant(ctx.tenancy, settings.wyomingProject);
@@ -81,13 +53,12 @@ export async function startWyoming(ctx: AppContext, settings: Settings, limits: 
     models: ctx.models,
     tts: ctx.tts,
     billing: ctx.billing,
-    meter: ctx.tts.opts.meter,
+    realtime: ctx.realtime,
     tenant,
     version: packageVersion(),
     // The public URL (set, or derived from the listening address: the error reference URL's base).
     attributionUrl: settings.publicUrl || ctx.errorReferenceUrl().replace(/\/docs\/errors$/, ''),
     maxAudioSeconds: settings.wyomingMaxAudioSeconds,
-    formatText: settings.textFormatting,
     log,
   });
   const connections = new Set<Connection>();
@@ -122,14 +93,6 @@ export async function startWyoming(ctx: AppContext, settings: Settings, limits: 
   };
 }
 
-interface Transcribing {
-  request: { name?: string; language?: string };
-  audio: UtteranceAudio | undefined;
-  format: WyomingAudioFormat | undefined;
-  /** Set once the utterance failed (too long, bad format): chunks until audio-stop are dropped. */
-  failed: boolean;
-}
-
 /** A streamed synthesis (synthesize-start … synthesize-stop) of a connection. */
 interface Streaming {
   /** Undefined when synthesize-start was refused. */
@@ -150,7 +113,8 @@ class Connection {
   private readonly parser: EventParser;
   private chain: Promise<void> = Promise.resolve();
   private readonly ac = new AbortController();
-  private stt: Transcribing | undefined;
+  /** The utterance being transcribed. */
+  private readonly stt: WyomingTranscriber;
   private tts: Streaming | undefined;
   /** The audio block (one sentence of a streamed synthesis) being sent: no other event's answer goes inside it. */
   private block: Promise<void> = Promise.resolve();
@@ -168,6 +132,7 @@ class Connection {
     private readonly idleMs: number,
   ) {
     this.parser = new EventParser(limits);
+    this.stt = new WyomingTranscriber(service, (type, data) => this.send(type, data));
     socket.setNoDelay(true);
     socket.on('error', () => undefined);
     socket.on('data', (bytes: Buffer) => this.onData(bytes));
@@ -228,7 +193,7 @@ class Connection {
     this.closed = true;
     clearTimeout(this.idle);
     this.ac.abort(new Error('client went away'));
-    this.stt?.audio?.abort();
+    this.stt.abort();
     this.dropStream();
   }
 
@@ -389,48 +354,10 @@ class Connection {
       case 'ping':
         return this.send('pong', str(d.text) ? { text: d.text } : {});
       case 'transcribe':
-        this.stt?.audio?.abort();
-        this.stt = { request: { name: str(d.name), language: str(d.language) }, audio: undefined, format: undefined, failed: false };
-        return;
-      case 'audio-start': {
-        const stt = (this.stt ??= { request: {}, audio: undefined, format: undefined, failed: false });
-        stt.audio?.abort();
-        stt.audio = undefined;
-        stt.failed = false;
-        try {
-          stt.format = audioFormatOf(d);
-        } catch (err) {
-          stt.failed = true;
-          throw err;
-        }
-        return;
-      }
-      case 'audio-chunk': {
-        const stt = (this.stt ??= { request: {}, audio: undefined, format: undefined, failed: false });
-        if (stt.failed) return;
-        try {
-          // A chunk carries its own format; one without falls back to audio-start's.
-          const format = d.rate === undefined && stt.format ? stt.format : audioFormatOf(d);
-          stt.audio ??= new UtteranceAudio(this.service.maxAudioSeconds);
-          stt.audio.write(format, event.payload ?? Buffer.alloc(0));
-        } catch (err) {
-          stt.failed = true;
-          stt.audio?.abort();
-          throw err;
-        }
-        return;
-      }
-      case 'audio-stop': {
-        const stt = this.stt;
-        this.stt = undefined;
-        if (!stt || stt.failed) return;
-        const pcm = stt.audio ? await stt.audio.finish() : [];
-        const { text, language } = await this.service.transcribe(pcm, stt.request, this.ac.signal);
-        await this.send('transcript-start', { language });
-        if (text) await this.send('transcript-chunk', { text });
-        await this.send('transcript-stop');
-        return this.send('transcript', { text, language });
-      }
+      case 'audio-start':
+      case 'audio-chunk':
+      case 'audio-stop':
+        return this.stt.handle(event);
       case 'synthesize': {
         // Inside a streamed synthesis this is the whole text again, sent for servers that do not stream: already spoken.
         if (this.tts) return;

@@ -1,24 +1,19 @@
 // What the Wyoming server does, without sockets: the `info` answer, one utterance's transcription and one text's
-// synthesis, whole (`synthesize`) or streamed as it is written (`synthesize-start` … `synthesize-stop`). The work itself goes through the native API's engines: the STT model catalog and its recognizers (as
-// async transcriptions, metered here), and TtsService.speak (as POST /tts: slot, caps, metering), all for the
+// synthesis, whole (`synthesize`) or streamed as it is written (`synthesize-start` … `synthesize-stop`). The work
+// itself goes through the native API's services: a live transcription session per utterance (transcription.ts, over
+// the real-time core: admission, metering) and TtsService.speak (as POST /tts: slot, caps, metering), all for the
 // configured project and checked against its balance and budgets first.
 import type { Logger } from 'pino';
-import { createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
 import type { TtsModel, TtsVoice } from '../../engines/tts/model.js';
 import { newRequestId } from '../../lib/ids.js';
-import { formatTranscript } from '../../text/format.js';
 import type { BillingGuard } from '../billing/guard.js';
 import { failedToLoad, type ModelCatalog, type ResolvedCatalogModel } from '../models/catalog.js';
 import type { TtsConfig } from '../tts/request-config.js';
 import type { SpeechCaller, SpeechSink } from '../tts/speak.js';
 import type { LiveText, SpeechText } from '../tts/speech-text.js';
 import type { TtsService } from '../tts/service.js';
-import type { UsageMeter } from '../usage/service.js';
-
-/** 16 kHz mono s16le: what the recognizers take. */
-const STT_BYTES_PER_SECOND = 32_000;
-/** Formats one utterance may use: each starts a converter of its own, which chunks of no audio could start without end. */
-export const MAX_FORMATS_PER_UTTERANCE = 4;
+import type { RealtimeService } from '../realtime/service.js';
+import { type SendEvent, WyomingRequestError, WyomingUtterance } from './transcription.js';
 
 /** The project every Wyoming request is metered to (Wyoming itself carries no credentials). */
 export interface WyomingTenant {
@@ -30,112 +25,18 @@ export interface WyomingServiceDeps {
   models: ModelCatalog;
   tts: TtsService;
   billing: BillingGuard;
-  meter?: UsageMeter;
+  /** The live transcription core each utterance is a session of. */
+  realtime: Pick<RealtimeService, 'open'>;
   tenant: WyomingTenant;
   version: string;
   /** Where this server is (the `attribution.url` of every artifact in `info`). */
   attributionUrl: string;
   maxAudioSeconds: number;
-  formatText: boolean;
   /** Where usage that could not be recorded after a stopped synthesis is logged. */
   log: Pick<Logger, 'error'>;
 }
 
-/** A request the client got wrong (unknown model or voice, audio too long, ...): an `error` event, connection kept. */
-export class WyomingRequestError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Wyoming audio format: rate (Hz), width (bytes per sample), channels. */
-export interface WyomingAudioFormat {
-  rate: number;
-  width: number;
-  channels: number;
-}
-
-const RAW_BY_WIDTH: Record<number, string> = { 1: 'pcm_s8', 2: 'pcm_s16le', 3: 'pcm_s24le', 4: 'pcm_s32le' };
-
-/** The audio fields of an audio-start / audio-chunk event, checked. */
-export function audioFormatOf(data: Record<string, unknown>): WyomingAudioFormat {
-  const int = (k: string, min: number, max: number): number => {
-    const v = data[k];
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
-      throw new WyomingRequestError('invalid_audio_format', `${k} must be an integer from ${min} to ${max}.`);
-    return v;
-  };
-  const rate = int('rate', 1000, 384_000);
-  const width = int('width', 1, 4);
-  const channels = int('channels', 1, 16);
-  return { rate, width, channels };
-}
-
 const primary = (language: string) => language.toLowerCase().split(/[-_]/)[0] ?? '';
-
-const sameFormat = (a: WyomingAudioFormat, b: WyomingAudioFormat) => a.rate === b.rate && a.width === b.width && a.channels === b.channels;
-
-/**
- * One utterance's audio: chunks in any Wyoming format, converted as they arrive (in-process, audio/live-pcm.ts) to
- * 16 kHz mono s16le and kept until audio-stop. Capped at `maxSeconds`.
- */
-export class UtteranceAudio {
-  private source: PcmSource | undefined;
-  private format: WyomingAudioFormat | undefined;
-  private readonly drains: Promise<void>[] = [];
-  private readonly pcm: Buffer[] = [];
-  private inputSeconds = 0;
-  private failure: Error | undefined;
-
-  constructor(private readonly maxSeconds: number) {}
-
-  write(format: WyomingAudioFormat, payload: Buffer): void {
-    if (this.failure) throw this.failure;
-    this.inputSeconds += payload.length / (format.rate * format.width * format.channels);
-    if (this.inputSeconds > this.maxSeconds) {
-      this.failure = new WyomingRequestError('audio_too_long', `The audio is longer than this server's limit of ${this.maxSeconds} s.`);
-      this.abort();
-      throw this.failure;
-    }
-    // A chunk in a new format (rare: the client changed it mid-stream) ends the converter of the old one.
-    if (!this.format || !sameFormat(this.format, format)) {
-      if (this.drains.length >= MAX_FORMATS_PER_UTTERANCE) {
-        this.failure = new WyomingRequestError(
-          'invalid_audio_format',
-          `The audio format changed more than ${MAX_FORMATS_PER_UTTERANCE - 1} times in one utterance: send audio-stop, then audio-start with the new format.`,
-        );
-        this.abort();
-        throw this.failure;
-      }
-      this.source?.end();
-      this.format = format;
-      const source = createPcmSource('raw', { format: RAW_BY_WIDTH[format.width]!, sampleRate: format.rate, channels: format.channels });
-      this.source = source;
-      this.drains.push(
-        (async () => {
-          for await (const item of source.output) if (Buffer.isBuffer(item)) this.pcm.push(item);
-        })(),
-      );
-    }
-    if (payload.length) this.source!.write(payload);
-  }
-
-  /** All the converted audio (16 kHz mono s16le). */
-  async finish(): Promise<Buffer[]> {
-    if (this.failure) throw this.failure;
-    this.source?.end();
-    await Promise.all(this.drains);
-    return this.pcm;
-  }
-
-  abort(): void {
-    this.source?.abort();
-    for (const d of this.drains) d.catch(() => undefined);
-  }
-}
 
 /** A TTS voice as Wyoming names it: `<model>/<voice>`, unique across models. */
 interface NamedVoice {
@@ -156,11 +57,11 @@ export class WyomingService {
     return this.deps.maxAudioSeconds;
   }
 
-  /** Async (whole-file) catalog models, aliases left out: id, description, languages. */
+  /** Real-time catalog models (an utterance is a live session), aliases left out: id, description, languages. */
   private sttModels(): { id: string; name: string; languages: string[] }[] {
     return this.deps.models
       .list()
-      .filter((m) => m.transcription_mode === 'async' && m.aliased_model_id === null)
+      .filter((m) => m.transcription_mode === 'real_time' && m.aliased_model_id === null)
       .map((m) => ({ id: m.id as string, name: m.name as string, languages: (m.languages as { code: string }[]).map((l) => l.code) }));
   }
 
@@ -211,13 +112,13 @@ export class WyomingService {
     };
   }
 
-  /** The async catalog model for a `transcribe` request: by name, else the first one speaking the language. */
+  /** The real-time catalog model for a `transcribe` request: by name, else the first one speaking the language. */
   private sttModelFor(name: string | undefined, language: string | undefined): { id: string; languages: string[] } {
     const models = this.sttModels();
     if (name) {
       let resolved: ResolvedCatalogModel;
       try {
-        resolved = this.deps.models.resolve(name, 'async');
+        resolved = this.deps.models.resolve(name, 'real_time');
       } catch (err) {
         if (failedToLoad(err)) throw err;
         throw new WyomingRequestError(
@@ -243,38 +144,11 @@ export class WyomingService {
     await this.deps.billing.assertCanStart(this.deps.tenant.organizationId, this.deps.tenant.projectId);
   }
 
-  /** Transcribe one utterance (16 kHz mono s16le) and meter it. */
-  async transcribe(pcm: Buffer[], request: { name?: string; language?: string }, signal: AbortSignal): Promise<{ text: string; language: string }> {
-    const startedAt = new Date();
+  /** A new utterance of `request`'s model and language, its answers written with `send`. */
+  utterance(request: { name?: string; language?: string }, send: SendEvent): WyomingUtterance {
     const model = this.sttModelFor(request.name, request.language);
-    const resolved = this.deps.models.resolve(model.id, 'async');
-    const bytes = pcm.reduce((n, b) => n + b.length, 0);
     const lang = request.language && model.languages.includes(primary(request.language)) ? primary(request.language) : (model.languages[0] ?? 'en');
-    if (bytes < 2) return { text: '', language: lang };
-    await this.admit();
-    const recognizer = await resolved.open({ language: lang, signal });
-    let words = await recognizer.transcribe(
-      (async function* () {
-        yield* pcm;
-      })(),
-      { signal },
-    );
-    if (this.deps.formatText) words = formatTranscript(words, { language: lang });
-    const text = words
-      .map((w) => w.text.trim())
-      .filter(Boolean)
-      .join(' ');
-    await this.deps.meter?.meter({
-      kind: 'stt_async',
-      actor: this.caller(),
-      requestId: newRequestId(),
-      clientReferenceId: null,
-      model: model.id,
-      startTime: startedAt,
-      inputAudioMs: Math.round((bytes / STT_BYTES_PER_SECOND) * 1000),
-      outputTextTokens: words.length,
-    });
-    return { text, language: lang };
+    return new WyomingUtterance(this.deps.realtime, this.caller(), { model: model.id, language: lang }, this.deps.maxAudioSeconds, send);
   }
 
   /** The voice a `synthesize` asks for: `<model>/<voice>`, a bare voice id, a language, or the default. */
