@@ -9,8 +9,8 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { runCli, startParlance, tempDir, transcribeFile, type Parlance } from '../test/harness.js';
-import { hasRealModel, REAL_STREAMING_MODEL } from '../test/real-model.js';
+import { startParlance, tempDir, transcribeFile, type Parlance } from '../test/harness.js';
+import { hasRealModel, importRealModel } from '../test/real-model.js';
 import { halfClips, type RealClip, werOf } from '../test/real-speech.js';
 import { freePort, WyomingClient } from '../test/wyoming-client.js';
 import { benchServerEnv, pcm16k, round, type Row, summarize, type SuiteOptions, type SuiteResult } from './lib.js';
@@ -83,23 +83,8 @@ export async function run({ quick, args: options, cleanup, log }: SuiteOptions):
 
   const models: Model[] = [{ label: 'default for en', name: undefined, async: 'parlance-async-en-v1' }];
   if (hasRealModel && options.models !== 'default') {
-    const args = [
-      'models',
-      'import',
-      REAL_STREAMING_MODEL,
-      '--family',
-      'stt-streaming',
-      '--type',
-      'transducer',
-      '--id',
-      NEURAL_ID,
-      '--data-dir',
-      dataDir,
-      '--json',
-    ];
-    const r = await runCli(args);
-    raw.neural_import = { command: `parlance ${args.join(' ')}`, code: r.code };
-    if (r.code === 0) models.push({ label: `neural (${NEURAL_ID})`, name: NEURAL_ID, async: NEURAL_ID });
+    await importRealModel(dataDir, NEURAL_ID);
+    models.push({ label: `neural (${NEURAL_ID})`, name: NEURAL_ID, async: NEURAL_ID });
   }
 
   log(`decoding ${clips.length} ${half} clips`);

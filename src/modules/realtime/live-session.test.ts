@@ -370,7 +370,7 @@ describe('a Wyoming utterance over the live core', () => {
   it('sends final words as transcript-chunk events while audio streams, the rest after audio-stop, metered with no key', async () => {
     const before = (await usageRows()).length;
     const events: { type: string; data?: Record<string, unknown> }[] = [];
-    const caller = { organizationId: (await usageOrg()).organization_id, projectId, apiKeyId: null, source: 'public_api' };
+    const caller = { organizationId: (await usageOrg()).organization_id, projectId, apiKeyId: null, source: 'public_api' as const };
     const u = new WyomingUtterance(service, caller, { model: 'scripted-v1', language: 'en' }, 60, async (type, data) => {
       events.push({ type, data });
     });
@@ -392,7 +392,7 @@ describe('a Wyoming utterance over the live core', () => {
 
   it('a refusal of the core is one error event; audio-stop then sends nothing more', async () => {
     const events: { type: string; data?: Record<string, unknown> }[] = [];
-    const caller = { organizationId: (await usageOrg()).organization_id, projectId, apiKeyId: null, source: 'public_api' };
+    const caller = { organizationId: (await usageOrg()).organization_id, projectId, apiKeyId: null, source: 'public_api' as const };
     const u = new WyomingUtterance(service, caller, { model: 'no-such-model', language: 'en' }, 60, async (type, data) => {
       events.push({ type, data });
     });
