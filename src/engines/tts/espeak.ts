@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 import type { TtsEngineDescriptor } from './descriptor.js';
 import type { EngineVoice, SynthesisChunk, SynthesisOptions, TtsEngine, TtsLanguage } from './interface.js';
 import { commandExists, runWavProcess } from './process.js';
+import { espeakPieces } from './ssml/espeak-ssml.js';
+import type { SsmlDocument } from './ssml/parse.js';
 import { segments } from './text.js';
 import { ESPEAK_CURATED } from './voice-table.js';
 import { buildVoices } from './voices.js';
@@ -85,7 +87,7 @@ export class EspeakEngine implements TtsEngine {
     const v = this.espeakVoice(voice, language);
     const wpm = String(Math.round(BASE_WPM * (opts.speed ?? 1)));
     // A pitch range goes in as SSML prosody (-m): the text is escaped so it is still spoken verbatim.
-    const range = opts.pitchRange !== undefined && Math.abs(opts.pitchRange - 1) > 0.01 ? Math.round(opts.pitchRange * 100) : undefined;
+    const range = pitchRangePercent(opts);
     const args = ['-v', v, '-s', wpm, ...(range === undefined ? [] : ['-m']), '--stdout'];
     for await (const seg of segments(text)) {
       const input = range === undefined ? seg : `<speak><prosody range="${range}%">${escapeXml(seg)}</prosody></speak>`;
@@ -93,6 +95,23 @@ export class EspeakEngine implements TtsEngine {
       yield { pcm, sampleRate: sampleRate || SAMPLE_RATE, text: seg };
     }
   }
+
+  /** SSML read by espeak-ng itself (-m), sentence by sentence (ssml/espeak-ssml.ts). */
+  async *synthesizeSsml(doc: SsmlDocument, voice: string, language: string, opts: SynthesisOptions = {}): AsyncGenerator<SynthesisChunk> {
+    const speed = opts.speed ?? 1;
+    const args = ['-v', this.espeakVoice(voice, language), '-s', String(Math.round(BASE_WPM * speed)), '-m', '--stdout'];
+    for (const piece of espeakPieces(doc.items, speed, pitchRangePercent(opts))) {
+      if (piece.before > 0) yield { pcm: Buffer.alloc(0), sampleRate: SAMPLE_RATE, text: '', pauseSeconds: piece.before };
+      if (!piece.markup) continue;
+      const { pcm, sampleRate } = await runWavProcess(this.bin, args, { stdin: piece.markup, signal: opts.signal });
+      yield { pcm, sampleRate: sampleRate || SAMPLE_RATE, text: piece.text };
+    }
+  }
+}
+
+/** A cloned voice's intonation range as an espeak-ng prosody percentage, when it differs from the voice's own. */
+function pitchRangePercent(opts: SynthesisOptions): number | undefined {
+  return opts.pitchRange !== undefined && Math.abs(opts.pitchRange - 1) > 0.01 ? Math.round(opts.pitchRange * 100) : undefined;
 }
 
 /** espeak-ng's multilingual model, with the curated voices and its own variants. */

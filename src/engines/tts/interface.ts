@@ -2,6 +2,7 @@
 // WebSocket receives them) into mono s16le PCM, segment by segment (a sentence or a clause), as it
 // synthesizes: the first sentence's audio is out while later text is still arriving or being spoken.
 // Engines run their synthesizer in child processes or worker threads; nothing here blocks the event loop.
+import type { SsmlDocument } from './ssml/parse.js';
 
 export interface TtsLanguage {
   /** Two-letter language code (the API's `language`). */
@@ -39,6 +40,11 @@ export interface SynthesisChunk {
   text: string;
   /** Character timings relative to this chunk's start, in seconds, where the engine knows them. */
   timings?: { characters: string[]; start: number[]; end: number[] };
+  /**
+   * An SSML break (pcm empty, text ""): this much silence between the audio before and after it, the silence already
+   * at their edges included (the pipeline joins them: ssml/pauses.ts).
+   */
+  pauseSeconds?: number;
 }
 
 export interface TtsEngine {
@@ -52,6 +58,11 @@ export interface TtsEngine {
   readonly supportsPitchRange?: boolean;
   /** Synthesize `text` with `voice` (an EngineVoice id) in `language`. Abort with opts.signal. */
   synthesize(text: AsyncIterable<string> | string, voice: string, language: string, opts?: SynthesisOptions): AsyncIterable<SynthesisChunk>;
+  /**
+   * Speak an SSML document with the engine's own SSML support (espeak-ng). Engines without it are driven through the
+   * translator (ssml/translate.ts), text run by text run; ssml/source.ts picks.
+   */
+  synthesizeSsml?(doc: SsmlDocument, voice: string, language: string, opts?: SynthesisOptions): AsyncIterable<SynthesisChunk>;
   /** Whether `voice` can pronounce anything of `text` (undefined: every voice speaks any text). */
   speaks?(text: string, voice: string): boolean;
   /** Check that the engine's program is present (startup). */

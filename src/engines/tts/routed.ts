@@ -8,6 +8,8 @@ import { EspeakEngine } from './espeak.js';
 import { FliteEngine } from './flite.js';
 import type { SynthesisChunk, SynthesisOptions, TtsEngine } from './interface.js';
 import type { TtsVoice } from './model.js';
+import type { SsmlDocument } from './ssml/parse.js';
+import { synthesizeSsml } from './ssml/source.js';
 import { ESPEAK_CURATED } from './voice-table.js';
 import { buildVoices } from './voices.js';
 
@@ -45,8 +47,18 @@ export class LanguageRoutedEngine implements TtsEngine {
 
   synthesize(text: AsyncIterable<string> | string, voice: string, language: string, opts: SynthesisOptions = {}): AsyncIterable<SynthesisChunk> {
     const r = this.route(voice);
+    return r.engine.synthesize(text, r.voice, language, this.optionsFor(r.engine, opts));
+  }
+
+  /** SSML through the engine that speaks the voice: natively, or through the translator. */
+  synthesizeSsml(doc: SsmlDocument, voice: string, language: string, opts: SynthesisOptions = {}): AsyncIterable<SynthesisChunk> {
+    const r = this.route(voice);
+    return synthesizeSsml(r.engine, doc, r.voice, language, this.optionsFor(r.engine, opts));
+  }
+
+  private optionsFor(engine: TtsEngine, opts: SynthesisOptions): SynthesisOptions {
     const { pitchRange, ...rest } = opts;
-    return r.engine.synthesize(text, r.voice, language, r.engine.supportsPitchRange ? { ...rest, pitchRange } : rest);
+    return engine.supportsPitchRange ? { ...rest, pitchRange } : rest;
   }
 
   speaks(text: string, voice: string): boolean {
