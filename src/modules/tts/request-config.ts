@@ -69,6 +69,13 @@ export const TtsRequestFields = Type.Object(
     speed: Type.Optional(Type.Number({ minimum: SPEED_MIN, maximum: SPEED_MAX })),
     reduce_silence: Type.Optional(Type.Boolean()),
     client_reference_id: Type.Optional(Type.String({ maxLength: 256 })),
+    text_format: Type.Optional(
+      Type.Union([Type.Literal('text'), Type.Literal('ssml')], {
+        description:
+          'How to read `text` (a Parlance extension): "text" (default) or "ssml", a <speak> document with <break>, <prosody rate pitch volume>, ' +
+          '<say-as interpret-as="characters|digits">, <sub alias> and <phoneme>; invalid SSML is invalid_request naming the line and column.',
+      }),
+    ),
   },
   Loose,
 );

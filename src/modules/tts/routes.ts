@@ -51,7 +51,7 @@ export const ttsRoutes: RoutePlugin<TtsRoutesOptions> = async (app, { tts, error
       const startedAt = new Date();
       const body = parseTtsBody(req.body);
       const cfg = await tts.resolveConfigFor(req.auth, body);
-      const text = tts.checkText(body.text, cfg);
+      const text = tts.checkText(body.text, cfg, body.text_format);
       await streamSpeech(tts, req, reply, cfg, text, startedAt, { contentType: cfg.contentType, label: 'tts' });
     },
   );

@@ -16,6 +16,7 @@ import { ttsModelRecords, type TtsModelRecord } from './model-records.js';
 import { checkTtsText, checkVoiceLanguage, type ClonedVoiceResolver, resolveTtsConfig, type TtsConfig, type TtsRequestFields } from './request-config.js';
 import { speak, type SpeechCaller, type SpeechRequest, type SpeechSink } from './speak.js';
 import { LiveText, type SpeechText, wholeText } from './speech-text.js';
+import { checkSsmlText, liveSsmlText, SSML_MARKUP_FACTOR, ssmlText, type TextFormat } from './ssml-text.js';
 import { listVoices, type VoiceList, type VoiceQuery } from './voice-list.js';
 
 export interface TtsServiceOptions {
@@ -106,14 +107,20 @@ export class TtsService {
     return { ...cfg, voice: cfg.model.voiceIn?.(voice, cfg.language) ?? voice, cloned: style };
   }
 
-  /** Validate the whole text of a request (for the resolved voice: festival's Hindi voice reads no Latin). */
-  checkText(text: unknown, cfg?: TtsConfig): SpeechText {
+  /** Validate the whole text of a request (for the resolved voice: festival's Hindi voice reads no Latin), plain or SSML. */
+  checkText(text: unknown, cfg?: TtsConfig, format: TextFormat = 'text'): SpeechText {
+    if (format === 'ssml') return ssmlText(checkSsmlText(text, this.opts.maxTextChars, cfg));
     return wholeText(checkTtsText(text, this.opts.maxTextChars, cfg));
   }
 
-  /** The text of a stream, capped at the server's characters per request as it arrives. */
-  liveText(): LiveText {
-    return new LiveText(this.opts.maxTextChars);
+  /** The text of a stream, capped at the server's characters per request as it arrives (an SSML document: with its markup). */
+  liveText(format: TextFormat = 'text'): LiveText {
+    return new LiveText(this.opts.maxTextChars * (format === 'ssml' ? SSML_MARKUP_FACTOR : 1));
+  }
+
+  /** What a stream speaks: its text as it arrives, or (SSML) the document its whole text makes, checked once it ends. */
+  streamText(live: LiveText, cfg: TtsConfig, format: TextFormat = 'text'): SpeechText {
+    return format === 'ssml' ? liveSsmlText(live, this.opts.maxTextChars, cfg) : live;
   }
 
   /**

@@ -1,11 +1,12 @@
 // The text of one synthesis as speak() takes it from the TTS service: a request's whole text, checked at once
 // (checkTtsText in request-config.ts), or a stream's text as the client sends it, capped as it arrives. Each counts
 // the characters its usage is metered for.
+import type { SpeechSource } from '../../engines/tts/ssml/source.js';
 import { invalidField } from '../../wire/api-error.js';
 
 export interface SpeechText {
-  /** What the engine reads. */
-  readonly source: string | AsyncIterable<string>;
+  /** What the engine reads: plain text, or an SSML document (ssml-text.ts). */
+  readonly source: SpeechSource;
   /** Characters received: what the usage record counts. */
   characters(): number;
 }

@@ -251,7 +251,8 @@ export class TtsSession {
         true,
       );
     const tts = this.deps.tts;
-    const s: Stream = { id, status: 'starting', requestId, text: tts.liveText(), ac: new AbortController() };
+    // An SSML stream's text is capped with its markup (checked as a field once the start is parsed).
+    const s: Stream = { id, status: 'starting', requestId, text: tts.liveText(body.text_format === 'ssml' ? 'ssml' : 'text'), ac: new AbortController() };
     this.remember(s);
     this.armTimeout(s);
     const startedAt = new Date();
@@ -262,7 +263,8 @@ export class TtsSession {
       if (over(s) || this.closed) return; // cancelled, timed out or closed meanwhile
       if (s.status === 'starting') s.status = 'active';
       const log = this.deps.log.child({ stream_id: id });
-      await tts.speak({ cfg, text: s.text, requestId, startedAt, log, label: 'tts' }, auth, this.sink(s, fields.return_timestamps === true), s.ac.signal);
+      const text = tts.streamText(s.text, cfg, fields.text_format);
+      await tts.speak({ cfg, text, requestId, startedAt, log, label: 'tts' }, auth, this.sink(s, fields.return_timestamps === true), s.ac.signal);
     } catch (err) {
       if (over(s) || this.closed) return;
       // Work that cannot be billed ends in an error, not in audio_end.

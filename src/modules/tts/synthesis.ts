@@ -5,6 +5,8 @@ import { PitchShifter } from '../../audio/pitch-shift.js';
 import { rawEncode } from '../../audio/raw-encode.js';
 import { isRawOutputFormat } from '../../audio/raw-output.js';
 import { encode } from '../../audio/speech-encoder.js';
+import { PauseJoiner } from '../../engines/tts/ssml/pauses.js';
+import { type SpeechSource, synthesizeSource } from '../../engines/tts/ssml/source.js';
 import type { TtsTimestamps } from '../../wire/tts-frames.js';
 import type { TtsConfig } from './request-config.js';
 
@@ -49,7 +51,7 @@ function mergeTtsTimestamps(list: TtsTimestamps[]): TtsTimestamps | undefined {
 }
 
 /** Start synthesis. The returned chunks stream as the engine produces audio; stopping them stops the engine. */
-export function synthesize(cfg: TtsConfig, text: AsyncIterable<string> | string, maxAudioSeconds: number, signal?: AbortSignal): TtsOutput {
+export function synthesize(cfg: TtsConfig, text: SpeechSource, maxAudioSeconds: number, signal?: AbortSignal): TtsOutput {
   const ac = new AbortController();
   const onAbort = () => ac.abort(signal?.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -64,12 +66,16 @@ export function synthesize(cfg: TtsConfig, text: AsyncIterable<string> | string,
   // Ended with the synthesis: chunks() aborts `ac` when the output finishes, fails or is dropped.
   const shifter = style ? new PitchShifter(inRate, style.pitchSemitones, ac.signal) : undefined;
 
+  // SSML breaks: their silence placed between the audio around them.
+  const pauses = new PauseJoiner(inRate);
+
   async function* pcm(): AsyncGenerator<Buffer> {
-    for await (const ch of engine.synthesize(text, cfg.voice.engineVoice, cfg.language, { speed, ...pitchRange, signal: ac.signal })) {
+    for await (const ch of synthesizeSource(engine, text, cfg.voice.engineVoice, cfg.language, { speed, ...pitchRange, signal: ac.signal })) {
       let p = ch.pcm;
       // A cloned voice's pitch: shifted after synthesis, segment by segment, keeping length and formants.
       if (shifter && p.length) p = await shifter.shift(p);
-      if (cfg.reduceSilence) p = await trimSilenceOffThread(p, inRate);
+      if (cfg.reduceSilence && p.length) p = await trimSilenceOffThread(p, inRate);
+      p = pauses.join(p, ch.pauseSeconds);
       let n = p.length >> 1;
       let segText = ch.text;
       if (state.samples + n > maxSamples) {

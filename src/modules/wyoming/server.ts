@@ -380,6 +380,7 @@ class Connection {
             },
           },
           this.ac.signal,
+          d.text_format,
         );
       }
       case 'synthesize-start':

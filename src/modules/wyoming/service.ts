@@ -193,11 +193,15 @@ export class WyomingService {
     voice: Record<string, unknown> | undefined,
     out: { start(rate: number): Promise<void>; chunk(pcm: Buffer): Promise<void>; end(): Promise<void> },
     signal: AbortSignal,
+    textFormat?: unknown,
   ): Promise<void> {
     const startedAt = new Date();
     const cfg = this.ttsConfig(voice);
-    // Home Assistant may send a text with newlines: one line, as the engines read it.
-    const checked = this.deps.tts.checkText(typeof text === 'string' ? text.replace(/\s*\n\s*/g, ' ').trim() : text, cfg);
+    const ssml = ssmlFormat(text, textFormat);
+    // Home Assistant may send a text with newlines: one line, as the engines read it (SSML reads its own whitespace).
+    const checked = ssml
+      ? this.deps.tts.checkText(text, cfg, 'ssml')
+      : this.deps.tts.checkText(typeof text === 'string' ? text.replace(/\s*\n\s*/g, ' ').trim() : text, cfg);
     await this.admit();
     const sink: SpeechSink = { start: () => out.start(cfg.sampleRate), audio: (c) => out.chunk(c.audio), end: () => out.end() };
     await this.speak(cfg, checked, startedAt, sink, signal);
@@ -220,6 +224,17 @@ export class WyomingService {
       speak: (sink, signal) => this.speak(cfg, text, startedAt, sink, signal),
     };
   }
+}
+
+/**
+ * Whether a `synthesize` is SSML: `text_format` says so (a Parlance extension of the event's data), or, without one,
+ * the text is a <speak> document (as Home Assistant's SSML-aware integrations send it).
+ */
+function ssmlFormat(text: unknown, textFormat: unknown): boolean {
+  if (textFormat === 'ssml') return true;
+  if (textFormat !== undefined && textFormat !== null && textFormat !== 'text')
+    throw new WyomingRequestError('invalid_request', 'text_format must be "text" or "ssml".');
+  return textFormat !== 'text' && typeof text === 'string' && /^\s*(<\?xml[^>]*\?>\s*)?<speak[\s>/]/.test(text);
 }
 
 /** A streamed synthesis, opened: push its text into `text` (end() it at synthesize-stop) while `speak` runs. */
