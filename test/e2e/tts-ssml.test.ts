@@ -1,8 +1,9 @@
 // SSML (`text_format: "ssml"`) against a real server and real engines: a <break time="700ms"/> between two words is
 // 650–800 ms of silence measured in the returned audio on every engine (espeak-ng natively, flite and festival
-// through the translator, the routed default model both ways), prosody rate and volume move the audio the right
-// way, say-as characters spells, invalid SSML is 400 invalid_request naming the line and column, caps count the
-// spoken text, and the same document over the TTS WebSocket (sent in pieces) and Wyoming `synthesize`.
+// through the translator, the routed default model both ways), prosody rate, pitch and volume move the audio the
+// right way, say-as characters spells, breaks survive reduce_silence, invalid SSML is 400 invalid_request naming
+// the line and column, caps count the spoken text, and the same document over the TTS WebSocket (sent in pieces)
+// and Wyoming `synthesize`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startParlance, type Parlance } from '../harness.js';
 import { openTts, streamAudio } from './tts-helpers.js';
@@ -78,6 +79,28 @@ function rms(pcm: Buffer): number {
   return Math.sqrt(sum / Math.max(1, n));
 }
 
+/** Median fundamental frequency of the loud 40 ms frames (autocorrelation, 60-400 Hz), in Hz. */
+function medianPitch(pcm: Buffer): number {
+  const x = Array.from({ length: pcm.length >> 1 }, (_, i) => pcm.readInt16LE(i * 2));
+  const w = Math.round(RATE * 0.04);
+  const found: number[] = [];
+  for (let k = 0; k + w <= x.length; k += w) {
+    let energy = 0;
+    for (let j = k; j < k + w; j++) energy += x[j]! ** 2;
+    if (energy / w < 1000 ** 2) continue;
+    let best = 0;
+    let lag = 0;
+    for (let l = Math.floor(RATE / 400); l < RATE / 60; l++) {
+      let c = 0;
+      for (let j = k; j + l < k + w; j++) c += x[j]! * x[j + l]!;
+      if (c > best) [best, lag] = [c, l];
+    }
+    if (lag) found.push(RATE / lag);
+  }
+  found.sort((a, b) => a - b);
+  return found[found.length >> 1] ?? 0;
+}
+
 const WORDS: Record<string, [string, string]> = { en: ['Hello', 'world'], de: ['Hallo', 'Welt'] };
 
 describe('SSML on every engine', () => {
@@ -105,6 +128,18 @@ describe('SSML on every engine', () => {
       );
       expect(seconds(slow!)).toBeGreaterThan(seconds(normal!) * 1.3);
       expect(seconds(fast!)).toBeLessThan(seconds(normal!) * 0.8);
+    });
+
+    it(`${e.name}: prosody pitch raises and lowers the voice`, async () => {
+      const text = `${a} ${b}, ${a} ${b}, ${a} ${b}`;
+      const [low, medium, high] = await Promise.all(
+        ['x-low', 'medium', 'x-high'].map(async (pitch) =>
+          medianPitch(await pcmOf({ ...voice, text: `<speak><prosody pitch="${pitch}">${text}</prosody></speak>` })),
+        ),
+      );
+      // x-high and x-low are 4 semitones (26 %, 21 %) away; espeak-ng's own control moves less.
+      expect(high! / medium!).toBeGreaterThan(1.08);
+      expect(low! / medium!).toBeLessThan(0.93);
     });
 
     it(`${e.name}: prosody volume scales the audio`, async () => {
@@ -159,6 +194,15 @@ describe('SSML requests', () => {
     const bad = await speak({ ...voice, text_format: 'html', text: 'Hello' });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error_message: string }).error_message).toMatch(/text_format/);
+  });
+
+  it('keeps breaks whole with reduce_silence', async () => {
+    for (const model of ['parlance-tts-espeak-v1', 'parlance-tts-flite-v1']) {
+      const pcm = await pcmOf({ model, voice: 'Adrian', language: 'en', reduce_silence: true, text: '<speak>Hello <break time="700ms"/> world</speak>' });
+      const gap = longestSilence(pcm);
+      expect(gap, model).toBeGreaterThanOrEqual(0.65);
+      expect(gap, model).toBeLessThanOrEqual(0.8);
+    }
   });
 
   it('caps the spoken text, not the markup', async () => {
