@@ -225,3 +225,26 @@ describe('a Kitten TTS model in the models directory', () => {
     expect(hz(high)).toBeCloseTo(KITTEN_TONE.voiceHz[1], -1);
   }, 60_000);
 });
+
+describe('SSML on a model users bring (through the translator)', () => {
+  /** The longest run of samples under -38 dBFS, in seconds. */
+  function longestSilence(pcm: Buffer): number {
+    let best = 0;
+    let run = 0;
+    for (let i = 0; i + 1 < pcm.length; i += 2) {
+      run = Math.abs(pcm.readInt16LE(i)) < 400 ? run + 1 : 0;
+      best = Math.max(best, run);
+    }
+    return best / RATE;
+  }
+
+  it('a 700 ms break between two words is 650-800 ms of silence, and rate changes the length', async () => {
+    const ssml = (text: string) => speak({ text_format: 'ssml', text: `<speak>${text}</speak>` });
+    expect(longestSilence(await ssml('Hello world'))).toBeLessThan(0.5);
+    const gap = longestSilence(await ssml('Hello <break time="700ms"/> world'));
+    expect(gap).toBeGreaterThanOrEqual(0.65);
+    expect(gap).toBeLessThanOrEqual(0.8);
+    const [slow, fast] = await Promise.all([ssml('<prosody rate="x-slow">Hello world</prosody>'), ssml('<prosody rate="x-fast">Hello world</prosody>')]);
+    expect(slow.length).toBeGreaterThan(fast.length * 2);
+  });
+});
