@@ -1,73 +1,38 @@
-// One live transcription session, the protocol-neutral core behind /transcribe-websocket and OpenAI Realtime: typed
-// inputs in (start, audio, finalize, keepalive, end), typed events out (live-events.ts), no wire format.
+// One live transcription session, the protocol-neutral core behind /transcribe-websocket, OpenAI Realtime and
+// Wyoming's transcription: typed inputs in (start, audio, finalize, keepalive, end), typed events out (live-events.ts).
 //
 //   awaiting_config ──start──▶ starting ──(admission, engine)──▶ streaming ──end of stream──▶ finishing ──▶ closed
 //          │                      │                                  │                            │
 //          └──────────── any error: ONE `error` event, then nothing ─┴────────────────────────────┘
 //
-// A protocol renderer (soniox-socket.ts, modules/openai/realtime-session.ts) parses its client's messages into the
-// inputs and renders the events (`LiveSink`). Admission, limits, usage, metering and timeouts are all here. Its
-// parts: the timers (session-clock.ts), the audio intake (audio-intake.ts), usage (session-usage.ts), the recognizer
-// stream (recognizer-stream.ts), the transcript updates (tokens.ts) and the translation step.
+// A protocol renderer (soniox-socket.ts, modules/openai/realtime-session.ts, modules/wyoming/transcription.ts)
+// parses its client's messages into the inputs and renders the events (`LiveSink`). Admission, limits, usage,
+// metering and timeouts are all here. Its parts: the timers (session-clock.ts), the audio intake (audio-intake.ts),
+// usage (session-usage.ts) and the lanes.
 //
-// The recognition of the audio is a lane: its engine stream, diarizer, text formatting, language identification,
-// translation and token tracker. A session has one lane, of the mix of the audio's channels; a multichannel session
-// (`enable_multichannel`) one per channel, each fed that channel alone (audio/live-channels.ts), behind the one core:
+// The recognition of the audio is a lane (lane.ts): its engine stream, diarizer, text formatting, language
+// identification, translation and token tracker. A session has one lane, of the mix of the audio's channels; a
+// multichannel session (`enable_multichannel`) one per channel, each fed that channel alone (audio/live-channels.ts):
 // its updates are the lanes' merged (tokens.ts mergeUpdates), each word carrying its channel. Raw audio's lanes open
-// at the start (num_channels); a container's first lane at the start and the others when its header says how many
-// channels it has.
+// at the start (num_channels); a container's first lane at the start and the others when its header says how many.
 import { createChannelSource, type ChannelPcmSource } from '../../audio/live-channels.js';
 import { createPcmSource, type PcmSource } from '../../audio/live-pcm.js';
-import type { DiarizationStream } from '../../engines/diarization/interface.js';
-import type { FinalInfo, SecondPassReport, StreamingSession, Token } from '../../engines/stt/interface.js';
-import { TranslationError } from '../../engines/translate/interface.js';
-import { TranscriptFormatter } from '../../text/format.js';
-import { applyWordControls, hasWordControls } from '../../text/word-controls.js';
+import type { SecondPassReport } from '../../engines/stt/interface.js';
 import { ApiError, shuttingDownError } from '../../wire/api-error.js';
 import type { AuthContext, Caller } from '../auth/service.js';
-import type { ResolvedCatalogModel } from '../models/catalog.js';
-import type { EnrolledSpeaker } from '../speakers/service.js';
-import type { LanguageOptions } from '../translation/tokens.js';
-import { RealtimeTranslationStep } from '../translation/realtime-step.js';
-import { AudioIntake, type IntakeLane } from './audio-intake.js';
+import { AudioIntake } from './audio-intake.js';
 import { isRawInputFormat, languageOptions, MAX_CHANNELS, type RealtimeConfig } from './config.js';
+import { Lane, type LaneSession, type LaneSpec } from './lane.js';
 import { isMark, type LiveSink, type LiveStart, type TranscriptUpdate } from './live-events.js';
-import { openRecognizerStream } from './recognizer-stream.js';
 import { SessionClock } from './session-clock.js';
 import type { SessionHost } from './session-host.js';
 import { SessionUsage } from './session-usage.js';
-import { liveDiarization } from './speaker-names.js';
-import { mergeUpdates, TokenTracker } from './tokens.js';
-import { UtteranceLanguage } from './utterance-language.js';
+import { mergeUpdates } from './tokens.js';
 
 type State = 'awaiting_config' | 'starting' | 'streaming' | 'finishing' | 'closed';
 
 /** An input that came while the session was starting, handled once it streams. */
 type Input = { type: 'audio'; data: Uint8Array } | { type: 'finalize' } | { type: 'keepalive' } | { type: 'end' };
-
-/** The recognition of one channel of the audio (`channel`), or of their mix (channel undefined). */
-interface Lane extends IntakeLane {
-  readonly channel: number | undefined;
-  readonly engine: StreamingSession;
-  readonly tracker: TokenTracker;
-  readonly translation: RealtimeTranslationStep;
-  readonly diarization: DiarizationStream | undefined;
-  /** Speaker of a span of audio, with diarization (for tokens and the translations that follow them). */
-  readonly speakerOf: ((startMs: number, endMs: number) => string) | undefined;
-  /** Written form of final tokens (capitals, punctuation, digits), carried across the lane's utterances. */
-  readonly formatter: TranscriptFormatter | undefined;
-  /** enable_language_identification with a language-id model: each closed utterance's language. */
-  readonly utteranceLanguage: UtteranceLanguage | undefined;
-  /** Final utterances waiting for their language go out in order; finalize and end of stream wait for them. */
-  finals: Promise<void>;
-}
-
-/** What every lane of a session is opened with (the session's model, languages and enrolled speakers). */
-interface LaneSpec {
-  resolved: ResolvedCatalogModel;
-  language: LanguageOptions;
-  enrolled: EnrolledSpeaker[];
-}
 
 export class RealtimeSession {
   private state: State = 'awaiting_config';
@@ -266,115 +231,34 @@ export class RealtimeSession {
     this.intake!.write(msg.data);
   }
 
-  /**
-   * The recognition of `channel` (undefined: of the mix): its engine stream first (a session that finds every
-   * recognizer busy is refused before anything else is made), then its diarizer, formatting, language identification,
-   * translation and tracker. Undefined when the session closed meanwhile.
-   */
+  /** The lane of `channel` (undefined: of the mix), opened and added; undefined when the session closed meanwhile. */
   private async openLane(channel: number | undefined): Promise<Lane | undefined> {
-    const { resolved, language, enrolled } = this.laneSpec!;
-    const { deps, opts } = this.service;
-    const config = this.config;
-    const engine = await openRecognizerStream(resolved, language.language, config, opts, this.abort.signal);
-    if (this.closed) {
-      engine.abort();
-      return undefined;
-    }
-    const { diarizer, speakerMatch } = opts;
-    const diarization = config.enableSpeakerDiarization && diarizer ? liveDiarization(diarizer, enrolled, speakerMatch, config.speakerCount) : undefined;
-    const lid = config.enableLanguageIdentification ? opts.languageId : undefined;
-    const translation: RealtimeTranslationStep = new RealtimeTranslationStep(language, deps.models.translation, this.abort.signal, {
-      emit: (tokens) => {
-        tracker.translated(tokens);
-        this.flush();
-      },
-      fail: (err) =>
-        this.fail(err instanceof TranslationError ? new ApiError('internal_error', 'Internal error: the translation engine failed.', { cause: err }) : err),
-    });
-    const utteranceLanguage = lid
-      ? new UtteranceLanguage({
-          lid,
-          fallback: language.language,
-          waitMs: opts.languageIdWaitMs,
-          signal: this.abort.signal,
-          log: { logger: deps.log, requestId: this.requestId },
-        })
-      : undefined;
-    const tracker = new TokenTracker(config.enableNonFinalTokens, translation.labels, diarization?.speakerOf, config.maxNonFinalTokensDurationMs, channel);
-    const lane: Lane = {
-      channel,
-      engine,
-      tracker,
-      translation,
-      diarization: diarization?.stream,
-      speakerOf: diarization?.speakerOf,
-      formatter: (config.enableTextFormatting ?? opts.formatText) ? new TranscriptFormatter({ language: resolved.languages[0] }) : undefined,
-      utteranceLanguage,
-      finals: Promise.resolve(),
-      nonFinalStartMs: () => tracker.nonFinalStartMs,
-      finalizedUpTo: async (audioMs) => {
-        await lane.finals;
-        tracker.finalizedUpTo(audioMs);
-        this.flush();
-      },
-      audio: utteranceLanguage ? (pcm) => utteranceLanguage.push(pcm) : undefined,
-    };
-    this.lanes.push(lane);
-    engine.on('partial', (t) => this.onPartial(lane, t));
-    engine.on('final', (t, info) => this.onFinal(lane, t, info));
-    engine.on('error', (err) => this.fail(new ApiError('internal_error', 'Speech recognition failed.', { cause: err })));
+    const lane = await Lane.open(this.service, this.laneSpec!, this.asLaneSession, channel);
+    if (lane) this.lanes.push(lane);
     return lane;
   }
 
-  private onPartial(lane: Lane, tokens: Token[]): void {
-    if (this.closed) return;
-    lane.tracker.partial(this.controlled ? applyWordControls(tokens, this.config.wordControls, { partial: true }) : tokens);
-    this.flush();
-  }
-
-  /** The session asked for redaction or the profanity filter. */
-  private get controlled(): boolean {
-    return hasWordControls(this.config.wordControls);
-  }
-
-  private onFinal(lane: Lane, words: Token[], info: FinalInfo): void {
-    if (this.closed) return;
-    this.clock.touch(); // the engine was still working on this client's audio
-    // Non-final tokens stay raw words; final ones are written out (a formatted token spans the words it replaced).
-    const formatted = lane.formatter ? lane.formatter.format(words, { endsUtterance: info.endpoint, endsStream: this.endingStream }) : words;
-    // Redaction and the profanity filter before the words go anywhere (the client, translation, metering counts).
-    const tokens = this.controlled ? applyWordControls(formatted, this.config.wordControls) : formatted;
-    // Final tokens the engine closed at a pause are an endpoint, sent once the utterance's translation (if any) is out.
-    // A pause just before the end of the stream is one too, even when its final tokens arrive after the end frame: the
-    // engine's own close at the end of audio (or at finalize) says endpoint: false.
-    const endpoint = this.config.enableEndpointDetection && info.endpoint;
-    const identify = lane.utteranceLanguage;
-    if (!identify) return this.emitFinal(lane, tokens, endpoint);
-    // The utterance's audio is cut out now; its finals wait (at most languageIdWaitMs) for its language, in order.
-    const language = words.length ? identify.identify(words[0]!.start_ms, words.at(-1)!.end_ms) : undefined;
-    const openFrom = words.at(-1)?.end_ms;
-    lane.finals = lane.finals.then(async () => {
-      const heard = await language;
-      if (!this.closed) this.emitFinal(lane, tokens, endpoint, heard, openFrom);
-    });
-  }
-
-  /** Final tokens of one utterance (labelled with `language` when it was identified), then its translation and `<end>`. */
-  private emitFinal(lane: Lane, tokens: Token[], endpoint: boolean, language?: string, openFrom?: number): void {
-    lane.tracker.final(tokens, language === undefined ? undefined : lane.translation.labelsFor(language), openFrom);
-    const speakerOf = lane.speakerOf;
-    lane.translation.final(
-      speakerOf ? tokens.map((t) => ({ ...t, speaker: speakerOf(t.start_ms, t.end_ms) })) : tokens,
-      endpoint
-        ? () => {
-            lane.tracker.mark('endpoint');
-            this.flush();
-          }
-        : undefined,
-      language,
-    );
-    this.flush();
-  }
+  /** What the lanes see of the session. */
+  private readonly asLaneSession: LaneSession = ((session: RealtimeSession) => ({
+    get closed() {
+      return session.closed;
+    },
+    get endingStream() {
+      return session.endingStream;
+    },
+    get config() {
+      return session.config;
+    },
+    get requestId() {
+      return session.requestId;
+    },
+    get signal() {
+      return session.abort.signal;
+    },
+    flush: () => session.flush(),
+    fail: (err: unknown) => session.fail(err),
+    touch: () => session.clock.touch(),
+  }))(this);
 
   /** A client finalization, in turn with the others and the end of stream (counted while it runs). */
   private clientFinalize(): void {
