@@ -17,7 +17,7 @@ import {
   type QueueStats,
   type WorkOptions,
 } from '../jobs/queue.js';
-import type { WebhookSender } from '../modules/transcriptions/processor.js';
+import type { WebhookSender } from '../modules/transcriptions/outbound-http.js';
 import { TranscriptionsRepository } from '../modules/transcriptions/repository.js';
 import { PROCESS_JOB, WEBHOOK_JOB } from '../modules/transcriptions/service.js';
 import type { UsageKind, UsageMeter } from '../modules/usage/service.js';

@@ -3,7 +3,31 @@
 import type { Settings } from '../../config/settings.js';
 import { DownloadBlockedError, DownloadFailedError, downloadToFile } from '../../lib/ssrf-fetch.js';
 import { deliverWebhook } from '../webhooks/delivery.js';
-import { AudioFetchError, type AudioFetcher, type WebhookSender } from './processor.js';
+
+/** A failed audio_url fetch, already classified into the spec's two record-only error types. */
+export class AudioFetchError extends Error {
+  constructor(
+    readonly type: 'file_download_blocked' | 'file_download_failed',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Fetch `url` into `destPath` (SSRF-checked, size- and time-capped) or throw AudioFetchError. */
+export type AudioFetcher = (url: string, destPath: string, signal: AbortSignal) => Promise<void>;
+
+export interface WebhookDelivery {
+  url: string;
+  body: Record<string, unknown>;
+  authHeaderName: string | null;
+  authHeaderValue: string | null;
+  /** Stable per delivery (not per attempt), for receivers that deduplicate. */
+  messageId: string;
+  /** Aborted when the job queue stops: a receiver that hangs must not hold the shutdown for the attempt's timeout. */
+  signal?: AbortSignal;
+}
+export type WebhookSender = (delivery: WebhookDelivery) => Promise<{ statusCode: number | null; retryable: boolean; error?: string }>;
 
 /** audio_url fetches: SSRF-checked, size- and time-capped; failures classified for the job record. */
 export function audioFetcher(settings: Settings): AudioFetcher {

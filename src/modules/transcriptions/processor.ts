@@ -4,16 +4,15 @@
 import { applyWordControls, hasWordControls } from '../../text/word-controls.js';
 import { speakerBoundsOf, wordControlsOf } from './controls.js';
 import { AudioDecodeError, decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
-import { AudioProbeError, AudioProbeInterrupted, probeAudioFile } from '../../audio/probe.js';
-import type { AudioProbe } from '../../audio/probe-result.js';
+import { AudioProbeInterrupted } from '../../audio/probe.js';
 import type { DiarizationEngine } from '../../engines/diarization/interface.js';
 import type { Recognizer, Token } from '../../engines/stt/interface.js';
 import { TranslationError } from '../../engines/translate/interface.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
-import { type Job, type JobQueue, PermanentJobError } from '../../jobs/queue.js';
+import type { Job, JobQueue } from '../../jobs/queue.js';
 import type { BlobStore } from '../../storage/blob-store.js';
 import { isTransientDatabaseError } from '../../storage/transient-errors.js';
-import { type CompatProfile, type TranscriptionStatus, wireWebhookStatus } from '../../wire/compat.js';
+import type { CompatProfile, TranscriptionStatus } from '../../wire/compat.js';
 import type { BillingGuard } from '../billing/guard.js';
 import type { FilesService } from '../files/service.js';
 import type { ModelCatalog } from '../models/catalog.js';
@@ -31,32 +30,10 @@ import { formatTranscript } from '../../text/format.js';
 import { recognitionContext } from '../../engines/stt/context.js';
 import { BATCH_NICE } from '../../lib/priority.js';
 import { JobFailure, recordingApiErrors } from './job-failure.js';
-import { channelsOf, joinedText, MAX_CHANNELS, mergeChannels } from './channels.js';
-
-/** A failed audio_url fetch, already classified into the spec's two record-only error types. */
-export class AudioFetchError extends Error {
-  constructor(
-    readonly type: 'file_download_blocked' | 'file_download_failed',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Fetch `url` into `destPath` (SSRF-checked, size- and time-capped) or throw AudioFetchError. */
-export type AudioFetcher = (url: string, destPath: string, signal: AbortSignal) => Promise<void>;
-
-export interface WebhookDelivery {
-  url: string;
-  body: Record<string, unknown>;
-  authHeaderName: string | null;
-  authHeaderValue: string | null;
-  /** Stable per delivery (not per attempt), for receivers that deduplicate. */
-  messageId: string;
-  /** Aborted when the job queue stops: a receiver that hangs must not hold the shutdown for the attempt's timeout. */
-  signal?: AbortSignal;
-}
-export type WebhookSender = (delivery: WebhookDelivery) => Promise<{ statusCode: number | null; retryable: boolean; error?: string }>;
+import { channelsOf, joinedText, mergeChannels } from './channels.js';
+import { multichannelCount, probeOf } from './job-audio.js';
+import { AudioFetchError, type AudioFetcher, type WebhookSender } from './outbound-http.js';
+import { deliverTranscriptionWebhook, WEBHOOK_CONCURRENCY } from './webhook-job.js';
 
 export interface ProcessorOptions {
   profile: CompatProfile;
@@ -75,32 +52,6 @@ export interface ProcessorOptions {
   /** Meters each completed transcription (audio seconds of its model). */
   meter?: UsageMeter;
   log?: (level: 'info' | 'warn' | 'error', msg: string, detail?: Record<string, unknown>) => void;
-}
-
-/** Webhook deliveries in flight at once per node. */
-const WEBHOOK_CONCURRENCY = 16;
-
-/** What the audio's check finds (its stated duration, its channels), or a record-only invalid_audio_file. */
-async function probeOf(file: string): Promise<AudioProbe> {
-  try {
-    return await probeAudioFile(file);
-  } catch (err) {
-    if (err instanceof AudioProbeError) throw new JobFailure('invalid_audio_file', `Invalid audio file: ${err.message}.`);
-    throw err;
-  }
-}
-
-/** The channels of a multichannel job's audio: two or more (at most MAX_CHANNELS), else invalid_audio_file. */
-function multichannelCount(probe: AudioProbe): number {
-  const channels = probe.channels ?? 1;
-  if (channels < 2)
-    throw new JobFailure(
-      'invalid_audio_file',
-      'Invalid audio file: enable_multichannel needs audio with two or more channels; this audio has one channel. Send it without enable_multichannel.',
-    );
-  if (channels > MAX_CHANNELS)
-    throw new JobFailure('invalid_audio_file', `Invalid audio file: it has ${channels} channels; enable_multichannel recognises at most ${MAX_CHANNELS}.`);
-  return channels;
 }
 
 /** Recognised words of one channel (or of the mix), before the language step. */
@@ -133,7 +84,8 @@ export class TranscriptionProcessor {
     queue.work<ProcessJobPayload>(PROCESS_JOB, (job) => this.process(job), { concurrency: this.opts.concurrency, maxAttempts: 3 });
     // Deliveries wait on the network, not on this machine: enough of them at once that a few receivers holding
     // their requests until the timeout do not hold every other job's webhook behind them.
-    queue.work<WebhookJobPayload>(WEBHOOK_JOB, (job) => this.deliver(job), {
+    const webhooks = { repo: this.repo, send: this.sendWebhook, profile: this.opts.profile };
+    queue.work<WebhookJobPayload>(WEBHOOK_JOB, (job) => deliverTranscriptionWebhook(webhooks, job), {
       concurrency: WEBHOOK_CONCURRENCY,
       maxAttempts: this.opts.webhookMaxAttempts,
       backoffMs: this.opts.webhookBackoffMs,
@@ -457,25 +409,5 @@ export class TranscriptionProcessor {
       }
       throw err;
     }
-  }
-
-  async deliver(job: Job<WebhookJobPayload>): Promise<void> {
-    const row = await this.repo.getById(job.payload.id);
-    if (!row?.webhook_url) return; // deleted, or no webhook
-    const result = await this.sendWebhook({
-      url: row.webhook_url,
-      body: { id: row.id, status: wireWebhookStatus(job.payload.status, this.opts.profile) },
-      authHeaderName: row.webhook_auth_header_name,
-      authHeaderValue: row.webhook_auth_header_value,
-      messageId: `msg_${job.id}`,
-      signal: job.signal,
-    });
-    // Stopping: no verdict on this attempt, the job is given back and delivered after the restart.
-    job.signal.throwIfAborted();
-    await this.repo.update(row.id, { webhook_status_code: result.statusCode });
-    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) return;
-    const why = result.error ?? `receiver answered ${result.statusCode}`;
-    if (!result.retryable) throw new PermanentJobError(`webhook for ${row.id} not delivered: ${why}`);
-    throw new Error(`webhook for ${row.id} not delivered yet (attempt ${job.attempt}): ${why}`);
   }
 }
