@@ -47,7 +47,14 @@ export interface EngineSlots {
 }
 
 /** How a model pull ends: ready, or the error type of its failed record. */
-export const MODEL_PULL_OUTCOMES = ['ready', 'file_download_blocked', 'file_download_failed', 'invalid_model_archive', 'internal_error'] as const;
+export const MODEL_PULL_OUTCOMES = [
+  'ready',
+  'model_not_available',
+  'file_download_blocked',
+  'file_download_failed',
+  'invalid_model_archive',
+  'internal_error',
+] as const;
 
 export class Metrics {
   readonly registry = new Registry();
@@ -110,7 +117,7 @@ export class Metrics {
     });
     this.modelPulls = new Counter({
       name: 'parlance_model_pulls_total',
-      help: 'Model pulls (POST /v1/admin/models, PARLANCE_MODELS) run on this node by outcome: ready, or the error type they failed with (file_download_blocked, file_download_failed, invalid_model_archive, internal_error).',
+      help: 'Model pulls (POST /v1/admin/models, PARLANCE_MODELS) run on this node by outcome: ready, or the error type they failed with (model_not_available, file_download_blocked, file_download_failed, invalid_model_archive, internal_error).',
       labelNames: ['outcome'],
       registers: [this.registry],
     });

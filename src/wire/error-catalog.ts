@@ -14,7 +14,7 @@ const STREAMING: readonly Surface[] = ['stt_ws', 'tts_ws', 'tts_http'];
 export const errorCatalog = {
   invalid_request: { status: 400, surfaces: ['rest', 'stt_ws', 'tts_ws', 'tts_http'], message: 'Invalid request.' },
   invalid_cursor: { status: 400, surfaces: ['rest'], message: 'Invalid cursor: pass next_page_cursor unchanged.' },
-  model_not_available: { status: 400, surfaces: ['rest', 'async', ...STREAMING], message: 'Model is not available.' },
+  model_not_available: { status: 400, surfaces: ['rest', 'async', ...STREAMING, 'model'], message: 'Model is not available.' },
   max_concurrent_streams_reached: { status: 400, surfaces: ['tts_ws'], message: 'Too many simultaneous streams on this connection.' },
   invalid_stream_state: { status: 400, surfaces: ['tts_ws'], message: "Message is not valid in the stream's current state." },
   invalid_audio_file: { status: 400, surfaces: ['rest', 'async'], message: 'Audio file could not be decoded.' },

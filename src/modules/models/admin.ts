@@ -97,12 +97,14 @@ export class ModelAdmin {
 
   /**
    * Start a pull: 202 with the record. A pull of the same model already under way is that one (one job for
-   * concurrent pulls of a source); bad input that can be told now is 400 invalid_request, what can be told only by
-   * fetching (a private host, a checksum, an archive with no model, a full disk) ends the record failed.
+   * concurrent pulls of a source); a request that is malformed (a field out of its range, an id or alias that is not
+   * one or is held, a path outside the import folder) is 400 invalid_request. A source that names no model (a
+   * catalogue name the catalogue does not have: its record ends failed at once, model_not_available), and what can be
+   * told only by fetching (a private host, a checksum, an archive with no model, a full disk) end the record failed.
    */
   async pull(body: PullBody): Promise<ModelView> {
     const plan = this.plan(body);
-    const id = plannedModelId(plan.kind, plan.options.source, plan.options.id as string | undefined);
+    const id = plannedModelId(plan.kind === 'folder' ? 'folder' : 'archive', plan.options.source, plan.options.id as string | undefined);
     if (!MODEL_ID_RE.test(id))
       throw invalidField('id', `"${id}" is not a model id: lower case letters, digits, . _ -, ending in a version, like whisper-tiny-en-v1`);
     const installed = this.installed();
@@ -123,30 +125,39 @@ export class ModelAdmin {
     // A ready record whose folder is gone (removed by hand) is stale.
     if (existing?.status === 'ready') await this.o.records.delete(id);
     const now = new Date().toISOString();
+    const unknown = plan.kind === 'unknown';
     const row: ModelRow = {
       id,
       source: body.source,
       plan: JSON.stringify({ ...plan, options: { ...plan.options, id } }),
       family: String(plan.options.family ?? 'unknown'),
       type: String(plan.options.type ?? 'unknown'),
-      status: REMOTE.test(plan.options.source) ? 'downloading' : 'installing',
+      status: unknown ? 'failed' : REMOTE.test(plan.options.source) ? 'downloading' : 'installing',
       bytes_received: null,
       bytes_total: null,
       size_bytes: null,
       sha256: null,
-      error_type: null,
-      error_message: null,
+      error_type: unknown ? 'model_not_available' : null,
+      error_message: unknown
+        ? `Unknown catalogue name "${plan.options.source}": GET /v1/admin/models lists the catalogue; or give a URL, or a path in the import folder.`
+        : null,
       created_at: now,
       updated_at: now,
     };
-    const inserted = await this.o.records.insert(row, (tx) => this.o.queue.enqueue(MODEL_PULL_JOB, { id }, { tx, singletonKey: id, maxAttempts: 1 }));
+    // A source that names no model has nothing to run: its record is written failed, with no job.
+    const enqueue = (tx: Parameters<Parameters<ModelRecords['insert']>[1]>[0]) =>
+      unknown ? Promise.resolve() : this.o.queue.enqueue(MODEL_PULL_JOB, { id }, { tx, singletonKey: id, maxAttempts: 1 });
+    const inserted = await this.o.records.insert(row, enqueue);
     if (!inserted) {
       // Another request inserted it first.
       const other = await this.o.records.get(id);
       if (other?.source === body.source) return rowView(other);
       throw invalidField('id', `a pull of ${id} is under way: wait for it, or give another id`);
     }
-    this.o.log.info({ model: id, source: body.source }, 'model pull queued');
+    if (unknown) {
+      this.o.metrics.modelPulls.inc({ outcome: 'model_not_available' });
+      this.o.log.warn({ model: id, source: body.source, error_type: row.error_type, err: row.error_message }, 'model pull failed');
+    } else this.o.log.info({ model: id, source: body.source }, 'model pull queued');
     return rowView(row);
   }
 
@@ -223,7 +234,8 @@ export class ModelAdmin {
     for (const source of sources) {
       try {
         const view = await this.pull({ source });
-        this.o.log.info({ source, model: view.id, status: view.status }, 'PARLANCE_MODELS: model pull under way');
+        if (view.status === 'failed') this.o.log.error({ source, model: view.id, err: view.error_message }, 'PARLANCE_MODELS: this model cannot be pulled');
+        else this.o.log.info({ source, model: view.id, status: view.status }, 'PARLANCE_MODELS: model pull under way');
       } catch (err) {
         const message = (err as Error).message;
         if (/installed already/.test(message)) continue;
@@ -257,10 +269,8 @@ export class ModelAdmin {
     } else if (/[/\\]/.test(source) || /\.(tar\.bz2|tar\.gz|tgz|tar\.xz|tar|onnx)$/.test(source)) {
       from = this.importPath(source);
     } else if (!findEntry(catalogue, source)) {
-      throw invalidField(
-        'source',
-        `unknown catalogue name "${source}": GET /v1/admin/models lists the catalogue; or give a URL, or a path in the import folder`,
-      );
+      // Well formed, but no model by that name: the pull's record ends failed (model_not_available).
+      return { kind: 'unknown', options: { source, id: body.id, family: body.family, type: body.type } };
     }
     let resolved: ResolvedSource;
     try {

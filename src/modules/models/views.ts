@@ -39,9 +39,12 @@ export interface CatalogueView {
   installed: boolean;
 }
 
-/** What the pull job works from (stored with the record, so that any job node can run it). */
+/**
+ * What the pull job works from (stored with the record, so that any job node can run it). `unknown`: a catalogue
+ * name the catalogue does not have (its record ends failed at once; no job runs).
+ */
 export interface Plan {
-  kind: ResolvedSource['kind'];
+  kind: ResolvedSource['kind'] | 'unknown';
   options: Record<string, unknown> & { source: string };
 }
 
