@@ -13,6 +13,7 @@ import type { TranslationRegistryOptions } from '../engines/translate/registry.j
 import { ModelCatalog } from '../modules/models/catalog.js';
 import { aliasesOf, installedModels } from '../modules/models/installed.js';
 import { loadCheck } from '../modules/models/load-check.js';
+import { tellServers, type Told } from '../modules/models/tell-servers.js';
 import { ttsModelRecords } from '../modules/tts/model-records.js';
 import { type CommonOpts, print, settingsFrom, withCommon } from './common.js';
 
@@ -77,7 +78,7 @@ export function modelsCommands(program: Command): void {
     modelsCmd
       .command('pull')
       .description(
-        'download a model (a catalogue name, or the URL or path of a sherpa-onnx .tar.bz2 archive or .onnx file) into the models directory, with its parlance-model.json; an interrupted download resumes; restart the server to offer it',
+        'download a model (a catalogue name, or the URL or path of a sherpa-onnx .tar.bz2 archive or .onnx file) into the models directory, with its parlance-model.json; an interrupted download resumes; servers running on this data directory offer it within seconds',
       )
       .argument('<source>', 'catalogue name (`parlance models catalogue`), URL, or local path'),
   ).action(async (source: string, opts: CommonOpts & SourceFlags) => bring(source, opts, 'pull'));
@@ -120,12 +121,15 @@ export function modelsCommands(program: Command): void {
   withCommon(
     modelsCmd
       .command('remove')
-      .description('remove a model you brought (its folder in the models directory); restart the server')
+      .description('remove a model you brought (its folder in the models directory); servers running on this data directory stop offering it within seconds')
       .argument('<id>', 'the model id'),
   ).action(async (id: string, opts: CommonOpts) => {
-    const dir = removeModel(settingsFrom(opts).modelsDir, id);
+    const settings = settingsFrom(opts);
+    const dir = removeModel(settings.modelsDir, id);
     if (!dir) throw new PullError(`no model ${id} in the models directory`);
-    print(opts, { removed: { id, dir } }, `removed ${id} (${dir})`);
+    const told = await tellServers(settings, { removed: id });
+    warnUntold(told);
+    print(opts, { removed: { id, dir }, servers_told: told.told }, `removed ${id} (${dir})`);
   });
 
   withCommon(modelsCmd.command('translations').description('list the installed translation directions (apertium pairs found at start-up)')).action(
@@ -145,7 +149,8 @@ export function modelsCommands(program: Command): void {
 
 /** `models pull` and `models import`: resolve the source, bring the model, and say what was done. */
 async function bring(source: string, opts: CommonOpts & SourceFlags, command: 'pull' | 'import'): Promise<void> {
-  const { modelsDir } = settingsFrom(opts);
+  const settings = settingsFrom(opts);
+  const { modelsDir } = settings;
   // Environment knobs of this command only (not settings: the server never downloads).
   const resolved = resolveSource(source, opts, loadCatalogue(process.env.PARLANCE_MODELS_CATALOGUE), command);
   const mode = progressMode(opts.json);
@@ -160,8 +165,11 @@ async function bring(source: string, opts: CommonOpts & SourceFlags, command: 'p
           progress: (file) => (mode === 'none' ? undefined : new StderrProgress(file, mode, interval)),
         });
   const m = r.model;
+  const told = await tellServers(settings);
+  warnUntold(told);
   const checked = resolved.kind === 'archive' ? resolved.checkedAgainst : undefined;
-  const lines = [`${m.id}: ${m.family} ${m.type} model in ${m.dir} (restart the server to offer it)`];
+  const when = told.told ? 'servers running on this data directory offer it within seconds' : 'the server offers it from its next start';
+  const lines = [`${m.id}: ${m.family} ${m.type} model in ${m.dir} (${when})`];
   if (r.sha256) {
     lines.push(
       checked
@@ -176,9 +184,16 @@ async function bring(source: string, opts: CommonOpts & SourceFlags, command: 'p
       model: { id: m.id, dir: m.dir, family: m.family, type: m.type, files: m.files, aliases: m.aliases ?? [] },
       archive: r.sha256 ? { source: resolved.options.source, sha256: r.sha256, checked: r.checked, resumed_from: r.resumedFrom } : null,
       skipped_aliases: r.skippedAliases,
+      servers_told: told.told,
     },
     lines.join('\n'),
   );
+}
+
+/** A database that is there but could not be written: the change is made, and running servers see it after a restart. */
+function warnUntold(told: Told): void {
+  if (!told.told && told.reason !== undefined)
+    process.stderr.write(`warning: running servers were not told of the change (${told.reason}): they serve it after a restart\n`);
 }
 
 /** A GET /v1/models entry as listed; a model you brought (or an alias of one) also says whether it loads. */

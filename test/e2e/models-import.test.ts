@@ -117,7 +117,7 @@ describe('parlance models import', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toBe(
-      `energy-own-v2: stt-offline nemo-ctc model in ${path.join(dataDir, 'models', 'energy-own-v2')} (restart the server to offer it)`,
+      `energy-own-v2: stt-offline nemo-ctc model in ${path.join(dataDir, 'models', 'energy-own-v2')} (the server offers it from its next start)`,
     );
     const installed = JSON.parse(readFileSync(path.join(dataDir, 'models', 'energy-own-v2', 'parlance-model.json'), 'utf8')) as Record<string, unknown>;
     expect(installed).toEqual({ ...ownManifest, aliases: ['stt-async-v3'] });

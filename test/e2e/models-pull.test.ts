@@ -384,7 +384,9 @@ describe('the catalogue', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const [first, second] = r.stdout.trim().split('\n');
-    expect(first).toBe(`energy-yes-en-v1: stt-offline nemo-ctc model in ${path.join(dataDir, 'models', 'energy-yes-en-v1')} (restart the server to offer it)`);
+    expect(first).toBe(
+      `energy-yes-en-v1: stt-offline nemo-ctc model in ${path.join(dataDir, 'models', 'energy-yes-en-v1')} (the server offers it from its next start)`,
+    );
     expect(second).toMatch(new RegExp(`^sha256 ${wholeSha} \\(nothing to check it against`));
     const manifest = JSON.parse(readFileSync(path.join(dataDir, 'models', 'energy-yes-en-v1', 'parlance-model.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest).toMatchObject({
