@@ -137,7 +137,9 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   let referenceUrl = settings.errorReferenceUrl || `${settings.publicUrl.replace(/\/+$/, '')}/docs/errors`;
   const errorReferenceUrl = () => referenceUrl;
   const speech = await speechModule(settings, { servesApi, log, jobLog, metrics });
-  const { engines, models, diarizer, speakerMatch, languageId } = speech;
+  const { engines, models, diarizer, speakerMatch, labelling } = speech;
+  // The labelling models change with the models directory: each use asks for the one in use now.
+  const languageId = () => labelling.languageId();
   const queue = openJobQueue(settings, db, metrics, jobLog);
   const parts: ProcessParts = {
     settings,
@@ -153,7 +155,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   const modelsAdmin = modelsAdminModule(parts, speech);
   const files = new FilesService(new FilesRepository(db.kysely, db.dialect), parts.blobs, parts.cursors, settings);
   const { meter, billing, ...usageParts } = usageModule(settings, { db, cursors: parts.cursors, metrics, log });
-  const speakers = speakersModule(parts, { files, diarizer, embeddingModel: speech.speakerEmbeddings?.modelId, meter });
+  const speakers = speakersModule(parts, { files, diarizer, embeddingModel: () => labelling.speakerEmbeddings()?.modelId, meter });
   const { transcriptions, ...transcriptionParts } = transcriptionsModule(parts, {
     files,
     models,
@@ -172,7 +174,7 @@ export async function createContext(settings: Settings): Promise<ContextHandle> 
   metrics.engineSlots(engines);
   metrics.modelLoadFailures(engines.stt);
   const { tts, sockets: ttsSockets, ...ttsParts } = ttsModule(parts, { engines, auth: wsAuth, rateLimits, billing, concurrency, meter, errorReferenceUrl });
-  const voices = voicesModule(parts, { engines, tts, speakerEmbeddings: speech.speakerEmbeddings });
+  const voices = voicesModule(parts, { engines, tts, speakerEmbeddings: () => labelling.speakerEmbeddings() });
   const { realtime, handler: realtimeHandler } = realtimeModule(parts, {
     ...{ auth: wsAuth, models, rateLimits, billing, concurrency, meter, speakers: speakers.speakers },
     ...{ errorReferenceUrl, diarizer, speakerMatch, languageId },

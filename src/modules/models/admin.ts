@@ -48,7 +48,7 @@ export interface ModelAdminOptions {
   tts: TtsRegistry;
   metrics: Metrics;
   log: Logger;
-  /** Models this node uses in a role read at start (language identification, speaker embeddings, the second pass). */
+  /** Models this node uses in a role read at start (the second pass). */
   pinned: ReadonlySet<string>;
 }
 
@@ -179,7 +179,7 @@ export class ModelAdmin {
     if (model && this.o.pinned.has(id))
       throw new ApiError(
         'invalid_request',
-        `Model ${id} is used in a role the server takes at start (language identification, speaker embeddings or the second pass): remove it while the server is stopped (\`parlance models remove ${id}\`).`,
+        `Model ${id} is the second-pass model, which the server takes at start: remove it while the server is stopped (\`parlance models remove ${id}\`).`,
         { status: 409 },
       );
     if (model) {

@@ -2,8 +2,9 @@
 // engines and the catalogs match it (a model added is registered and loads on first use; a model removed leaves the
 // catalogs at once and is unloaded once the sessions that hold it end; new aliases move in one step). Each node calls
 // it when the `models_version` stamp it polls changes (sync()), and the node that made a change calls it at once.
-// Speech-to-text and voice models only: the labelling models (language identification, speaker embeddings) and the
-// second-pass model are read at start. An idle sweep unloads a model nobody used for PARLANCE_MODEL_IDLE_UNLOAD_SECONDS.
+// Speech-to-text and voice models here; the labelling models (language identification, speaker embeddings) are
+// handed each look too (labelling.ts); the second-pass model is read at start. An idle sweep unloads a model nobody
+// used for PARLANCE_MODEL_IDLE_UNLOAD_SECONDS, and closes labelling models taken out of use.
 import { statSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { EngineCatalog } from '../../engines/catalog.js';
@@ -17,6 +18,7 @@ import type { TtsModel } from '../../engines/tts/model.js';
 import { SherpaTtsEngine } from '../../engines/tts/sherpa/engine.js';
 import type { CatalogAlias, ModelCatalog } from './catalog.js';
 import { claimedAliases, ModelClaimError } from './installed.js';
+import type { LabellingModels } from './labelling.js';
 import type { ModelUse } from './use.js';
 
 /** A voice removed while streams may still use it is closed once it has been idle this long (longer than a stream's text pause). */
@@ -29,6 +31,8 @@ export interface LiveModelsOptions {
   use: ModelUse;
   /** The models served since start (the models directory as the engines were built from it). */
   installed: readonly InstalledModel[];
+  /** The language-identification and speaker-embedding models in use, told of each look at the models directory. */
+  labelling?: LabellingModels;
   /** The operator's STT alias pairs (PARLANCE_STT_MODEL_ALIASES). */
   sttAliasPairs: readonly string[];
   /** PARLANCE_TTS_MODELS: when not empty, only these voices are offered. */
@@ -151,14 +155,16 @@ export class LiveModels {
 
   private async apply(): Promise<void> {
     if (this.closed) return;
-    let scanned: InstalledModel[];
+    let all: InstalledModel[];
     try {
-      scanned = scanModelsDir(this.o.modelsDir).filter(served);
+      all = scanModelsDir(this.o.modelsDir);
     } catch (err) {
       // A folder broken meanwhile (by hand) changes nothing until it is fixed.
       this.o.log.error({ err: (err as Error).message }, 'the models directory cannot be read: the models served stay as they were');
       return;
     }
+    this.o.labelling?.update(all);
+    const scanned = all.filter(served);
     const wanted = new Map(scanned.map((m) => [m.id, m]));
     for (const [id, { model, identity: was }] of this.current) {
       const now = wanted.get(id);
@@ -277,6 +283,7 @@ export class LiveModels {
         await engine.close();
       }
     }
+    await this.o.labelling?.sweep(now);
     const idle = this.o.idleUnloadMs;
     if (idle <= 0) return;
     for (const [id, { model }] of this.current) {

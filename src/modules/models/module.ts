@@ -1,18 +1,15 @@
 // The speech engines of a process and the model catalog over them: the engine catalog from the settings and the
-// installed models, the diarizer, speaker embeddings and spoken-language identification, and the /v1/models routes;
-// the models served without a restart (live.ts), and their management over HTTP (modelsAdminModule: /v1/admin/models).
+// installed models, the labelling models (the diarizer, speaker embeddings and spoken-language identification:
+// labelling.ts), and the /v1/models routes; the models served without a restart (live.ts), and their management over
+// HTTP (modelsAdminModule: /v1/admin/models).
 import type { Logger } from 'pino';
 import { engineOptionsFrom } from '../../config/engine-options.js';
 import type { Settings } from '../../config/settings.js';
 import { EngineCatalog } from '../../engines/catalog.js';
 import { loadCatalogue } from '../../engines/model-dir/catalogue.js';
 import { ConfigError } from '../../lib/config-error.js';
-import { BicDiarizer } from '../../engines/diarization/index.js';
-import { EmbeddingDiarizer } from '../../engines/diarization/embedding-diarizer.js';
 import type { DiarizationEngine, MatchThresholds } from '../../engines/diarization/interface.js';
 import { MIN_HEARD_SPEECH_MS } from '../../engines/diarization/voice-print.js';
-import { languageIdentifierFor, type WhisperLanguageIdentifier } from '../../engines/language-id/engine.js';
-import { type SpeakerEmbeddingEngine, speakerEngineFor } from '../../engines/speaker/engine.js';
 import { mount, type Mount } from '../../http/app-types.js';
 import type { Metrics } from '../../http/metrics.js';
 import type { JobLog } from '../../jobs/queue.js';
@@ -21,6 +18,7 @@ import { ModelAdmin } from './admin.js';
 import { adminModelsRoutes } from './admin-routes.js';
 import { ModelCatalog } from './catalog.js';
 import { aliasesOf, installedModels, secondPassModelOf } from './installed.js';
+import { LabellingModels } from './labelling.js';
 import { LiveModels } from './live.js';
 import { ModelRecords } from './records.js';
 import { modelsRoutes } from './routes.js';
@@ -29,16 +27,18 @@ import { ModelUse } from './use.js';
 export interface SpeechModule {
   engines: EngineCatalog;
   models: ModelCatalog;
-  /** One diarizer for both surfaces: it runs after (async) or beside (real-time) any STT model. */
+  /**
+   * One diarizer for both surfaces: it runs after (async) or beside (real-time) any STT model; files are diarized
+   * with speaker embeddings while a speaker-embedding model is installed (labelling.diarizer).
+   */
   diarizer: DiarizationEngine;
-  /** Speaker embeddings, when a speaker-embedding model is installed (files are then diarized with them). */
-  speakerEmbeddings?: SpeakerEmbeddingEngine;
-  languageId?: WhisperLanguageIdentifier;
+  /** The language-identification and speaker-embedding models in use now (they change with the models directory). */
+  labelling: LabellingModels;
   /** How close a voice must be to an enrolled speaker's to be named. */
   speakerMatch: MatchThresholds;
   /** The models users brought, kept in step with the models directory while the server runs. */
   live: LiveModels;
-  /** Models this node uses in a role read at start (labelling, the second pass): not removed while it runs. */
+  /** Models this node uses in a role read at start (the second pass): not removed while it runs. */
   pinned: ReadonlySet<string>;
   routes: Mount;
   close(): Promise<void>;
@@ -59,17 +59,14 @@ export async function speechModule(settings: Settings, deps: { servesApi: boolea
   const use = new ModelUse();
   const models = new ModelCatalog(engines, aliasesOf(installed, engines.stt.offers(), settings), use);
   // Live streams stay BIC; files are diarized with speaker embeddings when a speaker-embedding model is installed.
-  const speakerEmbeddings = speakerEngineFor(installed);
-  const diarizer = speakerEmbeddings ? new EmbeddingDiarizer(speakerEmbeddings, { log: jobLog }) : new BicDiarizer({ log: jobLog });
-  if (speakerEmbeddings) log.info({ model: speakerEmbeddings.modelId }, 'speaker diarization of files with speaker embeddings');
-  const languageId = languageIdentifierFor(installed);
-  if (languageId) log.info({ model: languageId.modelId }, 'spoken language identification of transcripts');
+  const labelling = new LabellingModels(installed, { log, jobLog });
   const live = new LiveModels({
     modelsDir: settings.modelsDir,
     engines,
     catalog: models,
     use,
     installed,
+    labelling,
     sttAliasPairs: settings.sttModelAliases,
     ttsEnabled: settings.ttsModels,
     ttsOptions: options.tts ?? {},
@@ -80,13 +77,12 @@ export async function speechModule(settings: Settings, deps: { servesApi: boolea
   metrics.gauge('parlance_models_loaded', 'Models users brought (speech-to-text and voices) whose weights are in this node’s memory now.', () =>
     live.loadedCount(),
   );
-  const pinned = new Set([speakerEmbeddings?.modelId, languageId?.modelId, secondPassModel].filter((id): id is string => id !== undefined));
+  const pinned = new Set([secondPassModel].filter((id): id is string => id !== undefined));
   return {
     engines,
     models,
-    diarizer,
-    speakerEmbeddings,
-    languageId,
+    diarizer: labelling.diarizer,
+    labelling,
     speakerMatch: { maxDistance: settings.speakerMatchMaxDistance, minSimilarity: settings.speakerMatchMinSimilarity, minSpeechMs: MIN_HEARD_SPEECH_MS },
     live,
     pinned,
@@ -94,8 +90,7 @@ export async function speechModule(settings: Settings, deps: { servesApi: boolea
     async close() {
       await live.close();
       await engines.close();
-      await speakerEmbeddings?.close();
-      await languageId?.close();
+      await labelling.close();
     },
   };
 }

@@ -11,7 +11,11 @@ import { RealtimeService } from './service.js';
 
 export function realtimeModule(
   parts: ProcessParts,
-  deps: Omit<RealtimeDeps, 'log' | 'observe'> & { diarizer: DiarizationEngine; speakerMatch: MatchThresholds; languageId?: LanguageIdentifier },
+  deps: Omit<RealtimeDeps, 'log' | 'observe'> & {
+    diarizer: DiarizationEngine;
+    speakerMatch: MatchThresholds;
+    languageId?: () => LanguageIdentifier | undefined;
+  },
 ): { realtime: RealtimeService; handler: WsHandler } {
   const { metrics } = parts;
   const { diarizer, speakerMatch, languageId, ...rest } = deps;

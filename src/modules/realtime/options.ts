@@ -45,7 +45,13 @@ type RealtimeSettings = Pick<
 /** The sessions' options from the settings and the parts the server built (diarizer, speaker matching). */
 export function realtimeSessionOptions(
   settings: RealtimeSettings,
-  parts: { diarizer?: DiarizationEngine; speakerMatch?: MatchThresholds; ffmpegPath?: string; languageId?: LanguageIdentifier } = {},
+  parts: {
+    diarizer?: DiarizationEngine;
+    speakerMatch?: MatchThresholds;
+    ffmpegPath?: string;
+    /** The language-id model in use now (it changes with the models directory): each session takes the one of its start. */
+    languageId?: () => LanguageIdentifier | undefined;
+  } = {},
 ): RealtimeOptions {
   return {
     audioTimeoutMs: settings.realtimeAudioTimeoutSeconds * 1000,
@@ -57,7 +63,9 @@ export function realtimeSessionOptions(
     diarizer: parts.diarizer,
     speakerMatch: parts.speakerMatch,
     formatText: settings.textFormatting,
-    languageId: parts.languageId,
+    get languageId() {
+      return parts.languageId?.();
+    },
     languageIdWaitMs: settings.realtimeLanguageIdWaitMs,
   };
 }

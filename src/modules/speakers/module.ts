@@ -14,7 +14,7 @@ import { SpeakersService } from './service.js';
 
 export function speakersModule(
   parts: ProcessParts,
-  deps: { files: FilesService; diarizer: DiarizationEngine; embeddingModel?: string; meter: UsageMeter },
+  deps: { files: FilesService; diarizer: DiarizationEngine; embeddingModel?: () => string | undefined; meter: UsageMeter },
 ): { speakers: SpeakersService; references: ReferenceClips; routes: Mount } {
   const { settings, db, blobs } = parts;
   const repo = new SpeakersRepository(db.kysely, db.dialect);

@@ -33,8 +33,8 @@ export interface SpeakerProcessorOptions {
   concurrency: number;
   /** Speech the samples must hold together, ms. */
   minSpeechMs: number;
-  /** The installed speaker-embedding model (the diarizer adds its embeddings to prints), if any. */
-  embeddingModel?: string;
+  /** The speaker-embedding model in use now (the diarizer adds its embeddings to prints), if any. */
+  embeddingModel?: () => string | undefined;
   meter?: UsageMeter;
   clock?: Clock;
   log?: (level: 'info' | 'warn' | 'error', msg: string, detail?: Record<string, unknown>) => void;
@@ -110,7 +110,8 @@ export class SpeakerProcessor {
   /** The sample's kept print, or a new measurement (stored, and metered once per sample). */
   private async printOf(sample: SpeakerSampleRow, signal: AbortSignal): Promise<VoicePrint> {
     const kept = sample.print ? (JSON.parse(sample.print) as VoicePrint) : undefined;
-    if (kept && kept.embedding?.model === this.opts.embeddingModel) return kept;
+    const embeddingModel = this.opts.embeddingModel?.();
+    if (kept && kept.embedding?.model === embeddingModel) return kept;
     const startedAt = this.clock.now();
     const { print, audioMs } = await this.measure(sample, signal);
     await this.repo.setSamplePrint(sample.id, JSON.stringify(print), Math.round(print.speechMs));
@@ -121,7 +122,7 @@ export class SpeakerProcessor {
       actor: { organizationId: sample.organization_id, projectId: sample.project_id, apiKeyId: sample.api_key_id, source: sample.source },
       requestId: sample.request_id,
       clientReferenceId: null,
-      model: this.opts.embeddingModel ?? FEATURES_MODEL,
+      model: embeddingModel ?? FEATURES_MODEL,
       startTime: startedAt,
       inputAudioMs: audioMs,
     });

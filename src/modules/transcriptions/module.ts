@@ -25,7 +25,8 @@ export interface TranscriptionsDeps {
   speakers: SpeakersService;
   speakerMatch: MatchThresholds;
   diarizer: DiarizationEngine;
-  languageId?: LanguageIdentifier;
+  /** The language-identification model in use now, if any (it changes with the models directory). */
+  languageId?: () => LanguageIdentifier | undefined;
 }
 
 export function transcriptionsModule(parts: ProcessParts, deps: TranscriptionsDeps): { transcriptions: TranscriptionsService; routes: Mount } {

@@ -44,8 +44,11 @@ export interface ProcessorOptions {
   webhookBackoffMs: (attempt: number) => number;
   /** Labels tokens with speakers for transcriptions created with enable_speaker_diarization. */
   diarizer: DiarizationEngine;
-  /** The installed language-id model: with enable_language_identification, each segment is labelled with its language. */
-  languageId?: LanguageIdentifier;
+  /**
+   * The language-id model in use now (asked at each job: it changes with the models directory): with
+   * enable_language_identification, each segment is labelled with its language.
+   */
+  languageId?: () => LanguageIdentifier | undefined;
   /** Enrolled speakers still ready among those a transcription asked for, and how close a voice must be to be one. */
   speakers?: { enrolled(projectId: string, ids: string[]): Promise<Recognition['enrolled']>; thresholds: MatchThresholds };
   clock?: Clock;
@@ -363,7 +366,7 @@ export class TranscriptionProcessor {
     signal: AbortSignal,
     channel: number | undefined,
   ): Promise<(string | undefined)[] | undefined> {
-    const lid = this.opts.languageId;
+    const lid = this.opts.languageId?.();
     if (!lid || words.length === 0) return undefined;
     try {
       // Each segment from its first word's start to its last word's end.

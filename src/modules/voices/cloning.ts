@@ -116,9 +116,14 @@ export class VoiceCloner {
 
   constructor(
     private readonly cacheDir: string,
-    /** Chooses base voices by speaker embedding when set. */
-    readonly embedder?: SpeakerEmbedder,
+    /** Chooses base voices by speaker embedding when set: an embedder, or the one in use now (it may change). */
+    private readonly embedderOf?: SpeakerEmbedder | (() => SpeakerEmbedder | undefined),
   ) {}
+
+  /** The speaker-embedding model in use now, if any. */
+  get embedder(): SpeakerEmbedder | undefined {
+    return typeof this.embedderOf === 'function' ? this.embedderOf() : this.embedderOf;
+  }
 
   /** Speak `text` with a built-in voice and the given adaptation; 16 kHz PCM for measuring. */
   async render(model: TtsModel, voice: TtsVoice, text: string, opts: RenderOptions = {}): Promise<Buffer> {
@@ -203,11 +208,13 @@ export class VoiceCloner {
   builtinEmbeddings(model: TtsModel): Promise<Map<string, number[]>> {
     const embedder = this.embedder;
     if (!embedder) return Promise.resolve(new Map());
-    let p = this.embeddings.get(model.id);
+    // By embedding model too: another one installed meanwhile embeds the voices anew.
+    const key = `${embedder.modelId}\n${model.id}`;
+    let p = this.embeddings.get(key);
     if (!p) {
       p = this.loadOrEmbed(model, embedder);
-      p.catch(() => this.embeddings.delete(model.id));
-      this.embeddings.set(model.id, p);
+      p.catch(() => this.embeddings.delete(key));
+      this.embeddings.set(key, p);
     }
     return p;
   }

@@ -2,7 +2,7 @@
 // run jobs), the TTS service's resolver of a cloned voice id, and the routes.
 import path from 'node:path';
 import type { EngineCatalog } from '../../engines/catalog.js';
-import type { SpeakerEmbeddingEngine } from '../../engines/speaker/engine.js';
+import type { SpeakerEmbedder } from '../../engines/speaker/engine.js';
 import { mount, type Mount } from '../../http/app-types.js';
 import type { ProcessParts } from '../../process-parts.js';
 import type { TtsService } from '../tts/service.js';
@@ -14,7 +14,7 @@ import { VoicesService } from './service.js';
 
 export function voicesModule(
   parts: ProcessParts,
-  deps: { engines: EngineCatalog; tts: TtsService; speakerEmbeddings?: SpeakerEmbeddingEngine },
+  deps: { engines: EngineCatalog; tts: TtsService; speakerEmbeddings?: () => SpeakerEmbedder | undefined },
 ): { voices: VoicesService; routes: Mount } {
   const { settings, blobs } = parts;
   const repo = new VoicesRepository(parts.db.kysely);
