@@ -5,26 +5,22 @@ import { applyWordControls, hasWordControls } from '../../text/word-controls.js'
 import { speakerBoundsOf, wordControlsOf } from './controls.js';
 import { AudioDecodeError, decodeToPcm, PCM_BYTES_PER_SECOND } from '../../audio/decode.js';
 import { AudioProbeInterrupted } from '../../audio/probe.js';
-import type { DiarizationEngine } from '../../engines/diarization/interface.js';
 import type { Recognizer, Token } from '../../engines/stt/interface.js';
 import { TranslationError } from '../../engines/translate/interface.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import type { Job, JobQueue } from '../../jobs/queue.js';
 import type { BlobStore } from '../../storage/blob-store.js';
 import { isTransientDatabaseError } from '../../storage/transient-errors.js';
-import type { CompatProfile, TranscriptionStatus } from '../../wire/compat.js';
+import type { TranscriptionStatus } from '../../wire/compat.js';
 import type { BillingGuard } from '../billing/guard.js';
 import type { FilesService } from '../files/service.js';
 import type { ModelCatalog } from '../models/catalog.js';
-import type { UsageMeter } from '../usage/service.js';
 import type { TranslationConfig, TranslationPlan } from '../translation/plan.js';
 import { splitSegments, transcriptTokens } from '../translation/tokens.js';
-import type { LanguageIdentifier } from '../../engines/language-id/engine.js';
 import { identifySegmentLanguages } from './language-labels.js';
 import type { TranscriptionRow, TranscriptionsRepository } from './repository.js';
 import type { TranscriptToken } from './schemas.js';
 import { addSpeakerLabels, type KnownSpeaker, type Recognition } from './speaker-labels.js';
-import type { MatchThresholds } from '../../engines/diarization/interface.js';
 import { PROCESS_JOB, type ProcessJobPayload, type TranscriptionsService, WEBHOOK_JOB, type WebhookJobPayload } from './service.js';
 import { formatTranscript } from '../../text/format.js';
 import { recognitionContext } from '../../engines/stt/context.js';
@@ -34,28 +30,7 @@ import { channelsOf, joinedText, mergeChannels } from './channels.js';
 import { multichannelCount, probeOf } from './job-audio.js';
 import { AudioFetchError, type AudioFetcher, type WebhookSender } from './outbound-http.js';
 import { deliverTranscriptionWebhook, WEBHOOK_CONCURRENCY } from './webhook-job.js';
-
-export interface ProcessorOptions {
-  profile: CompatProfile;
-  maxAudioMs: number;
-  maxTokens: number;
-  concurrency: number;
-  webhookMaxAttempts: number;
-  webhookBackoffMs: (attempt: number) => number;
-  /** Labels tokens with speakers for transcriptions created with enable_speaker_diarization. */
-  diarizer: DiarizationEngine;
-  /**
-   * The language-id model in use now (asked at each job: it changes with the models directory): with
-   * enable_language_identification, each segment is labelled with its language.
-   */
-  languageId?: () => LanguageIdentifier | undefined;
-  /** Enrolled speakers still ready among those a transcription asked for, and how close a voice must be to be one. */
-  speakers?: { enrolled(projectId: string, ids: string[]): Promise<Recognition['enrolled']>; thresholds: MatchThresholds };
-  clock?: Clock;
-  /** Meters each completed transcription (audio seconds of its model). */
-  meter?: UsageMeter;
-  log?: (level: 'info' | 'warn' | 'error', msg: string, detail?: Record<string, unknown>) => void;
-}
+import type { ProcessorOptions } from './processor-options.js';
 
 /** Recognised words of one channel (or of the mix), before the language step. */
 interface ChannelWords {
