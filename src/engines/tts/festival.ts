@@ -14,6 +14,7 @@ import type { EngineVoice, Gender, SynthesisChunk, SynthesisOptions, TtsEngine, 
 import { commandExists, OUT_FILE, runWavProcess } from './process.js';
 import { segments } from './text.js';
 import { FESTIVAL_CURATED } from './voice-table.js';
+import { decodeFestivalOutput, FESTIVAL_WORDS_HOOK, festivalWordTimes } from './festival-words.js';
 import { buildVoices } from './voices.js';
 import { INTERACTIVE_NICE } from '../../lib/priority.js';
 
@@ -188,14 +189,17 @@ export class FestivalEngine implements TtsEngine {
         ? []
         : [`(Parameter.set 'Duration_Stretch ${(1 / speed).toFixed(3)})`];
     const tempo = voice.endsWith('_clunits') && Math.abs(speed - 1) > 0.005 ? `atempo=${speed.toFixed(3)}` : undefined;
-    const args = ['-o', OUT_FILE, '-F', String(v.sampleRate), '-eval', `(voice_${voice})`, ...rateControl.flatMap((e) => ['-eval', e])];
+    // Word times: festival prints its own (festival-words.ts).
+    const words = opts.wordTimings ? ['-eval', FESTIVAL_WORDS_HOOK] : [];
+    const args = ['-o', OUT_FILE, '-F', String(v.sampleRate), '-eval', `(voice_${voice})`, ...rateControl.flatMap((e) => ['-eval', e]), ...words];
     for await (const seg of segments(text)) {
       // A segment the voice cannot pronounce (another script, only symbols) is silent, not a failure.
       if (!festivalSpeaks(seg, v)) {
         yield { pcm: Buffer.alloc(0), sampleRate: v.sampleRate, text: seg };
         continue;
       }
-      let { pcm } = await runWavProcess(this.bin, args, { stdin: encodeForFestival(seg, v.coding), signal: opts.signal, emptyOk: true });
+      const out = await runWavProcess(this.bin, args, { stdin: encodeForFestival(seg, v.coding), signal: opts.signal, emptyOk: true });
+      let pcm = out.pcm;
       // Cluster-unit voices play their recorded units at their own pace: change the tempo, keep the pitch.
       if (tempo && pcm.length)
         pcm = await decodeToBuffer(Readable.from([pcm]), {
@@ -205,7 +209,8 @@ export class FestivalEngine implements TtsEngine {
           signal: opts.signal,
           nice: INTERACTIVE_NICE,
         });
-      yield { pcm, sampleRate: v.sampleRate, text: seg };
+      const timed = opts.wordTimings && out.stdout ? festivalWordTimes(seg, decodeFestivalOutput(out.stdout, v.coding), tempo ? 1 / speed : 1) : undefined;
+      yield { pcm, sampleRate: v.sampleRate, text: seg, ...(timed ? { words: timed } : {}) };
     }
   }
 }

@@ -3,6 +3,7 @@
 import type { TtsEngineDescriptor } from './descriptor.js';
 import type { EngineVoice, SynthesisChunk, SynthesisOptions, TtsEngine } from './interface.js';
 import { commandExists, OUT_FILE, runWavProcess } from './process.js';
+import { fliteWords } from './flite-words.js';
 import { segments } from './text.js';
 import { FLITE_CURATED } from './voice-table.js';
 import { buildVoices } from './voices.js';
@@ -31,9 +32,11 @@ export class FliteEngine implements TtsEngine {
     const stretch = (1 / (opts.speed ?? 1)).toFixed(3);
     for await (const seg of segments(text)) {
       // -t takes the next argument as text verbatim, whatever it starts with.
-      const args = ['-voice', voice, '--setf', `duration_stretch=${stretch}`, '-t', seg, '-o', OUT_FILE];
-      const { pcm, sampleRate } = await runWavProcess(this.bin, args, { signal: opts.signal });
-      yield { pcm, sampleRate, text: seg };
+      // -psdur: flite prints its phone segments' end times, which become word times (flite-words.ts).
+      const args = ['-voice', voice, '--setf', `duration_stretch=${stretch}`, ...(opts.wordTimings ? ['-psdur'] : []), '-t', seg, '-o', OUT_FILE];
+      const { pcm, sampleRate, stdout } = await runWavProcess(this.bin, args, { signal: opts.signal });
+      const words = opts.wordTimings && stdout ? await fliteWords(seg, stdout.toString('utf8'), pcm.length / 2 / sampleRate) : undefined;
+      yield { pcm, sampleRate, text: seg, ...(words ? { words } : {}) };
     }
   }
 }

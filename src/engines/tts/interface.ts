@@ -3,6 +3,7 @@
 // synthesizes: the first sentence's audio is out while later text is still arriving or being spoken.
 // Engines run their synthesizer in child processes or worker threads; nothing here blocks the event loop.
 import type { SsmlDocument } from './ssml/parse.js';
+import type { WordTiming } from './word-timings.js';
 
 export interface TtsLanguage {
   /** Two-letter language code (the API's `language`). */
@@ -28,6 +29,8 @@ export interface SynthesisOptions {
   speed?: number;
   /** Pitch range (intonation) relative to the voice's own, 1 = unchanged; only where supportsPitchRange. */
   pitchRange?: number;
+  /** The caller wants word times: engines that know them (festival, flite) put them on each chunk (`words`). */
+  wordTimings?: boolean;
   signal?: AbortSignal;
 }
 
@@ -45,6 +48,11 @@ export interface SynthesisChunk {
    * at their edges included (the pipeline joins them: ssml/pauses.ts).
    */
   pauseSeconds?: number;
+  /**
+   * The words of `text` with their times relative to this chunk's start, in seconds, when asked (wordTimings) and the
+   * engine knows them; otherwise the pipeline derives them (word-timings.ts says which engine uses which method).
+   */
+  words?: WordTiming[];
 }
 
 export interface TtsEngine {

@@ -49,19 +49,18 @@ export function parseWav(buf: Buffer): { sampleRate: number; pcm: Buffer } {
   throw new SynthesisError('synthesizer output has no data chunk');
 }
 
-export function runWavProcess(
-  cmd: string,
-  args: string[],
-  opts: { stdin?: string | Buffer; signal?: AbortSignal; emptyOk?: boolean },
-): Promise<{ sampleRate: number; pcm: Buffer }> {
+/** A synthesizer's audio; `stdout` is what it printed when it wrote the audio to a file (OUT_FILE). */
+export interface WavOutput {
+  sampleRate: number;
+  pcm: Buffer;
+  stdout?: Buffer;
+}
+
+export function runWavProcess(cmd: string, args: string[], opts: { stdin?: string | Buffer; signal?: AbortSignal; emptyOk?: boolean }): Promise<WavOutput> {
   return synthesisGate.run(() => runNow(cmd, args, opts), opts.signal);
 }
 
-async function runNow(
-  cmd: string,
-  args: string[],
-  opts: { stdin?: string | Buffer; signal?: AbortSignal; emptyOk?: boolean },
-): Promise<{ sampleRate: number; pcm: Buffer }> {
+async function runNow(cmd: string, args: string[], opts: { stdin?: string | Buffer; signal?: AbortSignal; emptyOk?: boolean }): Promise<WavOutput> {
   opts.signal?.throwIfAborted();
   const outFile = args.includes(OUT_FILE) ? path.join(tmpdir(), `parlance-tts-${randomBytes(8).toString('hex')}.wav`) : undefined;
   if (outFile) args = args.map((a) => (a === OUT_FILE ? outFile : a));
@@ -87,9 +86,10 @@ async function runNow(
     opts.signal?.throwIfAborted();
     if (code !== 0) throw new SynthesisError(`${cmd} exited with ${code}: ${stderr.trim().split('\n')[0] ?? ''}`);
     const wav = outFile ? await readFile(outFile) : Buffer.concat(out);
+    const stdout = outFile ? { stdout: Buffer.concat(out) } : {};
     // Festival writes nothing, successfully, for an utterance without a single word it could say.
-    if (wav.length === 0 && opts.emptyOk) return { sampleRate: 0, pcm: wav };
-    return parseWav(wav);
+    if (wav.length === 0 && opts.emptyOk) return { sampleRate: 0, pcm: wav, ...stdout };
+    return { ...parseWav(wav), ...stdout };
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
     if (outFile) await rm(outFile, { force: true });
