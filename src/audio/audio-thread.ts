@@ -39,11 +39,16 @@ export async function voiceProfileOffThread(pcm16k: Buffer): Promise<VoiceProfil
 
 /** `pcm` (mono s16le) without its leading and trailing silence, keeping a short pad (reduce_silence). */
 export async function trimSilenceOffThread(pcm: Buffer, rate: number): Promise<Buffer> {
+  const [start, end] = await silenceBoundsOffThread(pcm, rate);
+  return pcm.subarray(start, end);
+}
+
+/** The byte range trimSilenceOffThread keeps of `pcm`. */
+export async function silenceBoundsOffThread(pcm: Buffer, rate: number): Promise<[number, number]> {
   const t = threads.output;
-  const [start, end] = t.available()
+  return t.available()
     ? ((await t.call({ op: 'silence-bounds', pcm: new Uint8Array(pcm), rate })) as { bounds: [number, number] }).bounds
     : silenceBounds(pcm, rate);
-  return pcm.subarray(start, end);
 }
 
 export interface OffThreadEncoder {

@@ -105,6 +105,20 @@ export const TtsAudioFrame = Type.Object(
 );
 export type TtsAudioFrame = Static<typeof TtsAudioFrame>;
 
+/** A spoken word and its time in the audio, in milliseconds from the start of the stream (or of the response's audio). */
+export const TtsWordTimestamp = Type.Object(
+  { text: Type.String(), start_ms: Type.Integer({ minimum: 0 }), end_ms: Type.Integer({ minimum: 0 }) },
+  { additionalProperties: false },
+);
+export type TtsWordTimestamp = Static<typeof TtsWordTimestamp>;
+
+/**
+ * Word times (a start with `word_timestamps: true`): sent just before the audio frame whose audio they describe, or
+ * before audio_end for words whose audio is already out; words in order, times never going back.
+ */
+export const TtsWordTimestampsFrame = Type.Object({ stream_id: Type.String(), word_timestamps: Type.Array(TtsWordTimestamp) }, { additionalProperties: false });
+export type TtsWordTimestampsFrame = Static<typeof TtsWordTimestampsFrame>;
+
 /** The stream's audio is complete (never sent when the audio cap cut it). */
 export const TtsAudioEndFrame = Type.Object(
   { stream_id: Type.String(), audio_end: Type.Literal(true), timestamps: Type.Optional(TtsTimestamps) },
@@ -130,7 +144,7 @@ export type TtsErrorBody = Static<typeof TtsErrorBody>;
 export const TtsErrorFrame = Type.Object({ stream_id: Type.Optional(Type.String()), ...TtsErrorBody.properties }, { additionalProperties: false });
 export type TtsErrorFrame = Static<typeof TtsErrorFrame>;
 
-export const TtsServerFrame = Type.Union([TtsAudioFrame, TtsAudioEndFrame, TtsTerminatedFrame, TtsErrorFrame]);
+export const TtsServerFrame = Type.Union([TtsAudioFrame, TtsWordTimestampsFrame, TtsAudioEndFrame, TtsTerminatedFrame, TtsErrorFrame]);
 export type TtsServerFrame = Static<typeof TtsServerFrame>;
 
 export function ttsErrorBody(err: ApiError, requestId: string, referenceUrl: string): TtsErrorBody {

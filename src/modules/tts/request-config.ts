@@ -85,8 +85,14 @@ export type TtsRequestFields = Static<typeof TtsRequestFields>;
 export const TtsHttpBody = Type.Composite([TtsRequestFields, Type.Object({ text: Type.String() })], Loose);
 export type TtsHttpBody = Static<typeof TtsHttpBody>;
 
-/** A /tts-websocket stream start: the generation parameters and return_timestamps (stream_id and api_key: tts-frames.ts). */
-export const TtsStartFields = Type.Composite([TtsRequestFields, Type.Object({ return_timestamps: Type.Optional(Type.Boolean()) })], Loose);
+/**
+ * A /tts-websocket stream start: the generation parameters, return_timestamps (character timings on the audio frames)
+ * and word_timestamps (word frames before the audio); stream_id and api_key: tts-frames.ts.
+ */
+export const TtsStartFields = Type.Composite(
+  [TtsRequestFields, Type.Object({ return_timestamps: Type.Optional(Type.Boolean()), word_timestamps: Type.Optional(Type.Boolean()) })],
+  Loose,
+);
 export type TtsStartFields = Static<typeof TtsStartFields>;
 
 const httpBody = compileValidator(TtsHttpBody, { nullAsAbsent: true });

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { abortable } from '../../lib/abortable.js';
 import { ApiError } from '../../wire/api-error.js';
-import type { TtsTimestamps } from '../../wire/tts-frames.js';
+import type { TtsTimestamps, TtsWordTimestamp } from '../../wire/tts-frames.js';
 import { type Caller, sessionDeadline } from '../auth/service.js';
 import type { Admission } from '../limits/admission.js';
 import type { UsageMeter } from '../usage/service.js';
@@ -27,6 +27,8 @@ export interface SpeechRequest {
   /** Usage that could not be recorded once the answer was over is logged here, as `<label> usage not recorded`. */
   log: Pick<Logger, 'error'>;
   label: string;
+  /** Word times with the audio (TtsOutputChunk.words, SpeechResult.words). */
+  words?: boolean;
 }
 
 export interface SpeechResult {
@@ -38,6 +40,8 @@ export interface SpeechResult {
   truncated: boolean;
   /** Character timings not attached to a chunk yet. */
   timestamps?: TtsTimestamps;
+  /** Word times not attached to a chunk yet (when asked for). */
+  words?: TtsWordTimestamp[];
 }
 
 /** Where the audio goes. Each call is awaited (backpressure); what one throws fails the synthesis. */
@@ -83,7 +87,7 @@ export async function speak(deps: SpeakDeps, req: SpeechRequest, caller: SpeechC
   try {
     // The client may have gone while the slot was being taken.
     signal?.throwIfAborted();
-    const o = (out = synthesize(req.cfg, req.text.source, deps.maxAudioSeconds, stop.signal));
+    const o = (out = synthesize(req.cfg, req.text.source, deps.maxAudioSeconds, stop.signal, { words: req.words }));
     const next = () => abortable(o.chunks.next(), stop.signal);
     let chunk: IteratorResult<TtsOutputChunk>;
     try {
@@ -100,7 +104,14 @@ export async function speak(deps: SpeakDeps, req: SpeechRequest, caller: SpeechC
       throw new UsageNotRecorded(err);
     });
     stop.signal.throwIfAborted();
-    await sink.end({ characters: req.text.characters(), seconds: o.seconds(), truncated: o.truncated(), timestamps: o.takeTimestamps() });
+    const words = o.takeWords();
+    await sink.end({
+      characters: req.text.characters(),
+      seconds: o.seconds(),
+      truncated: o.truncated(),
+      timestamps: o.takeTimestamps(),
+      ...(words ? { words } : {}),
+    });
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);

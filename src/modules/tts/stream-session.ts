@@ -264,7 +264,8 @@ export class TtsSession {
       if (s.status === 'starting') s.status = 'active';
       const log = this.deps.log.child({ stream_id: id });
       const text = tts.streamText(s.text, cfg, fields.text_format);
-      await tts.speak({ cfg, text, requestId, startedAt, log, label: 'tts' }, auth, this.sink(s, fields.return_timestamps === true), s.ac.signal);
+      const words = fields.word_timestamps === true;
+      await tts.speak({ cfg, text, requestId, startedAt, log, label: 'tts', words }, auth, this.sink(s, fields.return_timestamps === true), s.ac.signal);
     } catch (err) {
       if (over(s) || this.closed) return;
       // Work that cannot be billed ends in an error, not in audio_end.
@@ -286,11 +287,14 @@ export class TtsSession {
     return {
       start: () => undefined,
       audio: (chunk) => {
+        // Word times go out just before the audio they describe.
+        if (chunk.words) this.send({ stream_id: s.id, word_timestamps: chunk.words });
         const frame: TtsAudioFrame = { stream_id: s.id, audio: chunk.audio.toString('base64') };
         if (returnTimestamps && chunk.timestamps) frame.timestamps = chunk.timestamps;
         this.send(frame);
       },
       end: (result) => {
+        if (result.words) this.send({ stream_id: s.id, word_timestamps: result.words });
         // Generation stopped at the cap: the last chunk went out without audio_end; error, then terminated.
         if (result.truncated)
           throw new ApiError('max_audio_duration_reached', 'Generated audio reached the 2-minute limit; the rest of the text was not spoken.');
