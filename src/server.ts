@@ -141,7 +141,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
 }
 
 /** Paths the separate TTS interface answers; everything else there is 404. */
-const TTS_HTTP_PATHS = new Set(['/tts', '/v1/tts-models', '/health', '/ready']);
+const TTS_HTTP_PATHS = new Set(['/tts', '/tts/with-timestamps', '/v1/tts-models', '/health', '/ready']);
 
 /**
  * The TTS interface on its own port (the SDKs keep a separate TTS base URL): a plain HTTP server handing the TTS

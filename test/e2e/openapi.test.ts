@@ -73,8 +73,8 @@ describe('GET /openapi.json', () => {
     expect(names).toEqual(expect.arrayContaining(['limit', 'cursor']));
   });
 
-  it('every documented path is under /v1, but POST /tts (the TTS interface, served on the same origin)', () => {
-    for (const p of Object.keys(doc.paths)) expect(p.startsWith('/v1/') || p === '/tts', p).toBe(true);
+  it('every documented path is under /v1, but POST /tts and /tts/with-timestamps (the TTS interface, served on the same origin)', () => {
+    for (const p of Object.keys(doc.paths)) expect(p.startsWith('/v1/') || p === '/tts' || p === '/tts/with-timestamps', p).toBe(true);
   });
 
   it('documents the JSON body of POST /tts', () => {

@@ -1,12 +1,14 @@
-// Text-to-speech over HTTP: GET /v1/tts-models, GET /v1/tts-voices, POST /tts (streamed audio). Transport
-// only: parse, authenticate, delegate to TtsService, stream the bytes (stream-response.ts), render errors in the TTS body.
+// Text-to-speech over HTTP: GET /v1/tts-models, GET /v1/tts-voices, POST /tts (streamed audio), POST
+// /tts/with-timestamps (the audio and its word times as JSON). Transport only: parse, authenticate, delegate to
+// TtsService, stream the bytes (stream-response.ts) or collect them (timed-response.ts), render errors in the TTS body.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from '../../http/app-types.js';
 import { toApiError } from '../../http/error-mapping.js';
 import { ttsErrorBody } from '../../wire/tts-frames.js';
 import { AuthService } from '../auth/service.js';
 import { parseTtsBody } from './request-config.js';
-import { generateSpeechSchema, listTtsModelsSchema, listTtsVoicesSchema } from './schemas.js';
+import { generateSpeechSchema, generateSpeechWithTimestampsSchema, listTtsModelsSchema, listTtsVoicesSchema } from './schemas.js';
+import { timedSpeech } from './timed-response.js';
 import type { VoiceQuery } from './voice-list.js';
 import { streamSpeech } from './stream-response.js';
 import type { TtsService } from './service.js';
@@ -37,15 +39,27 @@ export const ttsRoutes: RoutePlugin<TtsRoutesOptions> = async (app, { tts, error
       .send(ttsErrorBody(apiErr, req.id, errorReferenceUrl()));
   };
 
+  const speechRoute = {
+    validatorCompiler: passThrough,
+    errorHandler: renderError,
+    onRequest: async (req: FastifyRequest) => {
+      req.auth = await tts.admission.authorize(AuthService.bearerToken(req.headers.authorization));
+    },
+  };
+
+  app.post('/tts/with-timestamps', { schema: generateSpeechWithTimestampsSchema, ...speechRoute }, async (req, reply) => {
+    const startedAt = new Date();
+    const body = parseTtsBody(req.body);
+    const cfg = await tts.resolveConfigFor(req.auth, body);
+    const text = tts.checkText(body.text, cfg);
+    return timedSpeech(tts, req, reply, cfg, text, startedAt);
+  });
+
   app.post(
     '/tts',
     {
       schema: generateSpeechSchema,
-      validatorCompiler: passThrough,
-      errorHandler: renderError,
-      onRequest: async (req) => {
-        req.auth = await tts.admission.authorize(AuthService.bearerToken(req.headers.authorization));
-      },
+      ...speechRoute,
     },
     async (req, reply) => {
       const startedAt = new Date();

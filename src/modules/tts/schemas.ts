@@ -3,7 +3,7 @@
 // voice-list.ts.
 import { Type } from '@sinclair/typebox';
 import { ErrorBody } from '../../wire/schemas.js';
-import { TtsErrorBody } from '../../wire/tts-frames.js';
+import { TtsErrorBody, TtsWordTimestamp } from '../../wire/tts-frames.js';
 import { TtsHttpBody } from './request-config.js';
 
 const Voice = Type.Object({
@@ -73,4 +73,23 @@ export const generateSpeechSchema = {
     'A streamed WAV header carries placeholder lengths (0xFFFFFFFF): read to the end of the response.',
   body: TtsHttpBody,
   response: { '4xx': TtsErrorBody, 500: TtsErrorBody },
+};
+
+export const generateSpeechWithTimestampsSchema = {
+  tags: ['tts'],
+  summary: 'Generate speech with the time of every spoken word, answered whole as JSON (TTS interface, not versioned)',
+  description:
+    "Takes POST /tts's body, with the same validation and errors. Answers once the audio is complete: the audio in the requested audio_format " +
+    '(base64; a wav has exact sizes) and each word of the text with its start and end in the audio, in milliseconds, in order. ' +
+    'festival and flite voices time their words themselves; espeak-ng and sherpa-onnx voices have them estimated from the audio.',
+  body: TtsHttpBody,
+  response: {
+    200: Type.Object({
+      audio_base64: Type.String({ contentEncoding: 'base64' }),
+      audio_format: Type.String(),
+      words: Type.Array(TtsWordTimestamp),
+    }),
+    '4xx': TtsErrorBody,
+    500: TtsErrorBody,
+  },
 };
