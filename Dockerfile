@@ -35,6 +35,8 @@ COPY --from=build /app/dist dist/
 COPY --from=build /app/dist-console dist-console/
 COPY --from=build /app/node_modules node_modules/
 COPY --from=build /app/native/pocketsphinx/build/Release native/pocketsphinx/build/Release/
+# espeak-ng's word timings (TTS word timestamps; built by `make setup` beside the addon).
+COPY --from=build /app/native/espeak-words/build native/espeak-words/build/
 # The narrowband (8 kHz) adaptation `make setup` estimated.
 COPY --from=build /app/build/adaptation build/adaptation/
 

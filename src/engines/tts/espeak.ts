@@ -6,7 +6,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { TtsEngineDescriptor } from './descriptor.js';
 import type { EngineVoice, SynthesisChunk, SynthesisOptions, TtsEngine, TtsLanguage } from './interface.js';
-import { commandExists, runWavProcess } from './process.js';
+import { espeakWordsProgram, espeakWordTimes } from './espeak-words.js';
+import { commandExists, OUT_FILE, runWavProcess } from './process.js';
 import { espeakPieces } from './ssml/espeak-ssml.js';
 import type { SsmlDocument } from './ssml/parse.js';
 import { segments } from './text.js';
@@ -88,23 +89,34 @@ export class EspeakEngine implements TtsEngine {
     const wpm = String(Math.round(BASE_WPM * (opts.speed ?? 1)));
     // A pitch range goes in as SSML prosody (-m): the text is escaped so it is still spoken verbatim.
     const range = pitchRangePercent(opts);
-    const args = ['-v', v, '-s', wpm, ...(range === undefined ? [] : ['-m']), '--stdout'];
     for await (const seg of segments(text)) {
       const input = range === undefined ? seg : `<speak><prosody range="${range}%">${escapeXml(seg)}</prosody></speak>`;
-      const { pcm, sampleRate } = await runWavProcess(this.bin, args, { stdin: input, signal: opts.signal });
-      yield { pcm, sampleRate: sampleRate || SAMPLE_RATE, text: seg };
+      yield await this.speakOne(v, wpm, range !== undefined, input, seg, opts);
     }
+  }
+
+  /**
+   * One espeak-ng run: `input` (SSML when `ssml`) speaking `text`. Word times asked for: the same synthesis through
+   * espeak-words, which reports espeak-ng's own (espeak-words.ts).
+   */
+  private async speakOne(v: string, wpm: string, ssml: boolean, input: string, text: string, opts: SynthesisOptions): Promise<SynthesisChunk> {
+    const timer = opts.wordTimings ? espeakWordsProgram() : undefined;
+    const out = timer
+      ? await runWavProcess(timer, [v, wpm, ssml ? '1' : '0', OUT_FILE], { stdin: input, signal: opts.signal })
+      : await runWavProcess(this.bin, ['-v', v, '-s', wpm, ...(ssml ? ['-m'] : []), '--stdout'], { stdin: input, signal: opts.signal });
+    const words = timer && out.stdout ? espeakWordTimes(text, input, out.stdout.toString('utf8')) : undefined;
+    return { pcm: out.pcm, sampleRate: out.sampleRate || SAMPLE_RATE, text, ...(words ? { words } : {}) };
   }
 
   /** SSML read by espeak-ng itself (-m), sentence by sentence (ssml/espeak-ssml.ts). */
   async *synthesizeSsml(doc: SsmlDocument, voice: string, language: string, opts: SynthesisOptions = {}): AsyncGenerator<SynthesisChunk> {
     const speed = opts.speed ?? 1;
-    const args = ['-v', this.espeakVoice(voice, language), '-s', String(Math.round(BASE_WPM * speed)), '-m', '--stdout'];
+    const v = this.espeakVoice(voice, language);
+    const wpm = String(Math.round(BASE_WPM * speed));
     for (const piece of espeakPieces(doc.items, speed, pitchRangePercent(opts))) {
       if (piece.before > 0) yield { pcm: Buffer.alloc(0), sampleRate: SAMPLE_RATE, text: '', pauseSeconds: piece.before };
       if (!piece.markup) continue;
-      const { pcm, sampleRate } = await runWavProcess(this.bin, args, { stdin: piece.markup, signal: opts.signal });
-      yield { pcm, sampleRate: sampleRate || SAMPLE_RATE, text: piece.text };
+      yield await this.speakOne(v, wpm, true, piece.markup, piece.text, opts);
     }
   }
 }
