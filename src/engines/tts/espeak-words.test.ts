@@ -42,3 +42,15 @@ describe('espeakWordTimes', () => {
     expect(t[1]!.end).toBe(1.205);
   });
 });
+
+describe('espeakWordTimes with words spoken as one', () => {
+  it('shares one event between the words it covers', () => {
+    const t = espeakWordTimes('sat on the mat', 'sat on the mat', 'WORD 1 3 0\nWORD 5 6 300\nWORD 12 3 600\nEND 900');
+    expect(t.map((w) => [w.text, Math.round(w.start * 1000), Math.round(w.end * 1000)])).toEqual([
+      ['sat', 0, 300],
+      ['on', 300, 420],
+      ['the', 420, 600],
+      ['mat', 600, 900],
+    ]);
+  });
+});

@@ -69,5 +69,23 @@ export function espeakWordTimes(text: string, input: string, events: string): Wo
     end[word] = Math.max(end[word] ?? -Infinity, to / 1000);
   });
   if (!words.length) return [];
+  // espeak-ng speaks some short words with the one before as one ("on the"): one event for both, whose span they
+  // share by their letters.
+  for (let i = 0; i < words.length; i++) {
+    if (start[i] === undefined) continue;
+    let j = i + 1;
+    while (j < words.length && start[j] === undefined) j++;
+    if (j === i + 1 || (j < words.length && start[j]! < end[i]!)) continue;
+    const letters = words.slice(i, j).map((w) => w.text.length);
+    const total = letters.reduce((a, b) => a + b, 0);
+    const [from, to] = [start[i]!, end[i]!];
+    let at = 0;
+    for (let k = i; k < j; k++) {
+      start[k] = from + ((to - from) * at) / total;
+      at += letters[k - i]!;
+      end[k] = from + ((to - from) * at) / total;
+    }
+    i = j - 1;
+  }
   return fillGaps(words, start, end);
 }
