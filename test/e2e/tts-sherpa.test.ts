@@ -195,6 +195,28 @@ describe('a TTS model in the models directory', () => {
       c.close();
     }
   }, 60_000);
+
+  it('times its words from the audio over POST /tts/with-timestamps: the text, in order, within the audio', async () => {
+    const text = 'Hi. Hello world, this is a longer sentence.';
+    const res = await s.request('/tts/with-timestamps', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...base, text }),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { audio_base64: string; words: { text: string; start_ms: number; end_ms: number }[] };
+    const ms = (Buffer.from(body.audio_base64, 'base64').length / 2 / RATE) * 1000;
+    expect(body.words.map((w) => w.text)).toEqual(['Hi', 'Hello', 'world', 'this', 'is', 'a', 'longer', 'sentence']);
+    let prev = 0;
+    for (const w of body.words) {
+      expect(w.start_ms).toBeGreaterThanOrEqual(prev);
+      expect(w.end_ms).toBeGreaterThan(w.start_ms);
+      prev = w.end_ms;
+    }
+    expect(prev).toBeLessThanOrEqual(ms);
+    // "Hi." is its own segment: "Hello" starts after its audio.
+    expect(body.words[1]!.start_ms).toBeGreaterThanOrEqual(Buffer.from(await speak({ text: 'Hi.' })).length / 2 / (RATE / 1000) - 1);
+  });
 });
 
 describe('a Kitten TTS model in the models directory', () => {

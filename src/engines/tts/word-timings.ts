@@ -6,10 +6,13 @@
 //   grouped by the Token it came from) — festival.ts.
 // - flite: the engine's own phone segment end times (`-psdur`), mapped onto the words by aligning them with each
 //   word's phones from flite's own lexicon (`t2p`) — flite-words.ts.
+// - espeak-ng: the library's own word events, through native/espeak-words (the command line reports none) —
+//   espeak-words.ts; estimated as below where that program is not built.
 // - engines with character timings: the characters of each word, grouped.
-// - espeak-ng and sherpa-onnx voices: estimated from the audio (word-estimate.ts): each stretch of speech between
-//   detected pauses is shared among its words by their estimated spoken length, pauses going to punctuation first.
-//   The espeak-ng command line reports no word events, and sherpa-onnx's offline TTS reports no durations.
+// - sherpa-onnx voices: estimated from the audio (word-estimate.ts), as sherpa-onnx's offline TTS reports no
+//   durations: each stretch of speech between detected pauses is shared among its words by their estimated spoken
+//   length, pauses going to punctuation first. Not a forced alignment: the recognizer is English-only and these
+//   voices speak any language.
 
 /** One word of a segment with its time, in seconds from the start of the segment's audio. */
 export interface WordTiming {

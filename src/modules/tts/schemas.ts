@@ -81,7 +81,7 @@ export const generateSpeechWithTimestampsSchema = {
   description:
     "Takes POST /tts's body, with the same validation and errors. Answers once the audio is complete: the audio in the requested audio_format " +
     '(base64; a wav has exact sizes) and each word of the text with its start and end in the audio, in milliseconds, in order. ' +
-    'festival and flite voices time their words themselves; espeak-ng and sherpa-onnx voices have them estimated from the audio.',
+    'espeak-ng, festival and flite voices time their words themselves; sherpa-onnx voices have them estimated from the audio.',
   body: TtsHttpBody,
   response: {
     200: Type.Object({

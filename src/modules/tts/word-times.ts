@@ -1,5 +1,5 @@
-// The word times of one synthesized segment as the pipeline hands them out: the engine's own (festival, flite), else
-// grouped from its character timings, else estimated from the segment's audio (espeak-ng, sherpa-onnx voices; see
+// The word times of one synthesized segment as the pipeline hands them out: the engine's own (espeak-ng, festival,
+// flite), else grouped from its character timings, else estimated from the segment's audio (sherpa-onnx voices; see
 // src/engines/tts/word-timings.ts), then moved with what the pipeline does to the audio (silence trimmed, the audio cap)
 // and put on the stream's clock in milliseconds.
 import type { SynthesisChunk } from '../../engines/tts/interface.js';
