@@ -73,6 +73,12 @@ const suites: Record<string, { about: string; options?: string[]; load: () => Pr
     about: 'text-to-speech: first-byte latency over HTTP and WebSocket, RTF per engine/voice, simultaneous streams',
     load: async () => (await import('./tts.js')).run,
   },
+  'tts-words': {
+    about:
+      'TTS word timestamps (POST /tts/with-timestamps) of every English espeak-ng, flite and festival voice against forced alignment of the audio by the built-in recognizer: median |error| of word starts and ends per engine (target ≤ 80 ms). --sherpa=<model id>,<voice>: a sherpa-onnx voice too',
+    options: ['sherpa'],
+    load: async () => (await import('./tts-words.js')).run,
+  },
 };
 
 function usage(): string {
