@@ -123,6 +123,22 @@ describe('POST /tts/with-timestamps', () => {
     });
   }
 
+  it('keeps the words within the audio when reduce_silence trims it', async () => {
+    const body = { model: 'parlance-tts-espeak-v1', language: 'en', voice: 'Maya', audio_format: 'pcm_s16le', sample_rate: RATE, text: TEXT };
+    const [trimmed, full] = await Promise.all(
+      [true, false].map(async (reduce_silence) => {
+        const res = await post('/tts/with-timestamps', { ...body, reduce_silence });
+        expect(res.status).toBe(200);
+        const b = (await res.json()) as { audio_base64: string; words: Word[] };
+        return { ms: (Buffer.from(b.audio_base64, 'base64').length / 2 / RATE) * 1000, words: b.words };
+      }),
+    );
+    expect(trimmed!.ms).toBeLessThan(full!.ms);
+    expectWellFormed(trimmed!.words, trimmed!.ms);
+    // The leading silence is gone: the first word starts sooner.
+    expect(trimmed!.words[0]!.start_ms).toBeLessThanOrEqual(full!.words[0]!.start_ms);
+  });
+
   it('answers a compressed format too', async () => {
     const res = await post('/tts/with-timestamps', { model: 'tts-rt-v2', language: 'en', voice: 'Adrian', audio_format: 'mp3', text: TEXT });
     expect(res.status).toBe(200);
