@@ -139,6 +139,24 @@ describe('POST /tts/with-timestamps', () => {
     expect(trimmed!.words[0]!.start_ms).toBeLessThanOrEqual(full!.words[0]!.start_ms);
   });
 
+  for (const [model, voice] of [VOICES[0]!, VOICES[1]!]) {
+    it(`times the words of SSML with a break on ${model} ${voice}, the break between them`, async () => {
+      const text = '<speak>Hello there, <break time="800ms"/> my <prosody rate="slow">dear</prosody> friend.</speak>';
+      const res = await post('/tts/with-timestamps', { model, language: 'en', voice, audio_format: 'pcm_s16le', sample_rate: RATE, text, text_format: 'ssml' });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { audio_base64: string; words: Word[] };
+      expect(body.words.map((w) => w.text)).toEqual(['Hello', 'there', 'my', 'dear', 'friend']);
+      let prev = 0;
+      for (const w of body.words) {
+        expect(w.start_ms).toBeGreaterThanOrEqual(prev);
+        prev = w.end_ms;
+      }
+      expect(prev).toBeLessThanOrEqual((Buffer.from(body.audio_base64, 'base64').length / 2 / RATE) * 1000 + 1);
+      // The 800 ms break lies between "there" and "my".
+      expect(body.words[2]!.start_ms - body.words[1]!.end_ms).toBeGreaterThanOrEqual(700);
+    });
+  }
+
   it('answers a compressed format too', async () => {
     const res = await post('/tts/with-timestamps', { model: 'tts-rt-v2', language: 'en', voice: 'Adrian', audio_format: 'mp3', text: TEXT });
     expect(res.status).toBe(200);

@@ -47,26 +47,22 @@ export const ttsRoutes: RoutePlugin<TtsRoutesOptions> = async (app, { tts, error
     },
   };
 
-  app.post('/tts/with-timestamps', { schema: generateSpeechWithTimestampsSchema, ...speechRoute }, async (req, reply) => {
-    const startedAt = new Date();
+  /** POST /tts's body (both routes take it): checked, resolved against the model, its text checked; before any audio. */
+  const resolveSpeech = async (req: FastifyRequest) => {
     const body = parseTtsBody(req.body);
     const cfg = await tts.resolveConfigFor(req.auth, body);
-    const text = tts.checkText(body.text, cfg);
+    return { cfg, text: tts.checkText(body.text, cfg, body.text_format) };
+  };
+
+  app.post('/tts/with-timestamps', { schema: generateSpeechWithTimestampsSchema, ...speechRoute }, async (req, reply) => {
+    const startedAt = new Date();
+    const { cfg, text } = await resolveSpeech(req);
     return timedSpeech(tts, req, reply, cfg, text, startedAt);
   });
 
-  app.post(
-    '/tts',
-    {
-      schema: generateSpeechSchema,
-      ...speechRoute,
-    },
-    async (req, reply) => {
-      const startedAt = new Date();
-      const body = parseTtsBody(req.body);
-      const cfg = await tts.resolveConfigFor(req.auth, body);
-      const text = tts.checkText(body.text, cfg, body.text_format);
-      await streamSpeech(tts, req, reply, cfg, text, startedAt, { contentType: cfg.contentType, label: 'tts' });
-    },
-  );
+  app.post('/tts', { schema: generateSpeechSchema, ...speechRoute }, async (req, reply) => {
+    const startedAt = new Date();
+    const { cfg, text } = await resolveSpeech(req);
+    await streamSpeech(tts, req, reply, cfg, text, startedAt, { contentType: cfg.contentType, label: 'tts' });
+  });
 };
