@@ -155,7 +155,7 @@ describe('a model sherpa-onnx cannot load', () => {
         expect(String(events.at(-1)!.data.text), attempt).toMatch(FAILED);
       }
       // The same connection goes on with the built-in model.
-      const built = await wyomingTranscription(c, 'parlance-rt-en-v1');
+      const built = await wyomingTranscription(c, 'parlance-async-en-v1');
       c.close();
       expect(built.at(-1)?.type).toBe('transcript');
       expect(failureLogs('broken-wyoming-v1')).toHaveLength(1);

@@ -47,7 +47,10 @@ describe('Wyoming server', () => {
     }[];
     expect(asr).toHaveLength(1);
     expect(asr[0]).toMatchObject({ name: 'parlance', installed: true, supports_transcript_streaming: true, attribution: { name: 'Parlance' } });
-    expect(asr[0]!.models.map((m) => m.name)).toContain('parlance-rt-en-v1');
+    // The async models first (a request without a name gets one), then the real-time ones.
+    const models = asr[0]!.models.map((m) => m.name);
+    expect(models.indexOf('parlance-async-en-v1')).toBeGreaterThanOrEqual(0);
+    expect(models.indexOf('parlance-rt-en-v1')).toBeGreaterThan(models.indexOf('parlance-async-en-v1'));
     expect(asr[0]!.models.find((m) => m.name === 'parlance-rt-en-v1')).toMatchObject({ languages: ['en'], installed: true });
     const tts = info.data.tts as { name: string; voices: { name: string; languages: string[]; description: string; version: string }[] }[];
     expect(tts).toHaveLength(1);
@@ -81,9 +84,9 @@ describe('Wyoming server', () => {
     for (const word of ['turn', 'kitchen', 'lights']) expect(text).toContain(word);
   });
 
-  it('gives the words of a finished phrase before audio-stop: the utterance is decoded while it streams', async () => {
+  it('gives the words of a finished phrase before audio-stop with a real-time model: the utterance is decoded while it streams', async () => {
     const c = await WyomingClient.open(port);
-    c.write('transcribe', { language: 'en' });
+    c.write('transcribe', { name: 'parlance-rt-en-v1', language: 'en' });
     const format = { rate: 22050, width: 2, channels: 1 };
     c.write('audio-start', format);
     // A phrase, then two seconds of silence: the live session closes the phrase at the pause.
@@ -103,14 +106,16 @@ describe('Wyoming server', () => {
     expect(text.toLowerCase().match(/kitchen/g)).toHaveLength(2);
   });
 
-  it('holds one of the project real-time stream slots while an utterance streams: a second one is refused, then served', async () => {
+  it('holds one of the project real-time stream slots while a real-time utterance streams: a second one is refused, then served', async () => {
     const format = { rate: 22050, width: 2, channels: 1 };
     const a = await WyomingClient.open(port);
+    a.write('transcribe', { name: 'parlance-rt-en-v1' });
     a.write('audio-start', format);
     const pause = Buffer.alloc(22050 * 2 * 2);
     for (const part of [speech22k, pause]) for (let off = 0; off < part.length; off += 2048) a.write('audio-chunk', format, part.subarray(off, off + 2048));
     expect((await a.read()).type).toBe('transcript-start'); // a's session is under way
     const b = await WyomingClient.open(port);
+    b.write('transcribe', { name: 'parlance-rt-en-v1' });
     b.write('audio-start', format);
     b.write('audio-chunk', format, speech22k);
     b.write('audio-stop');
@@ -124,6 +129,7 @@ describe('Wyoming server', () => {
     expect((await a.readUntil('transcript')).at(-1)!.type).toBe('transcript');
     a.close();
     // a's slot is free again.
+    b.write('transcribe', { name: 'parlance-rt-en-v1' });
     b.write('audio-start', format);
     b.write('audio-chunk', format, speech22k);
     b.write('audio-stop');
@@ -207,10 +213,14 @@ describe('Wyoming server', () => {
         expect(res.status).toBe(200);
         return ((await res.json()) as { usage_logs: { model: string; input_audio_duration_ms: number; output_audio_duration_ms: number }[] }).usage_logs;
       },
-      (l) => l.some((x) => x.model === 'parlance-rt-en-v1') && l.filter((x) => x.output_audio_duration_ms > 0).length >= 3,
+      (l) =>
+        l.some((x) => x.model === 'parlance-async-en-v1') &&
+        l.some((x) => x.model === 'parlance-rt-en-v1') &&
+        l.filter((x) => x.output_audio_duration_ms > 0).length >= 3,
       20_000,
     );
-    const stt = logs.find((l) => l.model === 'parlance-rt-en-v1')!;
+    // The first transcription (no model name: decoded whole) is metered as its audio.
+    const stt = logs.find((l) => l.model === 'parlance-async-en-v1')!;
     const seconds = speech22k.length / (22050 * 2);
     expect(stt.input_audio_duration_ms).toBeGreaterThan((seconds - 0.2) * 1000);
     expect(stt.input_audio_duration_ms).toBeLessThan((seconds + 0.2) * 1000);

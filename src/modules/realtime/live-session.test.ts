@@ -371,7 +371,7 @@ describe('a Wyoming utterance over the live core', () => {
     const before = (await usageRows()).length;
     const events: { type: string; data?: Record<string, unknown> }[] = [];
     const caller = { organizationId: (await usageOrg()).organization_id, projectId, apiKeyId: null, source: 'public_api' as const };
-    const u = new WyomingUtterance(service, caller, { model: 'scripted-v1', language: 'en' }, 60, async (type, data) => {
+    const u = new WyomingUtterance(caller, { model: 'scripted-v1', language: 'en', recognition: { live: service } }, 60, async (type, data) => {
       events.push({ type, data });
     });
     for (let t = 0; t < 1600; t += 100) u.write(FORMAT, Buffer.alloc(3200));
@@ -393,7 +393,7 @@ describe('a Wyoming utterance over the live core', () => {
   it('a refusal of the core is one error event; audio-stop then sends nothing more', async () => {
     const events: { type: string; data?: Record<string, unknown> }[] = [];
     const caller = { organizationId: (await usageOrg()).organization_id, projectId, apiKeyId: null, source: 'public_api' as const };
-    const u = new WyomingUtterance(service, caller, { model: 'no-such-model', language: 'en' }, 60, async (type, data) => {
+    const u = new WyomingUtterance(caller, { model: 'no-such-model', language: 'en', recognition: { live: service } }, 60, async (type, data) => {
       events.push({ type, data });
     });
     u.write(FORMAT, Buffer.alloc(3200));

@@ -13,8 +13,7 @@
 // event {text, code} and the connection stays usable; a stream that cannot be read further (a malformed header line,
 // data or payload over the caps) gets an `error` event and is closed, as does a client that completes no event within
 // PARLANCE_WYOMING_IDLE_TIMEOUT_SECONDS of its last answer (`request_timeout`); one that stops reading the answers is
-// cut after as long. Wyoming has no authentication: the listener
-// binds to loopback by default (PARLANCE_WYOMING_HOST) and everything is metered to one project.
+// cut after as long. No authentication: loopback by default (PARLANCE_WYOMING_HOST), metered to one project.
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -54,6 +53,8 @@ export async function startWyoming(ctx: AppContext, settings: Settings, limits: 
     tts: ctx.tts,
     billing: ctx.billing,
     realtime: ctx.realtime,
+    meter: ctx.tts.opts.meter,
+    formatText: settings.textFormatting,
     tenant,
     version: packageVersion(),
     // The public URL (set, or derived from the listening address: the error reference URL's base).

@@ -6,13 +6,18 @@
 import type { Logger } from 'pino';
 import type { TtsModel, TtsVoice } from '../../engines/tts/model.js';
 import { newRequestId } from '../../lib/ids.js';
+import { formatTranscript } from '../../text/format.js';
 import type { BillingGuard } from '../billing/guard.js';
-import { failedToLoad, type ModelCatalog, type ResolvedCatalogModel } from '../models/catalog.js';
+import { failedToLoad, type ModelCatalog } from '../models/catalog.js';
 import type { TtsConfig } from '../tts/request-config.js';
 import type { SpeechCaller, SpeechSink } from '../tts/speak.js';
 import type { LiveText, SpeechText } from '../tts/speech-text.js';
 import type { TtsService } from '../tts/service.js';
 import type { RealtimeService } from '../realtime/service.js';
+import type { UsageMeter } from '../usage/service.js';
+
+/** 16 kHz mono s16le: what the recognizers take. */
+const STT_BYTES_PER_SECOND = 32_000;
 import { type SendEvent, WyomingRequestError, WyomingUtterance } from './transcription.js';
 
 /** The project every Wyoming request is metered to (Wyoming itself carries no credentials). */
@@ -25,8 +30,11 @@ export interface WyomingServiceDeps {
   models: ModelCatalog;
   tts: TtsService;
   billing: BillingGuard;
-  /** The live transcription core each utterance is a session of. */
+  /** The live transcription core: an utterance of a real-time model is one of its sessions. */
   realtime: Pick<RealtimeService, 'open'>;
+  /** Meters the utterances decoded whole (a live session meters itself). */
+  meter?: UsageMeter;
+  formatText: boolean;
   tenant: WyomingTenant;
   version: string;
   /** Where this server is (the `attribution.url` of every artifact in `info`). */
@@ -57,12 +65,21 @@ export class WyomingService {
     return this.deps.maxAudioSeconds;
   }
 
-  /** Real-time catalog models (an utterance is a live session), aliases left out: id, description, languages. */
-  private sttModels(): { id: string; name: string; languages: string[] }[] {
-    return this.deps.models
-      .list()
-      .filter((m) => m.transcription_mode === 'real_time' && m.aliased_model_id === null)
-      .map((m) => ({ id: m.id as string, name: m.name as string, languages: (m.languages as { code: string }[]).map((l) => l.code) }));
+  /**
+   * The STT models Wyoming offers, aliases left out: the async (whole-file) ones, which a request without a model name
+   * gets, then the real-time ones not already listed. Id, description, languages, and whether it is async.
+   */
+  private sttModels(): { id: string; name: string; languages: string[]; async: boolean }[] {
+    const list = this.deps.models.list().filter((m) => m.aliased_model_id === null);
+    const of = (m: Record<string, unknown>, async: boolean) => ({
+      id: m.id as string,
+      name: m.name as string,
+      languages: (m.languages as { code: string }[]).map((l) => l.code),
+      async,
+    });
+    const async = list.filter((m) => m.transcription_mode === 'async').map((m) => of(m, true));
+    const live = list.filter((m) => m.transcription_mode === 'real_time' && !async.some((a) => a.id === m.id)).map((m) => of(m, false));
+    return [...async, ...live];
   }
 
   private voices(): NamedVoice[] {
@@ -112,26 +129,33 @@ export class WyomingService {
     };
   }
 
-  /** The real-time catalog model for a `transcribe` request: by name, else the first one speaking the language. */
-  private sttModelFor(name: string | undefined, language: string | undefined): { id: string; languages: string[] } {
+  /**
+   * The model of a `transcribe` request and how it is recognised. By name: a model offered in real time streams as a
+   * live session (its words as they become final); an async-only one is decoded whole at audio-stop. Without a name:
+   * the first async model that speaks the language, decoded whole (the built-in engine's live words are less accurate:
+   * npm run bench -- wyoming).
+   */
+  private sttModelFor(name: string | undefined, language: string | undefined): { id: string; languages: string[]; live: boolean } {
     const models = this.sttModels();
     if (name) {
-      let resolved: ResolvedCatalogModel;
-      try {
-        resolved = this.deps.models.resolve(name, 'real_time');
-      } catch (err) {
-        if (failedToLoad(err)) throw err;
-        throw new WyomingRequestError(
-          'model_not_available',
-          `Speech-to-text model "${name}" is not available. Available: ${models.map((m) => m.id).join(', ')}.`,
-        );
+      for (const mode of ['real_time', 'async'] as const) {
+        try {
+          const resolved = this.deps.models.resolve(name, mode);
+          return { id: resolved.model.id, languages: [...resolved.languages], live: mode === 'real_time' };
+        } catch (err) {
+          if (failedToLoad(err)) throw err;
+        }
       }
-      return { id: resolved.model.id, languages: [...resolved.languages] };
+      throw new WyomingRequestError(
+        'model_not_available',
+        `Speech-to-text model "${name}" is not available. Available: ${models.map((m) => m.id).join(', ')}.`,
+      );
     }
     const lang = language ? primary(language) : undefined;
-    const pick = (lang && models.find((m) => m.languages.includes(lang))) || models[0];
+    const offered = models.filter((m) => m.async);
+    const pick = (lang && offered.find((m) => m.languages.includes(lang))) || offered[0];
     if (!pick) throw new WyomingRequestError('model_not_available', 'This server offers no speech-to-text model.');
-    return pick;
+    return { ...pick, live: false };
   }
 
   /** Who every request is for: the configured project, with no key. */
@@ -148,7 +172,39 @@ export class WyomingService {
   utterance(request: { name?: string; language?: string }, send: SendEvent): WyomingUtterance {
     const model = this.sttModelFor(request.name, request.language);
     const lang = request.language && model.languages.includes(primary(request.language)) ? primary(request.language) : (model.languages[0] ?? 'en');
-    return new WyomingUtterance(this.deps.realtime, this.caller(), { model: model.id, language: lang }, this.deps.maxAudioSeconds, send);
+    const recognition = model.live
+      ? { live: this.deps.realtime }
+      : { file: (pcm: Buffer[], signal: AbortSignal) => this.transcribeWhole(pcm, model.id, lang, signal) };
+    return new WyomingUtterance(this.caller(), { model: model.id, language: lang, recognition }, this.deps.maxAudioSeconds, send);
+  }
+
+  /** One utterance (16 kHz mono s16le) decoded whole by `modelId`'s file recognizer, metered as async audio. */
+  private async transcribeWhole(pcm: Buffer[], modelId: string, lang: string, signal: AbortSignal): Promise<string> {
+    const startedAt = new Date();
+    const bytes = pcm.reduce((n, b) => n + b.length, 0);
+    await this.admit();
+    const recognizer = await this.deps.models.resolve(modelId, 'async').open({ language: lang, signal });
+    let words = await recognizer.transcribe(
+      (async function* () {
+        yield* pcm;
+      })(),
+      { signal },
+    );
+    if (this.deps.formatText) words = formatTranscript(words, { language: lang });
+    await this.deps.meter?.meter({
+      kind: 'stt_async',
+      actor: this.caller(),
+      requestId: newRequestId(),
+      clientReferenceId: null,
+      model: modelId,
+      startTime: startedAt,
+      inputAudioMs: Math.round((bytes / STT_BYTES_PER_SECOND) * 1000),
+      outputTextTokens: words.length,
+    });
+    return words
+      .map((w) => w.text.trim())
+      .filter(Boolean)
+      .join(' ');
   }
 
   /** The voice a `synthesize` asks for: `<model>/<voice>`, a bare voice id, a language, or the default. */

@@ -125,10 +125,15 @@ export interface UtteranceOpener {
   utterance(request: { name?: string; language?: string }, send: SendEvent): WyomingUtterance;
 }
 
-/** What an utterance is opened with: the model (a real-time catalog id) and language chosen for it. */
+/**
+ * What an utterance is opened with: the model and language chosen for it, and how it is recognised: as a live session
+ * of a real-time model (`live`), or whole at audio-stop by a file recognizer (`file`, which returns the text; it
+ * meters the work itself).
+ */
 export interface UtteranceRequest {
   model: string;
   language: string;
+  recognition: { live: Pick<RealtimeService, 'open'> } | { file: (pcm: Buffer[], signal: AbortSignal) => Promise<string> };
 }
 
 export class WyomingUtterance implements LiveSink {
@@ -143,14 +148,17 @@ export class WyomingUtterance implements LiveSink {
   /** Settles once the session finished or failed. */
   private readonly ended = new Promise<void>((resolve) => (this.over = resolve));
 
+  /** File recognition: the converted audio, kept until audio-stop. */
+  private readonly kept: Buffer[] = [];
+  private readonly stopped = new AbortController();
+
   constructor(
-    private readonly live: Pick<RealtimeService, 'open'>,
     private readonly caller: Caller,
     private readonly request: UtteranceRequest,
     maxSeconds: number,
     private readonly send: SendEvent,
   ) {
-    this.audio = new UtteranceAudio(maxSeconds, (pcm) => this.session?.audio(pcm));
+    this.audio = new UtteranceAudio(maxSeconds, (pcm) => (this.session ? this.session.audio(pcm) : this.kept.push(pcm)));
   }
 
   /** Whether the utterance failed and said so (its later chunks are dropped, its audio-stop unanswered). */
@@ -160,7 +168,8 @@ export class WyomingUtterance implements LiveSink {
 
   /** A chunk of the client's audio; the first one with any audio opens the live session. */
   write(format: WyomingAudioFormat, payload: Buffer): void {
-    if (payload.length && !this.session) this.open();
+    const { recognition } = this.request;
+    if (payload.length && !this.session && 'live' in recognition) this.open(recognition.live);
     this.audio.write(format, payload);
   }
 
@@ -175,6 +184,9 @@ export class WyomingUtterance implements LiveSink {
     if (this.session) {
       this.session.end();
       await this.ended;
+    } else if ('file' in this.request.recognition && this.kept.length) {
+      const text = await this.request.recognition.file(this.kept, this.stopped.signal);
+      if (text) this.update({ final: [{ text, confidence: 1 }], partial: [], finalAudioMs: 0, totalAudioMs: 0 });
     }
     await this.sending;
     if (this.failure) return;
@@ -186,6 +198,7 @@ export class WyomingUtterance implements LiveSink {
   /** The client went away or began another utterance: the session ends without answers (its audio is metered). */
   abort(): void {
     this.audio.abort();
+    this.stopped.abort(new Error('the utterance was left'));
     this.session?.gone();
     this.over();
   }
@@ -211,7 +224,7 @@ export class WyomingUtterance implements LiveSink {
     this.over();
   }
 
-  private open(): void {
+  private open(live: Pick<RealtimeService, 'open'>): void {
     const config = parseRealtimeConfig({
       model: this.request.model,
       audio_format: 'pcm_s16le',
@@ -220,7 +233,7 @@ export class WyomingUtterance implements LiveSink {
       language_hints: [this.request.language],
       enable_non_final_tokens: false,
     });
-    this.session = this.live.open(this, newRequestId());
+    this.session = live.open(this, newRequestId());
     this.session.start({ caller: this.caller, config });
   }
 
