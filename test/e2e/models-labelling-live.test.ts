@@ -3,16 +3,14 @@
 // high-pitched as "de") labels the next transcription and the next real-time session, and once removed the next
 // ones are labelled with the speech model's language again; a speaker-embedding model is used by the next diarized
 // transcription (one sherpa-onnx cannot use fails it with internal_error), and once removed the BIC clusterer is.
-import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeEmbeddingModelWithoutFramework, writeEnergyCtcModel } from '../fixtures/sherpa-models.js';
 import { WHISPER_LID, writeWhisperLidModel } from '../fixtures/sherpa-whisper-lid-model.js';
-import { logLines, makeSpeech, type Parlance, startParlance, streamRealtime, tempDir, uploadFile, waitFor } from '../harness.js';
+import { makeTwoLanguageSpeech } from '../fixtures/two-languages.js';
+import { logLines, type Parlance, startParlance, streamRealtime, tempDir, uploadFile, waitFor } from '../harness.js';
 
-const execFileP = promisify(execFile);
 const root = tempDir('parlance-labelling-live-');
 const importDir = path.join(root, 'import');
 const json = { 'content-type': 'application/json' };
@@ -59,23 +57,7 @@ beforeAll(async () => {
     { id: 'broken-embedding-v1', family: 'speaker-embedding', type: 'embedding', files: { model: 'model.onnx' }, languages: ['en'] },
     (d) => writeEmbeddingModelWithoutFramework(d),
   );
-  const first = await makeSpeech(path.join(root, 'first.wav'), 'The birch canoe slid on the smooth planks.', { padSeconds: 1.5 });
-  const second = await makeSpeech(path.join(root, 'second.wav'), 'Glue the sheet to the dark blue background.', { voice: 'kal' });
-  const { stdout } = await execFileP('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', first]);
-  splitMs = Math.round(Number(stdout.trim()) * 1000);
-  // The second sentence an octave higher: the test model hears "de".
-  file = path.join(root, 'two-languages.wav');
-  await execFileP('ffmpeg', [
-    ...['-nostdin', '-v', 'error', '-i', first, '-i', second],
-    ...['-filter_complex', '[1]rubberband=pitch=2,apad=pad_dur=0.5[b];[0][b]concat=n=2:v=0:a=1'],
-    ...['-ar', '16000', '-ac', '1', '-y', file],
-  ]);
-  pcm = (
-    await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-i', file, '-f', 's16le', '-ar', '16000', '-ac', '1', '-'], {
-      encoding: 'buffer',
-      maxBuffer: 1 << 26,
-    })
-  ).stdout;
+  ({ file, pcm, splitMs } = await makeTwoLanguageSpeech(root));
   s = await startParlance({ dataDir, keepDataDir: true, env: { PARLANCE_LOG_LEVEL: 'info', PARLANCE_MODELS_IMPORT_DIR: importDir } });
 }, 120_000);
 

@@ -4,16 +4,14 @@
 // enable_language_identification, gets "en" on the first sentence's tokens and "de" on the second's, and
 // translation takes each segment's identified language as its source. A language-id model sherpa-onnx cannot use
 // fails the jobs that ask for identification with internal_error while the server goes on.
-import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeEnergyCtcModel } from '../fixtures/sherpa-models.js';
 import { WHISPER_LID, writeWhisperLidModel } from '../fixtures/sherpa-whisper-lid-model.js';
-import { makeSpeech, type Parlance, type RealtimeFrame, runCli, startParlance, streamRealtime, tempDir, uploadFile, waitFor } from '../harness.js';
+import { makeTwoLanguageSpeech } from '../fixtures/two-languages.js';
+import { type Parlance, type RealtimeFrame, runCli, startParlance, streamRealtime, tempDir, uploadFile, waitFor } from '../harness.js';
 
-const execFileP = promisify(execFile);
 const root = tempDir('parlance-lid-');
 
 interface Token {
@@ -102,23 +100,7 @@ function liveFinals(frames: RealtimeFrame[]) {
 }
 
 beforeAll(async () => {
-  const first = await makeSpeech(path.join(root, 'first.wav'), 'The birch canoe slid on the smooth planks.', { padSeconds: 1.5 });
-  const second = await makeSpeech(path.join(root, 'second.wav'), 'Glue the sheet to the dark blue background.', { voice: 'kal' });
-  const { stdout } = await execFileP('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', first]);
-  splitMs = Math.round(Number(stdout.trim()) * 1000);
-  // The second sentence an octave higher (still speech to the voice activity detector): the test model hears "de".
-  file = path.join(root, 'two-languages.wav');
-  await execFileP('ffmpeg', [
-    ...['-nostdin', '-v', 'error', '-i', first, '-i', second],
-    ...['-filter_complex', '[1]rubberband=pitch=2,apad=pad_dur=0.5[b];[0][b]concat=n=2:v=0:a=1'],
-    ...['-ar', '16000', '-ac', '1', '-y', file],
-  ]);
-  pcm = (
-    await execFileP('ffmpeg', ['-nostdin', '-v', 'error', '-i', file, '-f', 's16le', '-ar', '16000', '-ac', '1', '-'], {
-      encoding: 'buffer',
-      maxBuffer: 1 << 26,
-    })
-  ).stdout;
+  ({ file, pcm, splitMs } = await makeTwoLanguageSpeech(root));
 }, 60_000);
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
