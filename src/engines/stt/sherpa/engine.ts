@@ -194,14 +194,17 @@ export class SherpaEngine implements SttEngine {
 
   private async openStreaming(model: InstalledModel): Promise<SherpaStreamingRecognizer> {
     const config = onlineRecognizerConfig(model);
-    await checkModel(model, 'online', config);
+    const { batches } = await checkModel(model, 'online', config);
+    this.options.log?.('info', `live sessions of ${model.id} are decoded ${batches ? 'in batches' : 'one stream per call (its encoder takes a batch of 1)'}`, {
+      model: model.id,
+    });
     let lanes: OnlineLane[];
     let files: () => Promise<SherpaOfflineRecognizer>;
     if (!existsSync(ONLINE_WORKER_FILE)) {
       // Running from sources: one recognizer on this thread, for sessions and files.
       const handler = onlineHandler();
       lanes = [{ call: async (req) => handler(req), stop: async () => {}, sessions: 0 }];
-      const decoder = { decode: async (samples: Int16Array, hotwords?: string) => resultOf(handler({ op: 'decode', samples, hotwords })) };
+      const decoder = { decode: async (samples: Int16Array, hotwords?: string) => resultOf(await handler({ op: 'decode', samples, hotwords })) };
       files = () => this.fileRecognizer(model, [decoder]);
     } else {
       lanes = Array.from({ length: this.options.streamingRecognizers ?? availableParallelism() }, () => {
@@ -210,7 +213,7 @@ export class SherpaEngine implements SttEngine {
       });
       files = async () => this.fileRecognizer(model, await this.batchDecoders<OnlineCall, OnlineReply>(ONLINE_WORKER_FILE, { op: 'load', config }));
     }
-    await Promise.all(lanes.map((l) => l.call({ op: 'load', config })));
+    await Promise.all(lanes.map((l) => l.call({ op: 'load', config, batches })));
     const hotwordsCase = takesHotwords(model) ? tokenCase(model.paths.tokens!) : undefined;
     return new SherpaStreamingRecognizer(SHERPA_ENGINE_ID, model, lanes, {
       endpointSilenceMs: DEFAULT_ENDPOINT_MS,
@@ -271,11 +274,16 @@ function streamOf(recognizer: OfflineRecognizer, samples: Float32Array, hotwords
   return stream;
 }
 
-/** Load and try the model in a child process; a model sherpa-onnx cannot use fails here with the reason in words. */
-export async function checkModel(model: InstalledModel, kind: 'offline' | 'online' | 'language-id', config: object): Promise<void> {
-  if (!existsSync(CHECK_FILE)) return; // sources only (tests): no compiled checker
+/**
+ * Load and try the model in a child process; a model sherpa-onnx cannot use fails here with the reason in words.
+ * `batches`: a streaming model's encoder decodes several streams in one call.
+ */
+export async function checkModel(model: InstalledModel, kind: 'offline' | 'online' | 'language-id', config: object): Promise<{ batches: boolean }> {
+  if (!existsSync(CHECK_FILE)) return { batches: false }; // sources only (tests): no compiled checker
   const r = await runChild(process.execPath, [CHECK_FILE, kind, JSON.stringify(config)], { timeoutMs: CHECK_TIMEOUT_MS, nice: BATCH_NICE });
-  if (r.code === 0 && r.stdout.includes('ok')) return;
+  const said = r.stdout.split('\n');
+  // A streaming model that cannot batch ends the child after its "ok".
+  if (said.includes('ok') && (r.code === 0 || kind === 'online')) return { batches: said.includes('batch') };
   // sherpa-onnx prints its reason on stderr; keep the last meaningful line (no stack, no addresses).
   const reason =
     r.stderr

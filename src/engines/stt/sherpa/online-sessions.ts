@@ -11,6 +11,10 @@
 //
 // Sherpa-onnx takes hotwords per recognizer for streaming models (not per stream): sessions with context terms get a
 // recognizer of the same model built with those terms, kept while sessions use it.
+//
+// Audio of several sessions is decoded in batches: a session's audio is taken at once, and the sessions whose audio
+// came in the same turn of the thread are decoded together on the next (one decodeStreams call per recognizer over
+// the streams ready), so a busy thread decodes more streams per call instead of queueing calls.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -57,10 +61,12 @@ const IDLE_HOTWORD_RECOGNIZERS = 2;
 
 export type OnlineCall = OnlineRequest extends infer R ? (R extends OnlineRequest ? Omit<R, 'id'> : never) : never;
 
-export function onlineHandler(): (req: OnlineCall) => OnlineReply {
+export function onlineHandler(): (req: OnlineCall) => OnlineReply | Promise<OnlineReply> {
   let config: OnlineRecognizerConfig | undefined;
   /** The model writes in capitals only. */
   let capitals = false;
+  /** Its encoder decodes several streams in one call. */
+  let batches = false;
   const recognizers = new Map<string, Recognizer>();
   const sessions = new Map<number, Session>();
 
@@ -103,10 +109,40 @@ export function onlineHandler(): (req: OnlineCall) => OnlineReply {
     s.settledFrom = -1;
   };
 
-  /** Decode what is ready; the partial result if it changed, and the final one at an endpoint. */
-  const decode = (s: Session, events: OnlineEvent[]): void => {
+  /** Sessions whose audio waits for the next batch, with the answers of their calls. */
+  let waiting: { s: Session; answer(reply: OnlineReply): void; fail(err: unknown): void }[] = [];
+
+  /** Decode every waiting session's ready audio, a batch per recognizer, and answer each with its results. */
+  const decodeWaiting = (): void => {
+    const batch = waiting;
+    waiting = [];
+    try {
+      for (const r of new Set(batch.map((w) => w.s.recognizer))) {
+        const streams = batch.filter((w) => w.s.recognizer === r).map((w) => w.s.stream);
+        const ready = () => streams.filter((x) => r.native.isReady(x));
+        for (let now = ready(); now.length > 0; now = ready()) {
+          if (batches && now.length > 1) r.native.decodeStreams(now);
+          else for (const x of now) r.native.decode(x);
+        }
+      }
+    } catch (err) {
+      for (const w of batch) w.fail(err);
+      return;
+    }
+    for (const w of batch) {
+      try {
+        const events: OnlineEvent[] = [];
+        results(w.s, events);
+        w.answer({ events });
+      } catch (err) {
+        w.fail(err);
+      }
+    }
+  };
+
+  /** The partial result if it changed, and the final one at an endpoint (the stream decoded as far as it can be). */
+  const results = (s: Session, events: OnlineEvent[]): void => {
     const rec = s.recognizer.native;
-    while (rec.isReady(s.stream)) rec.decode(s.stream);
     const r = rec.getResult(s.stream);
     // The session's own pause rule, from the trailing blanks after words; the recognizer's rules only cap the length.
     const paused = s.endpointMs > 0 && r.text.trim() !== '' && r.num_trailing_blanks * FRAME_MS >= s.endpointMs;
@@ -143,6 +179,7 @@ export function onlineHandler(): (req: OnlineCall) => OnlineReply {
     switch (req.op) {
       case 'load':
         config = req.config;
+        batches = req.batches ?? false;
         capitals = tokenCase(config.modelConfig.tokens!) === 'upper';
         recognizers.set('', { native: build(config, ''), hotwords: '', sessions: 0 });
         return { ok: true };
@@ -155,9 +192,10 @@ export function onlineHandler(): (req: OnlineCall) => OnlineReply {
         const s = session(req.session);
         s.stream.acceptWaveform({ samples: pcmToFloat32(req.samples), sampleRate: 16_000 });
         s.samples += req.samples.length;
-        const events: OnlineEvent[] = [];
-        decode(s, events);
-        return { events };
+        return new Promise<OnlineReply>((answer, fail) => {
+          if (waiting.length === 0) setImmediate(decodeWaiting);
+          waiting.push({ s, answer, fail });
+        });
       }
       case 'finalize': {
         const s = session(req.session);

@@ -5,7 +5,8 @@ import type { OnlineRecognizerConfig } from './online-config.js';
 import type { OfflineResult } from './words.js';
 
 export type OnlineRequest =
-  | { id: number; op: 'load'; config: OnlineRecognizerConfig }
+  /** `batches`: the model's encoder decodes several streams in one call (checkModel found it so). */
+  | { id: number; op: 'load'; config: OnlineRecognizerConfig; batches?: boolean }
   /** `hotwords`: the session's context terms, "/"-separated (transducers with a modeling unit only). */
   | { id: number; op: 'open'; session: number; endpointMs: number; hotwords?: string; settleMs?: number }
   | { id: number; op: 'audio'; session: number; samples: Int16Array }
