@@ -74,6 +74,8 @@ export interface ReferenceTurn {
   startMs: number;
   endMs: number;
   speaker: string;
+  /** The recording the turn is (trimmed to its speech). */
+  clip: string;
 }
 
 export interface Conversation {
@@ -131,7 +133,7 @@ export function buildConversation(speakers: CorpusSpeaker[], options: Conversati
       pieces.push(pause);
       at += pause.length;
     }
-    turns.push({ startMs: (at / 16_000) * 1000, endMs: ((at + clip.length) / 16_000) * 1000, speaker: sp.name });
+    turns.push({ startMs: (at / 16_000) * 1000, endMs: ((at + clip.length) / 16_000) * 1000, speaker: sp.name, clip: sp.clips[c]! });
     pieces.push(clip);
     at += clip.length;
   }

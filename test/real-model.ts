@@ -2,9 +2,10 @@
 // its NOTICE.md): a streaming zipformer transducer trained on GigaSpeech. Tests and benchmarks import it into their
 // own data directory with the project's own command, never into the repository. And the clips to hear it on:
 // Debian's real recordings (test/real-speech.ts) plus the model's own two test recordings.
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, runCli } from './harness.js';
+import { type Parlance, ROOT, runCli, startParlance, tempDir } from './harness.js';
 import { type RealClip, testdataClips } from './real-speech.js';
 
 export const REAL_STREAMING_MODEL = path.resolve(ROOT, '..', 'shared', 'models', 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile');
@@ -29,6 +30,38 @@ export async function importRealModel(dataDir: string, id: string, args: string[
     dataDir,
   ]);
   if (r.code !== 0) throw new Error(`models import failed (${r.code}): ${r.stderr}`);
+}
+
+/**
+ * A server on a data directory of its own with the real model imported as `id` (plus import `args`) and whatever
+ * `prepare` adds to the directory first; stop() also removes the directory.
+ */
+export async function serveRealModel(
+  id: string,
+  opts: { args?: string[]; env?: Record<string, string>; prepare?: (dataDir: string) => void | Promise<void> } = {},
+): Promise<Parlance> {
+  const root = tempDir('parlance-neural-');
+  const dataDir = path.join(root, 'data');
+  try {
+    await importRealModel(dataDir, id, opts.args);
+    await opts.prepare?.(dataDir);
+    const s = await startParlance({ dataDir, env: opts.env });
+    return {
+      ...s,
+      stop: async () => {
+        await s.stop();
+        rmSync(root, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    rmSync(root, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** 16 kHz mono s16le of any audio file. */
+export function pcm16k(file: string): Buffer {
+  return execFileSync('ffmpeg', ['-v', 'error', '-i', file, '-f', 's16le', '-ac', '1', '-ar', '16000', 'pipe:1'], { maxBuffer: 1 << 28 });
 }
 
 /** The model's own test recordings (LibriSpeech read speech, references in trans.txt). */

@@ -4,17 +4,15 @@
 // transcription endpoint, and the model list. Word error rates on real recordings, with margin: the model makes about
 // 13 % on these clips decoded whole; the live finals must carry the words the async path gives.
 import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { SttReceivedFrame } from '../../src/wire/stt-frames.js';
-import { type Parlance, startParlance, streamRealtime, tempDir, type TranscriptBody, transcribeFile } from '../harness.js';
-import { hasRealModel, importRealModel, realSpeechClips } from '../real-model.js';
+import { type Parlance, streamRealtime, type TranscriptBody, transcribeFile } from '../harness.js';
+import { hasRealModel, pcm16k as pcm, realSpeechClips, serveRealModel } from '../real-model.js';
 import { asteriskEnClips, werOf } from '../real-speech.js';
 
 const MODEL = 'gigaspeech-kws-3m-v1';
 const clips = hasRealModel ? realSpeechClips() : [];
-const pcm = (file: string) => execFileSync('ffmpeg', ['-v', 'error', '-i', file, '-f', 's16le', '-ac', '1', '-ar', '16000', 'pipe:1'], { maxBuffer: 1 << 28 });
 /** Silence between utterances of a conversation, 16 kHz s16le. */
 const GAP = Buffer.alloc(16_000 * 2);
 
@@ -25,7 +23,6 @@ const words = (tokens: { text: string; is_final?: boolean }[]) =>
     .join('');
 
 let s: Parlance;
-let root: string;
 let audio: Buffer[];
 /** Async transcript of each clip (the reference the live path is held to). */
 let asyncText: string[];
@@ -33,16 +30,11 @@ let asyncTokens: TranscriptBody['tokens'][];
 
 beforeAll(async () => {
   if (!hasRealModel) return;
-  root = tempDir('parlance-neural-');
-  await importRealModel(path.join(root, 'data'), MODEL, ['--alias', 'stt-rt-v4', 'stt-async-v4']);
-  s = await startParlance({ dataDir: path.join(root, 'data') });
+  s = await serveRealModel(MODEL, { args: ['--alias', 'stt-rt-v4', 'stt-async-v4'] });
   audio = clips.map((c) => pcm(c.file));
 }, 120_000);
 
-afterAll(async () => {
-  await s?.stop();
-  if (root) execFileSync('rm', ['-rf', root]);
-});
+afterAll(() => s?.stop());
 
 /**
  * One session over /transcribe-websocket: each clip after a second of silence, then `{"type":"finalize"}` when
