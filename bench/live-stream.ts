@@ -1,8 +1,8 @@
 // One live conversation over /transcribe-websocket as a voice-agent client (Pipecat) drives it: the default
 // configuration with pcm_s16le 16 kHz mono, audio in 20 ms pieces at real-time pace on an absolute schedule (timer
 // lateness does not add up; another payload, such as the conversation in a container from live-formats.ts, goes out
-// on the same schedule), `{"type":"finalize"}` right after the piece that holds each clip's last sample, and the
-// empty frame after the last piece. Records when each piece, finalize and the end went out and when each frame came
+// on the same schedule), `{"type":"finalize"}` right after the piece that holds each clip's last sample (or, in the
+// endpoint mode, endpoint detection on and no finalize), and the empty frame after the last piece. Records when each piece, finalize and the end went out and when each frame came
 // in (performance.now()); live-score.ts turns that into the figures.
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
@@ -35,6 +35,8 @@ export async function streamConversation(
   model: string,
   conversation: Conversation,
   payload: Payload = pcmPayload(conversation),
+  /** `endpoints`: endpoint detection on and no finalize (the server decides where turns end). */
+  how: { endpoints?: boolean } = {},
 ): Promise<Recording> {
   const ws = new WebSocket(wsUrl);
   await new Promise<void>((resolve, reject) => {
@@ -53,7 +55,7 @@ export async function streamConversation(
     });
     ws.on('close', () => resolve());
   });
-  ws.send(JSON.stringify({ api_key: apiKey, model, ...payload.config }));
+  ws.send(JSON.stringify({ api_key: apiKey, model, ...payload.config, ...(how.endpoints ? { enable_endpoint_detection: true } : {}) }));
 
   const pieceBytes = CHUNK_MS * BYTES_PER_MS;
   const pieces = payload.pieces.length;
@@ -69,7 +71,7 @@ export async function streamConversation(
     // An empty message would end the stream: a piece with no bytes is not sent (its time is still the schedule's).
     if (payload.pieces[k]!.length) ws.send(payload.pieces[k]!);
     pieceSentAt.push(performance.now());
-    const turn = finalizeAfter.get(k);
+    const turn = how.endpoints ? undefined : finalizeAfter.get(k);
     if (turn !== undefined) {
       ws.send(JSON.stringify({ type: 'finalize' }));
       finalizeSentAt[turn] = performance.now();

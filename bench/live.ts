@@ -9,6 +9,8 @@
 // `--formats=pcm,wav,mp3,ogg-opus,webm-opus,flac` measures instead the conversation in each container, sent with
 // `audio_format: "auto"` at real-time pace (live-formats.ts), one stream each after the warm-up: non-final lag
 // p50 / p90 / p95, first token, and the final words against the pcm stream's; no async transcription.
+// `--endpoints` streams the conversation once per model with endpoint detection on and no finalize
+// (live-endpoints.ts): when `<end>` comes after each clip's speech, final WER and final lag.
 import { mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +21,7 @@ import { halfClips, werOf } from '../test/real-speech.js';
 import { buildConversation, type Conversation, GAP_MS, type Turn } from './live-conversation.js';
 import { ATTRIBUTION_MS, finalWer, KEPT_UP_MS, scoreStream, type StreamScore } from './live-score.js';
 import { type ClipAlone, clipsAlone } from './live-earliest.js';
+import { endpointRows, scoreEndpoints } from './live-endpoints.js';
 import { encodeConversation, type EncodedFormat, parseFormats } from './live-formats.js';
 import { streamConversation } from './live-stream.js';
 import { BYTES_PER_MS } from './realtime-stream.js';
@@ -240,6 +243,16 @@ export async function run({ quick, args: options, cleanup, log }: SuiteOptions):
     }
     log(`${model.label}: warm-up session`);
     const warm = await sessionLines(1, async () => scoreStream(warmUp, await streamConversation(wsUrl, s.apiKey, model.live, warmUp)));
+    if (options.endpoints !== undefined) {
+      log(`${model.label}: 1 stream with endpoint detection, ${round(conversationMs / 1000, 0)} s`);
+      const { out, lines } = await sessionLines(1, () =>
+        timed(`${model.live}: endpoints`, () => streamConversation(wsUrl, s.apiKey, model.live, conversation, undefined, { endpoints: true })),
+      );
+      const [score, ends] = [scoreStream(conversation, out), scoreEndpoints(conversation, out)];
+      results[model.live] = { async: asyncResult, endpoints: { ...summarizeLevel([score], lines), ...ends } };
+      rows.push(...endpointRows(model.label, score, ends, asyncResult.offered ? asyncResult.wer : undefined));
+      continue;
+    }
     const perLevel: Record<string, unknown> = {};
     results[model.live] = { async: asyncResult, warm_up: { ...warm.out, session_log: warm.lines }, levels: perLevel };
     for (const n of levels) {
