@@ -7,7 +7,7 @@
 //     then synthesize-stopped (no data); a failure: error {text, code}
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startParlance, waitFor, type Parlance } from '../harness.js';
-import { type Event, freePort, ttsActive, WyomingClient } from './wyoming-helpers.js';
+import { type Blocks, blocks, freePort, ttsActive, WyomingClient } from './wyoming-helpers.js';
 
 let s: Parlance;
 let port: number;
@@ -45,47 +45,6 @@ function reply(minChars: number): { text: string; sentences: number; pieces: str
     i += sizes[k % sizes.length]!;
   }
   return { text, sentences: sentences.length, pieces };
-}
-
-interface Blocks {
-  /** Each audio-start … audio-stop block's PCM. */
-  pcm: Buffer[];
-  rate: number;
-  /** Events outside the blocks. */
-  others: Event[];
-}
-
-/** Audio blocks as the wyoming package defines them: audio-start, audio-chunks with the same format, audio-stop. */
-function blocks(events: Event[]): Blocks {
-  const out: Blocks = { pcm: [], rate: 0, others: [] };
-  let open: Buffer[] | undefined;
-  let format: Record<string, unknown> | undefined;
-  for (const e of events) {
-    if (e.type === 'audio-start') {
-      expect(open).toBeUndefined();
-      expect(e.data).toEqual({ rate: expect.any(Number) as number, width: 2, channels: 1 });
-      format = e.data;
-      out.rate ||= e.data.rate as number;
-      expect(e.data.rate).toBe(out.rate);
-      open = [];
-    } else if (e.type === 'audio-chunk') {
-      expect(open).toBeDefined();
-      expect(e.data).toEqual(format);
-      expect(e.payload?.length).toBeGreaterThan(0);
-      // 1024 samples of 16-bit audio, the last of a block shorter.
-      expect(e.payload!.length).toBeLessThanOrEqual(2048);
-      open!.push(e.payload!);
-    } else if (e.type === 'audio-stop') {
-      expect(open?.length).toBeGreaterThan(0);
-      out.pcm.push(Buffer.concat(open!));
-      open = undefined;
-    } else {
-      expect(open, `${e.type} inside an audio block`).toBeUndefined();
-      out.others.push(e);
-    }
-  }
-  expect(open).toBeUndefined();
-  return out;
 }
 
 const seconds = (b: Blocks) => b.pcm.reduce((n, p) => n + p.length, 0) / (b.rate * 2);

@@ -4,9 +4,9 @@
 //   ping                                              → pong
 //   transcribe? audio-start audio-chunk* audio-stop   → transcript-start, transcript-chunk, transcript-stop, transcript
 //   synthesize {text, voice?}                         → audio-start, audio-chunk*, audio-stop
-//   synthesize-start {voice?} synthesize-chunk {text}* synthesize-stop
+//   synthesize-start {voice?, text_format?} synthesize-chunk {text}* synthesize-stop
 //                                                     → (audio-start, audio-chunk*, audio-stop) per sentence as its
-//                                                       text completes, then synthesize-stopped
+//                                                       text completes (SSML: once whole), then synthesize-stopped
 // (a streamed synthesis is one TtsService.speak over all its text; the `synthesize` a client sends inside it, as the
 // protocol asks for older servers, is ignored).
 // A request the server cannot serve (unknown model or voice, bad audio format, unknown event type) gets an `error`
@@ -268,7 +268,7 @@ class Connection {
     this.dropStream();
     const s: Streaming = { stream: undefined, ac: new AbortController(), done: Promise.resolve(), failed: true };
     this.tts = s;
-    const stream = await this.service.openStream(voiceOf(d));
+    const stream = await this.service.openStream(voiceOf(d), d.text_format);
     if (this.tts !== s || this.ac.signal.aborted) return;
     s.stream = stream;
     s.failed = false;
@@ -321,10 +321,10 @@ class Connection {
   }
 
   /**
-   * A streamed synthesis's audio: each segment the engine synthesizes (a sentence, or a clause of an overlong one;
-   * engines/tts/text.ts) as audio-start, audio-chunks and audio-stop of its own, sent as soon as it is made. The
-   * pipeline hands the segments over one chunk each: raw PCM at the voice's own rate is converted chunk for chunk
-   * (audio/raw-encode.ts).
+   * A streamed synthesis's audio: each segment the engine synthesizes (a sentence, a clause of an overlong one, an
+   * SSML break's silence; engines/tts/text.ts) in an audio-start, audio-chunks and audio-stop block of its own, sent
+   * once made. The pipeline hands the segments over one chunk each: raw PCM at the voice's own rate is converted chunk
+   * for chunk (audio/raw-encode.ts).
    */
   private sentenceSink(s: Streaming, stream: WyomingTextStream): SpeechSink {
     const format = { rate: stream.rate, width: 2, channels: 1 };

@@ -5,19 +5,22 @@
 // configured project and checked against its balance and budgets first.
 import type { Logger } from 'pino';
 import type { TtsModel, TtsVoice } from '../../engines/tts/model.js';
+import { abortable } from '../../lib/abortable.js';
 import { newRequestId } from '../../lib/ids.js';
 import { formatTranscript } from '../../text/format.js';
 import type { BillingGuard } from '../billing/guard.js';
 import { failedToLoad, type ModelCatalog } from '../models/catalog.js';
 import type { TtsConfig } from '../tts/request-config.js';
 import type { SpeechCaller, SpeechSink } from '../tts/speak.js';
-import type { LiveText, SpeechText } from '../tts/speech-text.js';
+import type { SpeechText } from '../tts/speech-text.js';
+import type { TextFormat } from '../tts/ssml-text.js';
 import type { TtsService } from '../tts/service.js';
 import type { RealtimeService } from '../realtime/service.js';
 import type { UsageMeter } from '../usage/service.js';
 
 /** 16 kHz mono s16le: what the recognizers take. */
 const STT_BYTES_PER_SECOND = 32_000;
+import { sniffFormat, WyomingStreamText } from './stream-text.js';
 import { type SendEvent, WyomingRequestError, WyomingUtterance } from './transcription.js';
 
 /** The project every Wyoming request is metered to (Wyoming itself carries no credentials). */
@@ -264,33 +267,42 @@ export class WyomingService {
   }
 
   /**
-   * A streamed synthesis (synthesize-start … synthesize-stop): the voice and the budget are checked now; the text is
-   * pushed into `text` as it arrives, capped as a TTS WebSocket stream's is (PARLANCE_TTS_MAX_TEXT_CHARS in all), and
-   * `speak` runs one synthesis over all of it, sentence by sentence as the text completes them.
+   * A streamed synthesis (synthesize-start … synthesize-stop): the voice, `text_format` and the budget are checked
+   * now; the text is pushed into `text` as it arrives, capped as a TTS WebSocket stream's is (PARLANCE_TTS_MAX_TEXT_CHARS
+   * in all, an SSML document with its markup), and `speak` runs one synthesis over all of it once its format is known
+   * (stream-text.ts): plain text sentence by sentence as the text completes them, SSML once the document is whole.
    */
-  async openStream(voice: Record<string, unknown> | undefined): Promise<WyomingTextStream> {
+  async openStream(voice: Record<string, unknown> | undefined, textFormat?: unknown): Promise<WyomingTextStream> {
     const startedAt = new Date();
     const cfg = this.ttsConfig(voice);
+    const format = textFormatOf(textFormat);
     await this.admit();
-    const text = this.deps.tts.liveText();
+    const text = new WyomingStreamText(this.deps.tts, cfg, format);
     return {
       rate: cfg.sampleRate,
       maxAudioSeconds: this.deps.tts.opts.maxAudioSeconds,
       text,
-      speak: (sink, signal) => this.speak(cfg, text, startedAt, sink, signal),
+      // The slot is taken once the format is known: a stop before that ends the wait.
+      speak: async (sink, signal) => this.speak(cfg, await abortable(text.text(), signal), startedAt, sink, signal),
     };
   }
 }
 
+/** `text_format` of a `synthesize` or `synthesize-start` (a Parlance extension of the event's data), if given. */
+function textFormatOf(textFormat: unknown): TextFormat | undefined {
+  if (textFormat === undefined || textFormat === null) return undefined;
+  if (textFormat === 'text' || textFormat === 'ssml') return textFormat;
+  throw new WyomingRequestError('invalid_request', 'text_format must be "text" or "ssml".');
+}
+
 /**
- * Whether a `synthesize` is SSML: `text_format` says so (a Parlance extension of the event's data), or, without one,
- * the text is a <speak> document (as Home Assistant's SSML-aware integrations send it).
+ * Whether a `synthesize` is SSML: `text_format` says so, or, without one, the text is a <speak> document (as Home
+ * Assistant's SSML-aware integrations send it).
  */
 function ssmlFormat(text: unknown, textFormat: unknown): boolean {
-  if (textFormat === 'ssml') return true;
-  if (textFormat !== undefined && textFormat !== null && textFormat !== 'text')
-    throw new WyomingRequestError('invalid_request', 'text_format must be "text" or "ssml".');
-  return textFormat !== 'text' && typeof text === 'string' && /^\s*(<\?xml[^>]*\?>\s*)?<speak[\s>/]/.test(text);
+  const format = textFormatOf(textFormat);
+  if (format) return format === 'ssml';
+  return typeof text === 'string' && sniffFormat(text) === 'ssml';
 }
 
 /** A streamed synthesis, opened: push its text into `text` (end() it at synthesize-stop) while `speak` runs. */
@@ -299,7 +311,7 @@ export interface WyomingTextStream {
   rate: number;
   /** The cap on its audio (PARLANCE_TTS_MAX_AUDIO_SECONDS). */
   maxAudioSeconds: number;
-  text: LiveText;
+  text: Pick<WyomingStreamText, 'push' | 'end'>;
   /** The synthesis: settles once the text ended and all its audio went into `sink` and was metered. */
   speak(sink: SpeechSink, signal: AbortSignal): Promise<void>;
 }
