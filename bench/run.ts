@@ -14,8 +14,8 @@ const suites: Record<string, { about: string; options?: string[]; load: () => Pr
   http: { about: 'files API: count req/s, listing 1,000 files, 1 GiB streaming upload', load: async () => (await import('./http.js')).run },
   live: {
     about:
-      'the live path through the server for every installed model, as a voice agent drives it: held-out real recordings as one conversation at real-time pace with a finalize after each clip, 1 and 4 streams (--streams=1,4,16; --models=neural or pocketsphinx for one): final-token WER vs async, first token, non-final lag, finalize → final, final lag, streams kept up. --formats=pcm,wav,mp3,ogg-opus,webm-opus,flac: the conversation in each container sent with audio_format auto at real-time pace, 1 stream each: non-final lag p50/p90/p95, first token, final WER. --set=tune: the tuning half’s recordings instead of the held-out ones (to choose settings on)',
-    options: ['streams', 'models', 'formats', 'set'],
+      'the live path through the server for every installed model, as a voice agent drives it: held-out real recordings as one conversation at real-time pace with a finalize after each clip, 1 and 4 streams (--streams=1,4,16; --models=neural or pocketsphinx for one): final-token WER vs async, first token, non-final lag, finalize → final, final lag, streams kept up. --formats=pcm,wav,mp3,ogg-opus,webm-opus,flac: the conversation in each container sent with audio_format auto at real-time pace, 1 stream each: non-final lag p50/p90/p95, first token, final WER. --set=tune: the tuning half’s recordings instead of the held-out ones (to choose settings on). --endpoints: 1 stream per model with endpoint detection on and no finalize: <end> after each clip, final WER and lag',
+    options: ['streams', 'models', 'formats', 'set', 'endpoints'],
     load: async () => (await import('./live.js')).run,
   },
   'live-start': {
