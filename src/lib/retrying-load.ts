@@ -2,17 +2,29 @@
 // forgotten, so the next use tries again (the files may have been fixed meanwhile) instead of failing for good.
 export class RetryingLoad<T> {
   private current: Promise<T> | undefined;
+  /** The load that succeeded, while it is the current one (take() ends that). */
+  private done: Promise<T> | undefined;
 
   constructor(private readonly open: () => Promise<T>) {}
+
+  /** Whether the resource is loaded now (not merely being loaded). */
+  get loaded(): boolean {
+    return this.done !== undefined && this.done === this.current;
+  }
 
   /** The loaded resource, loading it now if no load is done or under way. */
   get(): Promise<T> {
     if (!this.current) {
       const p = this.open();
       this.current = p;
-      p.catch(() => {
-        if (this.current === p) this.current = undefined;
-      });
+      p.then(
+        () => {
+          if (this.current === p) this.done = p;
+        },
+        () => {
+          if (this.current === p) this.current = undefined;
+        },
+      );
     }
     return this.current;
   }
@@ -21,6 +33,7 @@ export class RetryingLoad<T> {
   async take(): Promise<T | undefined> {
     const p = this.current;
     this.current = undefined;
+    this.done = undefined;
     return p?.catch(() => undefined);
   }
 }

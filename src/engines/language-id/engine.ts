@@ -45,7 +45,7 @@ interface Loaded {
 }
 
 export class WhisperLanguageIdentifier implements LanguageIdentifier {
-  private readonly loaded = new RetryingLoad(() => this.open());
+  private readonly resource = new RetryingLoad(() => this.open());
 
   constructor(
     readonly model: InstalledModel,
@@ -56,12 +56,17 @@ export class WhisperLanguageIdentifier implements LanguageIdentifier {
     return this.model.id;
   }
 
+  /** Whether the model is in memory now (loaded on first use; close() frees it, and the next call loads it again). */
+  get loaded(): boolean {
+    return this.resource.loaded;
+  }
+
   async ready(): Promise<void> {
-    await this.loaded.get();
+    await this.resource.get();
   }
 
   async identify(samples: Int16Array, options: { signal?: AbortSignal; live?: boolean } = {}): Promise<string | undefined> {
-    const { free, gate } = await this.loaded.get();
+    const { free, gate } = await this.resource.get();
     const language = await gate.run(
       async () => {
         const lane = free.pop()!;
@@ -101,7 +106,7 @@ export class WhisperLanguageIdentifier implements LanguageIdentifier {
   }
 
   async close(): Promise<void> {
-    await (await this.loaded.take())?.stop();
+    await (await this.resource.take())?.stop();
   }
 }
 

@@ -47,7 +47,7 @@ interface Lane {
 }
 
 export class SpeakerEmbeddingEngine implements SpeakerEmbedder {
-  private readonly loaded = new RetryingLoad(() => this.open());
+  private readonly resource = new RetryingLoad(() => this.open());
   private readonly config: SpeakerEmbeddingConfig;
 
   constructor(
@@ -59,6 +59,11 @@ export class SpeakerEmbeddingEngine implements SpeakerEmbedder {
 
   get modelId(): string {
     return this.model.id;
+  }
+
+  /** Whether the model is in memory now (loaded on first use; close() frees it, and the next call loads it again). */
+  get loaded(): boolean {
+    return this.resource.loaded;
   }
 
   async ready(): Promise<void> {
@@ -88,7 +93,7 @@ export class SpeakerEmbeddingEngine implements SpeakerEmbedder {
   }
 
   private load(): Promise<{ lanes: Lane[]; free: Lane[]; gate: WorkGate }> {
-    return this.loaded.get();
+    return this.resource.get();
   }
 
   private async open(): Promise<{ lanes: Lane[]; free: Lane[]; gate: WorkGate }> {
@@ -120,7 +125,7 @@ export class SpeakerEmbeddingEngine implements SpeakerEmbedder {
   }
 
   async close(): Promise<void> {
-    const loaded = await this.loaded.take();
+    const loaded = await this.resource.take();
     await Promise.all(loaded?.lanes.map((l) => l.stop()) ?? []);
   }
 }
