@@ -54,7 +54,7 @@ export const serverSettings = {
     kind: 'number',
     min: 0,
     default: 0,
-    doc: 'Unload a model you brought (speech-to-text or voice) that nobody used for this long; the next request loads it again. 0: models stay loaded.',
+    doc: 'Unload a model you brought (speech-to-text, voice, language identification or speaker embeddings) that nobody used for this long; the next request loads it again. 0: models stay loaded.',
   },
   host: { env: 'PARLANCE_HOST', kind: 'string', default: '0.0.0.0', doc: 'Address the HTTP/WebSocket server binds to.' },
   port: { env: 'PARLANCE_PORT', kind: 'int', min: 0, default: 8080, doc: 'Port of the main HTTP interface (0 picks a free port).' },

@@ -3,7 +3,8 @@
 // when there is such a model and the BIC clusterer otherwise. LiveModels (live.ts) hands each look at the models
 // directory here (update()); a model added is used by the next request that needs it, one removed or replaced is not.
 // Work that already holds one (a transcription under way, a live session's identifier) finishes on it: a model taken
-// out of use is closed once no call has used it for RETIRED_IDLE_MS.
+// out of use is closed once no call has used it for RETIRED_IDLE_MS. With PARLANCE_MODEL_IDLE_UNLOAD_SECONDS the
+// models in use are unloaded once idle that long too; the objects handed out stay valid and the next call loads again.
 import { statSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { BicDiarizer } from '../../engines/diarization/index.js';
@@ -85,6 +86,8 @@ function identity(m: InstalledModel): string {
 export interface LabellingOptions {
   log: Logger;
   jobLog: JobLog;
+  /** Unload a model in use that no call used this long, ms (0 or absent: never). */
+  idleUnloadMs?: number;
 }
 
 export class LabellingModels {
@@ -116,6 +119,16 @@ export class LabellingModels {
     return this.speaker?.tracked;
   }
 
+  /** Whether `id` is a labelling model in use whose weights are in memory now. */
+  loaded(id: string): boolean {
+    return this.inUse().some((t) => t.modelId === id && t.engine.loaded);
+  }
+
+  /** The labelling models in use that are in memory now (metrics). */
+  loadedCount(): number {
+    return this.inUse().filter((t) => t.engine.loaded).length;
+  }
+
   /** Use the labelling models `installed` holds now (the models directory as scanned). */
   update(installed: readonly InstalledModel[], atStart = false): void {
     const lidModel = installed.find((m) => m.family === 'language-id');
@@ -145,12 +158,25 @@ export class LabellingModels {
     }
   }
 
-  /** Close the models taken out of use that nothing has used for RETIRED_IDLE_MS (or `now`: all of them). */
+  /** Close the models taken out of use that nothing has used for RETIRED_IDLE_MS, and unload the idle ones in use. */
   async sweep(now = Date.now()): Promise<void> {
     for (const r of this.retired.slice()) {
       if (r.usage.busy > 0 || now - r.usage.lastUsed < RETIRED_IDLE_MS) continue;
       this.retired.splice(this.retired.indexOf(r), 1);
       await r.close().catch((err: unknown) => this.o.log.warn({ err }, 'a labelling model could not be closed'));
+    }
+    const idle = this.o.idleUnloadMs ?? 0;
+    if (idle <= 0) return;
+    for (const t of this.inUse()) {
+      const { usage, engine } = t;
+      if (!engine.loaded || usage.busy > 0 || now - usage.lastUsed < idle) continue;
+      const idleS = Math.round((now - usage.lastUsed) / 1000);
+      // No await between the check and close(): close() forgets the load at once, so a call that starts from here on
+      // loads the model again instead of meeting worker threads being stopped.
+      await engine
+        .close()
+        .then(() => this.o.log.info({ model: t.modelId, idle_s: idleS }, 'idle model unloaded'))
+        .catch((err: unknown) => this.o.log.warn({ err, model: t.modelId }, 'a labelling model could not be unloaded'));
     }
   }
 
@@ -158,6 +184,10 @@ export class LabellingModels {
     await Promise.all(this.retired.splice(0).map((r) => r.close().catch(() => undefined)));
     await this.lid?.tracked.engine.close();
     await this.speaker?.tracked.engine.close();
+  }
+
+  private inUse(): (TrackedLanguageId | TrackedEmbedder)[] {
+    return [this.lid?.tracked, this.speaker?.tracked].filter((t) => t !== undefined);
   }
 
   private retire(usage: Usage, close: () => Promise<void>, model: string): void {

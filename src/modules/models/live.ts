@@ -4,7 +4,8 @@
 // it when the `models_version` stamp it polls changes (sync()), and the node that made a change calls it at once.
 // Speech-to-text and voice models here; the labelling models (language identification, speaker embeddings) are
 // handed each look too (labelling.ts); the second-pass model is read at start. An idle sweep unloads a model nobody
-// used for PARLANCE_MODEL_IDLE_UNLOAD_SECONDS, and closes labelling models taken out of use.
+// used for PARLANCE_MODEL_IDLE_UNLOAD_SECONDS (the labelling models' sweep too), and closes labelling models taken
+// out of use.
 import { statSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { EngineCatalog } from '../../engines/catalog.js';
@@ -90,9 +91,9 @@ export class LiveModels {
     return run;
   }
 
-  /** Whether the model is served by this node and its weights are in memory. */
+  /** Whether the model is served by this node and its weights are in memory (a labelling model: in use and loaded). */
   loaded(id: string): boolean {
-    if (!this.current.has(id)) return false;
+    if (!this.current.has(id)) return this.o.labelling?.loaded(id) ?? false;
     const model = this.current.get(id)!.model;
     if (isStt(model)) return this.sherpa?.isLoaded(id) ?? false;
     const engine = this.o.engines.tts.resolve(id)?.engine;
@@ -104,9 +105,9 @@ export class LiveModels {
     return this.current.has(id);
   }
 
-  /** The models of this node that are loaded now (metrics). */
+  /** The models of this node that are loaded now, the labelling models included (metrics). */
   loadedCount(): number {
-    return [...this.current.keys()].filter((id) => this.loaded(id)).length;
+    return [...this.current.keys()].filter((id) => this.loaded(id)).length + (this.o.labelling?.loadedCount() ?? 0);
   }
 
   /** Start the idle sweep (unloading unused models, closing removed voices). */

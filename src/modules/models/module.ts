@@ -59,7 +59,7 @@ export async function speechModule(settings: Settings, deps: { servesApi: boolea
   const use = new ModelUse();
   const models = new ModelCatalog(engines, aliasesOf(installed, engines.stt.offers(), settings), use);
   // Live streams stay BIC; files are diarized with speaker embeddings when a speaker-embedding model is installed.
-  const labelling = new LabellingModels(installed, { log, jobLog });
+  const labelling = new LabellingModels(installed, { log, jobLog, idleUnloadMs: settings.modelIdleUnloadSeconds * 1000 });
   const live = new LiveModels({
     modelsDir: settings.modelsDir,
     engines,
@@ -74,8 +74,10 @@ export async function speechModule(settings: Settings, deps: { servesApi: boolea
     log,
   });
   live.startSweeper();
-  metrics.gauge('parlance_models_loaded', 'Models users brought (speech-to-text and voices) whose weights are in this node’s memory now.', () =>
-    live.loadedCount(),
+  metrics.gauge(
+    'parlance_models_loaded',
+    'Models users brought (speech-to-text, voices, language identification, speaker embeddings) whose weights are in this node’s memory now.',
+    () => live.loadedCount(),
   );
   const pinned = new Set([secondPassModel].filter((id): id is string => id !== undefined));
   return {
