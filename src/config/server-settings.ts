@@ -47,7 +47,7 @@ export const serverSettings = {
     kind: 'number',
     min: 0.1,
     default: 2,
-    doc: 'How often a node looks for models installed, removed or re-aliased by another node (one small query of the database).',
+    doc: 'How often a node looks for models installed, removed or re-aliased by another node or by hand (one small query of the database, and a look at the listing of the models directory).',
   },
   modelIdleUnloadSeconds: {
     env: 'PARLANCE_MODEL_IDLE_UNLOAD_SECONDS',

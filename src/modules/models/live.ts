@@ -1,7 +1,8 @@
 // The models users brought, served without a restart: refresh() looks at the models directory again and makes the
 // engines and the catalogs match it (a model added is registered and loads on first use; a model removed leaves the
 // catalogs at once and is unloaded once the sessions that hold it end; new aliases move in one step). Each node calls
-// it when the `models_version` stamp it polls changes (sync()), and the node that made a change calls it at once.
+// it when the `models_version` stamp it polls changes, or the listing of its models directory does (a folder copied
+// in or removed by hand: startSync()), and the node that made a change calls it at once.
 // Speech-to-text and voice models here; the labelling models (language identification, speaker embeddings) are
 // handed each look too (labelling.ts); the second-pass model is read at start. An idle sweep unloads a model nobody
 // used for PARLANCE_MODEL_IDLE_UNLOAD_SECONDS (the labelling models' sweep too), and closes labelling models taken
@@ -19,6 +20,7 @@ import type { TtsModel } from '../../engines/tts/model.js';
 import { SherpaTtsEngine } from '../../engines/tts/sherpa/engine.js';
 import type { CatalogAlias, ModelCatalog } from './catalog.js';
 import { claimedAliases, ModelClaimError } from './installed.js';
+import { modelsDirListing } from './dir-listing.js';
 import type { LabellingModels } from './labelling.js';
 import type { ModelUse } from './use.js';
 
@@ -70,6 +72,8 @@ export class LiveModels {
   private sweeper: NodeJS.Timeout | undefined;
   private poller: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Why the last look at the models directory failed, while it fails. */
+  private unreadable: string | undefined;
 
   constructor(private readonly o: LiveModelsOptions) {
     const tts = new Set(o.engines.tts.installedIds());
@@ -121,19 +125,30 @@ export class LiveModels {
    * Poll the stamp every change renews (`version`), every `everyMs`, and refresh when it moved: another node installed,
    * removed or re-aliased a model. A poll rather than a database notification: the same on SQLite and PostgreSQL, no
    * connection of its own, and nothing missed while a connection is down (a notification lost then would need this
-   * poll anyway); a change is rare and a second or two of lag is fine.
+   * poll anyway); a change is rare and a second or two of lag is fine. The same tick compares the models directory's
+   * listing (dir-listing.ts), which the stamp knows nothing of when a folder is copied in or removed by hand.
    */
   startSync(version: () => Promise<string | undefined>, everyMs: number): void {
     let last: string | undefined;
+    let lastListing: string | undefined;
     let first = true;
     let busy = false;
     const tick = async () => {
       if (busy || this.closed) return;
       busy = true;
       try {
-        const now = await version();
-        if (first || now !== last) await this.refresh();
+        // Read before the refresh: a change made while it runs is seen by the next tick.
+        const listing = await modelsDirListing(this.o.modelsDir);
+        let now = last;
+        try {
+          now = await version();
+        } catch (err) {
+          // The database is down: what the directory shows is still served.
+          this.o.log.warn({ err: (err as Error).message }, 'could not look for model changes');
+        }
+        if (first || now !== last || listing !== lastListing || this.unreadable !== undefined) await this.refresh();
         last = now;
+        lastListing = listing;
         first = false;
       } catch (err) {
         this.o.log.warn({ err: (err as Error).message }, 'could not look for model changes');
@@ -160,10 +175,14 @@ export class LiveModels {
     try {
       all = scanModelsDir(this.o.modelsDir);
     } catch (err) {
-      // A folder broken meanwhile (by hand) changes nothing until it is fixed.
-      this.o.log.error({ err: (err as Error).message }, 'the models directory cannot be read: the models served stay as they were');
+      // A folder broken meanwhile (by hand, or seen half-copied) changes nothing until it is fixed; the poll looks
+      // again at each tick until then (a file completed in place leaves the listing as it was), saying it once.
+      const message = (err as Error).message;
+      if (message !== this.unreadable) this.o.log.error({ err: message }, 'the models directory cannot be read: the models served stay as they were');
+      this.unreadable = message;
       return;
     }
+    this.unreadable = undefined;
     this.o.labelling?.update(all);
     const scanned = all.filter(served);
     const wanted = new Map(scanned.map((m) => [m.id, m]));
