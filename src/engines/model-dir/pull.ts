@@ -5,63 +5,23 @@
 // checks it at start (and loaded as it would load it, with the caller's `check`), and only then moved into its own
 // folder of the models directory. A local folder is copied the same way. On any failure the models directory is left
 // as it was; only an interrupted download's partial file stays in the download area (`<models dir>/.downloads`,
-// which the server skips) for the next pull to continue.
-import { execFile } from 'node:child_process';
-import {
-  chmodSync,
-  copyFileSync,
-  cpSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  realpathSync,
-  renameSync,
-  rmdirSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+// which the server skips) for the next pull to continue. Here: fetching, and the order of the steps; the ids, the
+// manifest, the checks and the move are install.ts's, unpacking and the copy's own checks unpack.ts's.
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { stripArchiveExt } from './catalogue.js';
 import { discardPart, type Downloaded, type DownloadProgress, downloadResumable, hashFile, partFileFor } from './download.js';
-import { ALIAS_RE, type InstalledModel, MANIFEST_FILE, MODEL_ID_RE, type ModelFamily, ModelManifestError, readManifest } from './manifest.js';
+import { defaultId, foundManifest, install, type InstallOptions, manifestOf, plan } from './install.js';
+import { type InstalledModel, MANIFEST_FILE, type ModelFamily, readManifest } from './manifest.js';
 import { diskError, PullError } from './pull-error.js';
 import { findRoles, neededRoles } from './roles.js';
 import { scanModelsDir } from './scan.js';
+import { assertSelfContained, ownCopy, removeIfEmpty, topFolder, unpack } from './unpack.js';
 
 export { PullError } from './pull-error.js';
 
-const execFileP = promisify(execFile);
-
 /** The download area inside the models directory (a folder without a manifest: the server skips it). */
 export const DOWNLOADS_DIR = '.downloads';
-
-/** What the manifest says besides the files. */
-export interface ModelFields {
-  /** Public id (default: the source's name, lower case, with -v1). */
-  id?: string;
-  name?: string;
-  /** Languages (default en). */
-  languages?: string[];
-  /** Public ids to take over: an error when another model holds one. */
-  aliases?: string[];
-  /** Public ids suggested by the catalogue: taken when free, left out otherwise. */
-  suggestedAliases?: string[];
-  voices?: Record<string, number>;
-}
-
-/** What pull and import take besides the source and the manifest's fields. */
-interface InstallOptions extends ModelFields {
-  modelsDir: string;
-  /** Role → file name chosen by the operator (--file): the source must have that file. */
-  chosenFiles?: Record<string, string>;
-  /** The server's load check of the model (the CLI's runs sherpa-onnx in a child process): a rejection refuses it. */
-  check?: (model: InstalledModel) => Promise<void>;
-}
 
 export interface PullOptions extends InstallOptions {
   /** http(s) URL or local path of the archive or .onnx file. */
@@ -239,183 +199,6 @@ export async function importFolder(opts: FolderImportOptions): Promise<PullResul
   } finally {
     rmSync(work, { recursive: true, force: true });
     removeIfEmpty(downloads);
-  }
-}
-
-interface Target {
-  id: string;
-  folder: string;
-  aliases: string[];
-  skipped: string[];
-}
-
-/**
- * Where the model goes and which ids it claims; a PullError when an id is malformed, its folder exists or another
- * model holds an id. The id names folders (its own, and its work area): one like `../x` would reach outside the
- * models directory, so it is checked before any path is made of it.
- */
-function plan(modelsDir: string, id: string, fields: ModelFields): Target {
-  if (!MODEL_ID_RE.test(id))
-    throw new PullError(`the id "${id}" is not a model id: lower case letters, digits, . _ -, ending in a version, like whisper-tiny-en-v1`);
-  const badAlias = (fields.aliases ?? []).find((a) => !ALIAS_RE.test(a));
-  if (badAlias !== undefined) throw new PullError(`the alias "${badAlias}" is not a model id: letters, digits, . _ -, like stt-async-v4`);
-  const folder = path.join(modelsDir, id);
-  if (existsSync(folder)) throw new PullError(`${folder} exists already: remove it, or pull with another --id`);
-  const holders = new Map<string, string>();
-  for (const m of scanModelsDir(modelsDir)) for (const claimed of [m.id, ...(m.aliases ?? [])]) holders.set(claimed, m.id);
-  if (holders.has(id)) throw new PullError(`the id ${id} is taken by ${holders.get(id)}: pull with another --id`);
-  const taken = (fields.aliases ?? []).filter((a) => holders.has(a));
-  if (taken.length)
-    throw new PullError(`${taken.map((a) => `${a} is claimed by ${holders.get(a)}`).join(', ')}: remove that model first, or choose other --alias ids`);
-  const suggested = (fields.aliases ? [] : (fields.suggestedAliases ?? [])).filter((a) => a !== id);
-  return {
-    id,
-    folder,
-    aliases: [...(fields.aliases ?? []), ...suggested.filter((a) => !holders.has(a))],
-    skipped: suggested.filter((a) => holders.has(a)),
-  };
-}
-
-interface ManifestDraft extends Record<string, unknown> {
-  files: Record<string, string>;
-}
-
-function manifestOf(target: Target, fields: ModelFields, family: ModelFamily, type: string, files: Record<string, string>): ManifestDraft {
-  return {
-    id: target.id,
-    ...(fields.name ? { name: fields.name } : {}),
-    family,
-    type,
-    files,
-    languages: fields.languages?.length ? fields.languages : ['en'],
-    ...(target.aliases.length ? { aliases: target.aliases } : {}),
-    ...(fields.voices ? { voices: fields.voices } : {}),
-  };
-}
-
-/** The manifest of a model whose files were found by name (findRoles): a BPE vocabulary among them is its modeling unit. */
-function foundManifest(target: Target, fields: ModelFields, family: ModelFamily, type: string, files: Record<string, string>): ManifestDraft {
-  return { ...manifestOf(target, fields, family, type, files), ...(files.bpe_vocab ? { modeling_unit: 'bpe' } : {}) };
-}
-
-/**
- * Write the manifest into `dir`, check the model as the server would, and move `dir` into place as `folder`. Errors
- * name `source`, where the files came from, rather than their copy in the download area.
- */
-async function install(dir: string, folder: string, manifest: ManifestDraft, source: string, check: InstallOptions['check']): Promise<InstalledModel> {
-  const failure = await whyUnusable(dir, manifest, source, check);
-  if (failure) throw new PullError((await int8EncoderFailure(dir, manifest, source, check, failure)) ?? failure.message);
-  // Another pull may have installed one there meanwhile.
-  if (existsSync(folder)) throw new PullError(`${folder} exists already: remove it, or pull with another --id`);
-  renameSync(dir, folder);
-  return readManifest(folder);
-}
-
-interface Failure {
-  message: string;
-  /** The files passed the start-up checks; loading them failed. */
-  loading: boolean;
-}
-
-/** Why the model in `dir` cannot be used with `manifest`: its files fail the start-up checks, or `check` refuses it. */
-async function whyUnusable(dir: string, manifest: ManifestDraft, source: string, check: InstallOptions['check']): Promise<Failure | undefined> {
-  writeFileSync(path.join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
-  let model: InstalledModel;
-  try {
-    model = readManifest(dir);
-  } catch (err) {
-    if (err instanceof ModelManifestError) return { message: `${source}: ${err.problem}`, loading: false };
-    throw err;
-  }
-  try {
-    await check?.(model);
-  } catch (err) {
-    return { message: (err as Error).message.replaceAll(dir, source), loading: true };
-  }
-  return undefined;
-}
-
-/**
- * The error of a model whose encoder is an int8 file, which not every export makes loadable (the int8 encoder of
- * sherpa-onnx's "mobile" KWS Zipformer aborts onnxruntime): when the fp32 encoder beside it passes, the error names
- * it and how to choose it; when there is none, a failed load says which encoder it tried. Undefined otherwise.
- */
-async function int8EncoderFailure(
-  dir: string,
-  manifest: ManifestDraft,
-  source: string,
-  check: InstallOptions['check'],
-  failure: Failure,
-): Promise<string | undefined> {
-  const encoder = manifest.files.encoder;
-  if (!encoder?.endsWith('.int8.onnx')) return undefined;
-  const fp32 = encoder.replace(/\.int8\.onnx$/, '.onnx');
-  if (!existsSync(path.join(dir, fp32)))
-    return failure.loading
-      ? `${failure.message}; the encoder is the int8 ${encoder}: an fp32 encoder, if you have one, can be chosen with --file encoder=FILE`
-      : undefined;
-  if (await whyUnusable(dir, { ...manifest, files: { ...manifest.files, encoder: fp32 } }, source, check)) return undefined;
-  return `the int8 encoder ${encoder} could not be loaded, the fp32 encoder ${fp32} beside it can: bring the model again with --file encoder=${fp32} (the failure: ${failure.message})`;
-}
-
-async function unpack(archive: string, into: string, source: string): Promise<void> {
-  await execFileP('tar', ['-xf', archive, '-C', into]).catch((err: { stderr?: string }) => {
-    throw new PullError(`could not unpack ${source}: ${(err.stderr ?? '').trim().split('\n').at(-1) || 'not an archive'}`);
-  });
-}
-
-/** sherpa-onnx's archives hold one top folder: its contents become the model's folder. */
-function topFolder(dir: string): string {
-  const entries = readdirSync(dir);
-  return entries.length === 1 && statSync(path.join(dir, entries[0]!)).isDirectory() ? path.join(dir, entries[0]!) : dir;
-}
-
-/**
- * A model's folder holds files, folders, and relative links to what is inside it, so that its copy in the models
- * directory stands alone: a link out of it (to a secret of the machine, which the server would then read as a model
- * file; or an absolute one, back into a source that may go away) or to nothing, or a device or pipe (which would stop
- * the copy half-way), refuses the source. `dir`: the folder to import, or an archive unpacked.
- */
-function assertSelfContained(dir: string, source: string): void {
-  const base = path.resolve(dir);
-  const root = realpathSync(dir);
-  const inside = (folder: string, p: string) => p === folder || p.startsWith(folder + path.sep);
-  for (const rel of readdirSync(dir, { recursive: true }) as string[]) {
-    const p = path.join(base, rel);
-    const stat = lstatSync(p);
-    if (stat.isSymbolicLink()) {
-      const link = readlinkSync(p);
-      const real = existsSync(p) ? realpathSync(p) : undefined;
-      if (path.isAbsolute(link) || !inside(base, path.resolve(path.dirname(p), link)) || real === undefined || !inside(root, real))
-        throw new PullError(
-          `${source}: ${rel} is a link to ${link}; a model's links must be relative and lead to a file in its folder: put the file itself there`,
-        );
-    } else if (!stat.isFile() && !stat.isDirectory()) {
-      throw new PullError(`${source}: ${rel} is not a file, a folder or a link`);
-    }
-  }
-}
-
-/**
- * Copies and unpacked archives keep their source's modes: those of a read-only folder (a mounted medium) are made
- * writable, for the manifest and `models remove`.
- */
-function ownCopy(dir: string): void {
-  for (const p of [dir, ...(readdirSync(dir, { recursive: true }) as string[]).map((f) => path.join(dir, f))]) {
-    const stat = lstatSync(p);
-    if (!stat.isSymbolicLink() && !(stat.mode & 0o200)) chmodSync(p, stat.mode | 0o200);
-  }
-}
-
-function defaultId(base: string): string {
-  return `${base.toLowerCase().replace(/[^a-z0-9._-]+/g, '-')}-v1`;
-}
-
-function removeIfEmpty(dir: string): void {
-  try {
-    rmdirSync(dir);
-  } catch {
-    // Not empty (a partial download to resume), or not there.
   }
 }
 
