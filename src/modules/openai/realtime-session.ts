@@ -8,11 +8,10 @@
 // speech_started comes with the turn's first recognised word. `input_audio_buffer.commit` ends the turn by hand: the
 // live session's `finalize`, whose finalized mark completes the item. Words are routed to items by time (the audio offset of each
 // commit), so words still being decoded land in the item their audio belongs to. `clear` drops the words of the
-// uncommitted audio. Deltas are the item's final words, sent once the item is committed (OpenAI's order).
-import { randomBytes } from 'node:crypto';
+// uncommitted audio. Deltas are the item's final words, sent once the item is committed (OpenAI's order). The turns
+// and items are realtime-turns.ts's; here, the client's events, the session's settings and the live session.
 import { ApiError } from '../../wire/api-error.js';
 import { approximateTokens, checkRealtimeConfig, MAX_CONTEXT_CHARS, MAX_CONTEXT_TOKENS } from '../realtime/config.js';
-import { isMark, type TranscriptUpdate, type TranscriptWord } from '../realtime/live-events.js';
 import type { RealtimeService, RealtimeSession } from '../realtime/service.js';
 import { openAiErrorBody } from './errors.js';
 import {
@@ -27,15 +26,8 @@ import {
   renderGa,
   type TranscriptionSettings,
 } from './realtime-config.js';
-import {
-  type ClientEvent,
-  ClientEventError,
-  fieldError,
-  type LogProb,
-  parseClientEvent,
-  type RealtimeErrorBody,
-  type ServerEvent,
-} from './realtime-schemas.js';
+import { type ClientEvent, ClientEventError, fieldError, parseClientEvent, type RealtimeErrorBody, type ServerEvent } from './realtime-schemas.js';
+import { newId, RealtimeTurns } from './realtime-turns.js';
 import { contextChars } from './schemas.js';
 
 export interface OpenAiRealtimeIO {
@@ -59,32 +51,6 @@ export interface OpenAiRealtimeOptions {
 const MIN_COMMIT_MS = 100;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')}`;
-
-interface Item {
-  id: string;
-  /** Audio offset where the item's audio starts, ms. */
-  startMs: number;
-  text: string;
-  /** Final words not yet sent as deltas (the item is not committed yet). */
-  unsent: Piece[];
-  logprobs: LogProb[];
-  speechStartMs?: number;
-  lastEndMs?: number;
-}
-
-/** A final word as a delta carries it: its text and, when asked for, its log probability. */
-interface Piece {
-  text: string;
-  logprob?: LogProb;
-}
-
-interface Committed {
-  item: Item;
-  /** Audio offset where the item's audio ends, ms. */
-  endMs: number;
-}
-
 export class OpenAiRealtimeSession {
   private settings: TranscriptionSettings;
   private readonly id = newId('sess');
@@ -92,12 +58,11 @@ export class OpenAiRealtimeSession {
   /** The session ended (error, server stop or client gone): nothing more is sent. */
   private ended = false;
   private appendedBytes = 0;
-  private current: Item;
-  /** Committed items whose `<fin>` (manual commits) is still to come, oldest first. */
-  private awaiting: Committed[] = [];
-  private lastItemId: string | null = null;
-  /** Words whose audio starts before this offset were cleared. */
-  private clearedUntilMs = 0;
+  private readonly turns = new RealtimeTurns({
+    emit: (event) => this.emit(event),
+    settings: () => this.settings,
+    appendedMs: () => this.appendedMs,
+  });
   private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -106,7 +71,6 @@ export class OpenAiRealtimeSession {
     private readonly opts: OpenAiRealtimeOptions,
   ) {
     this.settings = defaultSettings(opts.urlModel);
-    this.current = this.newItem(0);
   }
 
   get backlogBytes(): number {
@@ -181,7 +145,7 @@ export class OpenAiRealtimeSession {
       case 'input_audio_buffer.commit':
         return this.commitByClient(eventId);
       case 'input_audio_buffer.clear':
-        return this.clear();
+        return this.turns.clear(this.appendedMs);
     }
   }
 
@@ -232,10 +196,12 @@ export class OpenAiRealtimeSession {
     clearTimeout(this.idleTimer);
     this.native = this.service.open(
       {
-        update: (update) => this.onUpdate(update),
+        update: (update) => {
+          if (!this.ended) this.turns.update(update);
+        },
         finished: (update) => {
-          this.onUpdate(update);
-          this.onFinished();
+          if (!this.ended) this.turns.update(update);
+          this.turns.finished();
           this.end();
         },
         error: (err) => {
@@ -253,7 +219,7 @@ export class OpenAiRealtimeSession {
   }
 
   private commitByClient(eventId: string | null): void {
-    const bufferMs = this.appendedMs - this.current.startMs;
+    const bufferMs = this.appendedMs - this.turns.openStartMs;
     if (!this.native || bufferMs < MIN_COMMIT_MS)
       throw new ClientEventError(
         'input_audio_buffer_commit_empty',
@@ -261,131 +227,8 @@ export class OpenAiRealtimeSession {
         null,
         eventId,
       );
-    const endMs = this.appendedMs;
-    const item = this.commit(endMs);
-    this.awaiting.push({ item, endMs });
+    this.turns.commitByClient(this.appendedMs);
     this.native.finalize();
-  }
-
-  private clear(): void {
-    this.clearedUntilMs = this.appendedMs;
-    this.current = this.newItem(this.appendedMs);
-    this.emit({ type: 'input_audio_buffer.cleared' });
-  }
-
-  /** Commit the open item at `endMs`: committed, then the words it already has as deltas. */
-  private commit(endMs: number): Item {
-    const item = this.current;
-    this.emit({ type: 'input_audio_buffer.committed', item_id: item.id, previous_item_id: this.lastItemId });
-    this.lastItemId = item.id;
-    this.current = this.newItem(endMs);
-    for (const piece of item.unsent.splice(0)) this.emitDelta(item, piece);
-    return item;
-  }
-
-  private complete(item: Item, endMs: number): void {
-    this.emit({
-      type: 'conversation.item.input_audio_transcription.completed',
-      item_id: item.id,
-      content_index: 0,
-      transcript: item.text,
-      usage: { type: 'duration', seconds: Math.max(0, Math.round(endMs - item.startMs)) / 1000 },
-      ...(this.settings.logprobs ? { logprobs: item.logprobs } : {}),
-    });
-  }
-
-  private onUpdate(update: TranscriptUpdate): void {
-    if (this.ended) return;
-    for (const item of update.final) {
-      if (!isMark(item)) this.onFinalWord(item);
-      else if (item.mark === 'endpoint') this.onEndpoint();
-      else this.onFinalized();
-    }
-    for (const word of update.partial) this.onPartialWord(word);
-  }
-
-  private get vad(): boolean {
-    return this.settings.turnDetection !== null;
-  }
-
-  private onPartialWord(t: TranscriptWord): void {
-    const start = t.start_ms ?? 0;
-    if (this.vad && start >= this.clearedUntilMs && start >= this.current.startMs) this.speechStarted(this.current, start);
-  }
-
-  private onFinalWord(t: TranscriptWord): void {
-    const start = t.start_ms ?? 0;
-    const committed = this.awaiting.find((c) => c.item.startMs <= start && start < c.endMs);
-    if (committed) {
-      const piece = this.addWord(committed.item, t);
-      if (piece) this.emitDelta(committed.item, piece);
-      return;
-    }
-    if (start < this.clearedUntilMs) return;
-    if (this.vad) this.speechStarted(this.current, start);
-    const piece = this.addWord(this.current, t);
-    if (piece) this.current.unsent.push(piece);
-  }
-
-  /** Add a final word to an item's transcript; what it adds (the item's first word without its leading space). */
-  private addWord(item: Item, t: TranscriptWord): Piece | undefined {
-    const text = item.text === '' ? t.text.trimStart() : t.text;
-    if (t.end_ms !== undefined) item.lastEndMs = t.end_ms;
-    if (!text) return undefined;
-    item.text += text;
-    if (!this.settings.logprobs) return { text };
-    // The engine's confidence as a probability: what clients of logprobs read (exp(logprob)).
-    const logprob = { token: text, logprob: Math.log(Math.max(t.confidence, 1e-6)), bytes: [...Buffer.from(text)] };
-    item.logprobs.push(logprob);
-    return { text, logprob };
-  }
-
-  private speechStarted(item: Item, startMs: number): void {
-    if (item.speechStartMs !== undefined) return;
-    const padding = this.settings.turnDetection?.type === 'server_vad' ? (this.settings.turnDetection.prefix_padding_ms ?? 0) : 0;
-    item.speechStartMs = Math.max(item.startMs, startMs - padding);
-    this.emit({ type: 'input_audio_buffer.speech_started', audio_start_ms: Math.round(item.speechStartMs), item_id: item.id });
-  }
-
-  /** An engine endpoint: with turn detection, the open turn is over. */
-  private onEndpoint(): void {
-    const item = this.current;
-    if (!this.vad || (item.speechStartMs === undefined && item.text === '')) return;
-    const endMs = Math.min(this.appendedMs, Math.max(item.lastEndMs ?? item.startMs, item.startMs));
-    this.emit({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: Math.round(endMs), item_id: item.id });
-    this.commit(endMs);
-    this.complete(item, endMs);
-  }
-
-  /** A finalized mark: the oldest manual commit has all its words. */
-  private onFinalized(): void {
-    const c = this.awaiting.shift();
-    if (c) this.complete(c.item, c.endMs);
-  }
-
-  /** The live session finished (the server is stopping): complete what was committed, and a turn in progress. */
-  private onFinished(): void {
-    for (const c of this.awaiting.splice(0)) this.complete(c.item, c.endMs);
-    if (this.vad && this.current.text !== '') {
-      const item = this.current;
-      const endMs = this.appendedMs;
-      this.commit(endMs);
-      this.complete(item, endMs);
-    }
-  }
-
-  private newItem(startMs: number): Item {
-    return { id: newId('item'), startMs, text: '', unsent: [], logprobs: [] };
-  }
-
-  private emitDelta(item: Item, piece: Piece): void {
-    this.emit({
-      type: 'conversation.item.input_audio_transcription.delta',
-      item_id: item.id,
-      content_index: 0,
-      delta: piece.text,
-      ...(piece.logprob ? { logprobs: [piece.logprob] } : {}),
-    });
   }
 
   private emitSession(type: 'session.created' | 'session.updated' | 'transcription_session.created' | 'transcription_session.updated'): void {
