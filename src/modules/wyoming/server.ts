@@ -21,14 +21,12 @@ import type { Settings } from '../../config/settings.js';
 import type { AppContext } from '../../app-context.js';
 import { packageVersion } from '../../lib/version.js';
 import { ApiError } from '../../wire/api-error.js';
-import type { SpeechSink } from '../tts/speak.js';
 import { DEFAULT_LIMITS, encodeEvent, EventParser, FramingError, type FramingLimits, type WyomingEvent } from './framing.js';
-import { WyomingService, type WyomingTextStream } from './service.js';
+import { WyomingService } from './service.js';
+import { WyomingSynthesis } from './synthesis.js';
 import { resolveWyomingTenant } from './tenant.js';
 import { WyomingRequestError, WyomingTranscriber } from './transcription.js';
 
-/** Samples per audio-chunk sent (as the reference TTS servers do: 1024). */
-const SAMPLES_PER_CHUNK = 1024;
 const MAX_CONNECTIONS = 256;
 /** After the timeout's `error` event, a peer that does not close its side is cut. */
 const CLOSE_GRACE_MS = 1000;
@@ -94,21 +92,7 @@ export async function startWyoming(ctx: AppContext, settings: Settings, limits: 
   };
 }
 
-/** A streamed synthesis (synthesize-start … synthesize-stop) of a connection. */
-interface Streaming {
-  /** Undefined when synthesize-start was refused. */
-  stream: WyomingTextStream | undefined;
-  /** Stops its synthesis (and frees its slot). */
-  ac: AbortController;
-  /** Settles once the synthesis is over: its audio sent and metered, or its `error` event sent. */
-  done: Promise<void>;
-  /** It failed and said so (an `error` event): its text until synthesize-stop is dropped. */
-  failed: boolean;
-}
-
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
-const voiceOf = (d: Record<string, unknown>): Record<string, unknown> | undefined =>
-  d.voice !== null && typeof d.voice === 'object' && !Array.isArray(d.voice) ? (d.voice as Record<string, unknown>) : undefined;
 
 class Connection {
   private readonly parser: EventParser;
@@ -116,9 +100,8 @@ class Connection {
   private readonly ac = new AbortController();
   /** The utterance being transcribed. */
   private readonly stt: WyomingTranscriber;
-  private tts: Streaming | undefined;
-  /** The audio block (one sentence of a streamed synthesis) being sent: no other event's answer goes inside it. */
-  private block: Promise<void> = Promise.resolve();
+  /** The connection's synthesis, whole or streamed. */
+  private readonly synthesis: WyomingSynthesis;
   private closed = false;
   /** Events read but not yet handled: a client far ahead of the server is paused (TCP backpressure). */
   private queued = 0;
@@ -134,6 +117,12 @@ class Connection {
   ) {
     this.parser = new EventParser(limits);
     this.stt = new WyomingTranscriber(service, (type, data) => this.send(type, data));
+    this.synthesis = new WyomingSynthesis(
+      service,
+      (type, data, payload) => this.send(type, data, payload),
+      this.ac.signal,
+      (err, eventType) => this.errorData(err, eventType),
+    );
     socket.setNoDelay(true);
     socket.on('error', () => undefined);
     socket.on('data', (bytes: Buffer) => this.onData(bytes));
@@ -195,7 +184,7 @@ class Connection {
     clearTimeout(this.idle);
     this.ac.abort(new Error('client went away'));
     this.stt.abort();
-    this.dropStream();
+    this.synthesis.dropStream();
   }
 
   destroy(): void {
@@ -217,25 +206,6 @@ class Connection {
     });
   }
 
-  /**
-   * `pcm` as audio-chunk events of SAMPLES_PER_CHUNK samples: the rest under a chunk is returned, or sent if `flush`.
-   * Stops once `signal` aborts.
-   */
-  private async sendAudio(
-    format: { rate: number; width: number; channels: number } | undefined,
-    pcm: Buffer,
-    flush: boolean,
-    signal?: AbortSignal,
-  ): Promise<Buffer> {
-    const chunkBytes = SAMPLES_PER_CHUNK * 2;
-    let rest = pcm;
-    while ((rest.length >= chunkBytes || (flush && rest.length)) && !signal?.aborted) {
-      await this.send('audio-chunk', format, rest.subarray(0, chunkBytes));
-      rest = rest.subarray(Math.min(chunkBytes, rest.length));
-    }
-    return rest;
-  }
-
   /** The `error` event's data for what a request threw; what the client did not cause is logged and kept vague. */
   private errorData(err: unknown, eventType: string): { text: string; code: string } {
     if (err instanceof WyomingRequestError) return { text: err.message, code: err.code };
@@ -246,105 +216,13 @@ class Connection {
 
   private async handle(event: WyomingEvent): Promise<void> {
     if (this.ac.signal.aborted) return;
-    await this.block;
+    await this.synthesis.block;
     try {
       await this.dispatch(event);
     } catch (err) {
       if (this.ac.signal.aborted) return;
       await this.send('error', this.errorData(err, event.type));
     }
-  }
-
-  /**
-   * synthesize-start: the voice and budget are checked and one synthesis starts, fed by the chunks to come. A refused
-   * start still opens the stream, failed, so that the client's chunks are dropped and its synthesize-stop answered.
-   */
-  private async startStream(d: Record<string, unknown>): Promise<void> {
-    if (this.tts && !this.tts.failed)
-      throw new WyomingRequestError(
-        'invalid_stream_state',
-        'A streamed synthesis is already under way on this connection: send synthesize-stop before the next synthesize-start.',
-      );
-    this.dropStream();
-    const s: Streaming = { stream: undefined, ac: new AbortController(), done: Promise.resolve(), failed: true };
-    this.tts = s;
-    const stream = await this.service.openStream(voiceOf(d), d.text_format);
-    if (this.tts !== s || this.ac.signal.aborted) return;
-    s.stream = stream;
-    s.failed = false;
-    s.done = stream.speak(this.sentenceSink(s, stream), s.ac.signal).catch((err: unknown) => this.failStream(s, err));
-  }
-
-  /** synthesize-chunk: its text goes to the synthesis, which speaks each sentence once its end is seen. */
-  private async streamChunk(d: Record<string, unknown>): Promise<void> {
-    const s = this.tts;
-    if (!s) throw new WyomingRequestError('invalid_stream_state', 'synthesize-chunk outside a streamed synthesis: send synthesize-start first.');
-    if (s.failed) return;
-    try {
-      if (typeof d.text !== 'string') throw new WyomingRequestError('invalid_request', 'synthesize-chunk needs a text string.');
-      s.stream!.text.push(d.text);
-    } catch (err) {
-      return this.failStream(s, err);
-    }
-  }
-
-  /** synthesize-stop: the rest of the text is spoken; synthesize-stopped follows its last audio (or its error). */
-  private async stopStream(): Promise<void> {
-    const s = this.tts;
-    if (!s) throw new WyomingRequestError('invalid_stream_state', 'synthesize-stop outside a streamed synthesis: send synthesize-start first.');
-    s.stream?.text.end();
-    await s.done;
-    await this.block;
-    if (this.tts === s) this.tts = undefined;
-    if (!this.ac.signal.aborted) await this.send('synthesize-stopped');
-  }
-
-  /** The stream failed: its synthesis is stopped (its slot freed, what was made metered), and the `error` event sent once. */
-  private async failStream(s: Streaming, err: unknown): Promise<void> {
-    if (s.failed) return;
-    s.failed = true;
-    s.ac.abort();
-    s.stream?.text.end();
-    // After the sentence being sent, cut short.
-    await this.block;
-    if (!this.ac.signal.aborted) await this.send('error', this.errorData(err, 'synthesize-stream'));
-  }
-
-  /** Stop the connection's stream without a word (the connection went, or a failed stream is replaced). */
-  private dropStream(): void {
-    const s = this.tts;
-    if (!s) return;
-    this.tts = undefined;
-    s.failed = true;
-    s.ac.abort();
-    s.stream?.text.end();
-  }
-
-  /**
-   * A streamed synthesis's audio: each segment the engine synthesizes (a sentence, a clause of an overlong one, an
-   * SSML break's silence; engines/tts/text.ts) in an audio-start, audio-chunks and audio-stop block of its own, sent
-   * once made. The pipeline hands the segments over one chunk each: raw PCM at the voice's own rate is converted chunk
-   * for chunk (audio/raw-encode.ts).
-   */
-  private sentenceSink(s: Streaming, stream: WyomingTextStream): SpeechSink {
-    const format = { rate: stream.rate, width: 2, channels: 1 };
-    const sentence = async (pcm: Buffer) => {
-      await this.send('audio-start', format);
-      await this.sendAudio(format, pcm, true, s.ac.signal);
-      // Closed even when the synthesis stopped midway.
-      await this.send('audio-stop');
-    };
-    return {
-      start: () => undefined,
-      audio: (chunk) => (this.block = sentence(chunk.audio)),
-      end: (result) => {
-        if (result.truncated)
-          throw new WyomingRequestError(
-            'max_audio_duration_reached',
-            `The audio reached this server's limit of ${stream.maxAudioSeconds} s per request; the rest of the text was not spoken.`,
-          );
-      },
-    };
   }
 
   private async dispatch(event: WyomingEvent): Promise<void> {
@@ -359,37 +237,14 @@ class Connection {
       case 'audio-chunk':
       case 'audio-stop':
         return this.stt.handle(event);
-      case 'synthesize': {
-        // Inside a streamed synthesis this is the whole text again, sent for servers that do not stream: already spoken.
-        if (this.tts) return;
-        let format: { rate: number; width: number; channels: number } | undefined;
-        let pending: Buffer = Buffer.alloc(0);
-        return this.service.synthesize(
-          d.text,
-          voiceOf(d),
-          {
-            start: async (rate) => {
-              format = { rate, width: 2, channels: 1 };
-              await this.send('audio-start', format);
-            },
-            chunk: async (pcm) => {
-              pending = await this.sendAudio(format, pending.length ? Buffer.concat([pending, pcm]) : pcm, false);
-            },
-            end: async () => {
-              await this.sendAudio(format, pending, true);
-              await this.send('audio-stop');
-            },
-          },
-          this.ac.signal,
-          d.text_format,
-        );
-      }
+      case 'synthesize':
+        return this.synthesis.synthesize(d);
       case 'synthesize-start':
-        return this.startStream(d);
+        return this.synthesis.startStream(d);
       case 'synthesize-chunk':
-        return this.streamChunk(d);
+        return this.synthesis.streamChunk(d);
       case 'synthesize-stop':
-        return this.stopStream();
+        return this.synthesis.stopStream();
       default:
         throw new WyomingRequestError(
           'unknown_event',
