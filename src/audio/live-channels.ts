@@ -6,22 +6,18 @@
 // - everything else (compressed containers, WAV codecs not decoded here): one low-delay ffmpeg that writes a WAV of
 //   every channel (live-ffmpeg.ts `wav`), read in-process the same way, so its header says how many channels came.
 // Audio of one channel is refused (AudioDecodeError naming enable_multichannel) as soon as the header says so, and so
-// is audio of more than `maxChannels`. Markers as in live-pcm.ts.
-import { demuxerOf, SNIFF_BYTES, sniffContainer } from './container-sniff.js';
-import { FlacToOgg } from './flac-ogg.js';
-import { FfmpegSource } from './live-ffmpeg.js';
+// is audio of more than `maxChannels`. The choice of path, the queue and the markers (as in live-pcm.ts) are
+// live-input.ts's.
+import type { FfmpegSource } from './live-ffmpeg.js';
+import { LiveInput, OUTPUT_RATE } from './live-input.js';
 import type { RawSpec } from './live-pcm.js';
-import { Mp3ToOgg } from './mp3-ogg.js';
-import { OggRepage } from './ogg-repage.js';
-import { AsyncQueue, AudioDecodeError } from './pcm-source.js';
+import { AudioDecodeError, type Mark } from './pcm-source.js';
 import { StreamResampler } from './resampler.js';
 import { floatToS16, rawEncoding, SampleDecoder } from './sample-decoder.js';
-import { WavNotInProcess, WavStream } from './wav-stream.js';
-
-const OUTPUT_RATE = 16_000;
+import { WavStream } from './wav-stream.js';
 
 /** The PCM of every channel (index = channel), or a marker that resolves once the consumer reached it. */
-export type ChannelPcmItem = Buffer[] | { mark: () => void };
+export type ChannelPcmItem = Buffer[] | Mark;
 
 /** As PcmSource (pcm-source.ts), with the channels apart. */
 export interface ChannelPcmSource {
@@ -45,63 +41,43 @@ export function multichannelRefusal(channels: number, maxChannels: number): stri
   return undefined;
 }
 
-type Item = ChannelPcmItem | { delegate: FfmpegSource };
-
-class LiveChannels implements ChannelPcmSource {
-  private readonly queue = new AsyncQueue<Item>();
-  private mode: 'sniff' | 'raw' | 'wav' | 'ffmpeg';
-  private head: Buffer[] = [];
-  private headBytes = 0;
-  private decoder: SampleDecoder | undefined;
-  private wav: WavStream | undefined;
+class LiveChannels extends LiveInput<Buffer[]> implements ChannelPcmSource {
+  private readonly decoder: SampleDecoder | undefined;
   private resamplers: StreamResampler[] | undefined;
-  private ffmpeg: FfmpegSource | undefined;
-  private queued = 0;
-  private stopped = false;
 
   constructor(
-    private readonly audioFormat: string,
+    audioFormat: string,
     raw: RawSpec | undefined,
-    private readonly ffmpegPath: string,
+    ffmpegPath: string,
     private readonly maxChannels: number,
   ) {
+    super(audioFormat, raw !== undefined, ffmpegPath, true);
     if (raw) {
       const enc = rawEncoding(raw.format);
       if (!enc) throw new Error(`not a raw audio format: ${raw.format}`);
       this.decoder = new SampleDecoder(enc, raw.channels);
       this.resamplers = Array.from({ length: raw.channels }, () => new StreamResampler(raw.sampleRate, OUTPUT_RATE));
-      this.mode = 'raw';
-    } else if (audioFormat === 'wav') {
-      this.wav = new WavStream();
-      this.mode = 'wav';
-    } else if (audioFormat === 'auto') this.mode = 'sniff';
-    else {
-      this.mode = 'ffmpeg';
-      this.startFfmpeg(audioFormat, `as ${audioFormat}`);
     }
   }
 
-  get backlogBytes(): number {
-    return this.queued + this.headBytes + (this.ffmpeg?.backlogBytes ?? 0);
+  protected override writeRaw(bytes: Uint8Array): void {
+    this.emit(this.decoder!.decodeChannels(bytes));
   }
 
-  readonly output: AsyncIterable<ChannelPcmItem> = {
-    [Symbol.asyncIterator]: () => this.iterate(),
-  };
-
-  private async *iterate(): AsyncGenerator<ChannelPcmItem, void, undefined> {
-    for await (const item of this.queue) {
-      if ('delegate' in item) {
-        yield* this.fromFfmpeg(item.delegate);
-        return;
-      }
-      if (Array.isArray(item)) this.queued -= item[0]!.length * item.length;
-      yield item;
+  protected override writeWavData(wav: WavStream, bytes: Uint8Array): void {
+    for (const channels of wav.pushChannels(bytes)) {
+      this.checkChannels(channels.length);
+      this.resamplers ??= channels.map(() => new StreamResampler(wav.sampleRate, OUTPUT_RATE));
+      this.emit(channels);
     }
+  }
+
+  protected override flush(): void {
+    if (this.resamplers) this.pushChannels(this.resamplers.map((r) => r.flush()));
   }
 
   /** ffmpeg's WAV of every channel, read in-process; its codec delay (the rewrite's lead) dropped from each. */
-  private async *fromFfmpeg(ffmpeg: FfmpegSource): AsyncGenerator<ChannelPcmItem, void, undefined> {
+  protected override async *fromFfmpeg(ffmpeg: FfmpegSource): AsyncGenerator<ChannelPcmItem, void, undefined> {
     const wav = new WavStream();
     let lead: number | undefined;
     for await (const item of ffmpeg.output) {
@@ -123,123 +99,22 @@ class LiveChannels implements ChannelPcmSource {
     if (!wav.format) throw new AudioDecodeError(`Audio could not be decoded as ${this.audioFormat}.`);
   }
 
-  write(bytes: Uint8Array): void {
-    if (this.stopped || !bytes.length) return;
-    switch (this.mode) {
-      case 'ffmpeg':
-        return this.ffmpeg!.write(bytes);
-      case 'raw':
-        return this.emit(this.decoder!.decodeChannels(bytes));
-      case 'wav':
-        return this.writeWav(bytes);
-      case 'sniff':
-        this.head.push(Buffer.from(bytes));
-        this.headBytes += bytes.length;
-        if (this.headBytes >= SNIFF_BYTES) this.decide();
-    }
-  }
-
-  end(): void {
-    if (this.stopped) return;
-    if (this.mode === 'sniff') {
-      if (!this.headBytes) return this.finish();
-      this.decide();
-      if (this.stopped) return;
-    }
-    if (this.mode === 'ffmpeg') {
-      this.stopped = true;
-      return this.ffmpeg!.end();
-    }
-    if (this.wav) {
-      try {
-        this.wav.end();
-      } catch (err) {
-        return this.fail(err as Error);
-      }
-    }
-    if (this.resamplers) this.push(this.resamplers.map((r) => r.flush()));
-    this.finish();
-  }
-
-  abort(): void {
-    this.stopped = true;
-    this.queue.fail(new Error('aborted'));
-    this.ffmpeg?.abort();
-  }
-
-  mark(): Promise<void> {
-    if (this.ffmpeg) return this.ffmpeg.mark();
-    return new Promise((resolve) => this.queue.push({ mark: resolve }));
-  }
-
-  private decide(): void {
-    const first = Buffer.concat(this.head);
-    this.head = [];
-    this.headBytes = 0;
-    const container = sniffContainer(first);
-    if (container === 'wav') {
-      this.mode = 'wav';
-      this.wav = new WavStream();
-      this.writeWav(first);
-      return;
-    }
-    this.mode = 'ffmpeg';
-    this.startFfmpeg(container, container ? `as ${container} (detected from its first bytes)` : 'in any known format');
-    this.ffmpeg!.write(first);
-  }
-
-  private writeWav(bytes: Uint8Array): void {
-    try {
-      for (const channels of this.wav!.pushChannels(bytes)) {
-        this.checkChannels(channels.length);
-        this.resamplers ??= channels.map(() => new StreamResampler(this.wav!.sampleRate, OUTPUT_RATE));
-        this.emit(channels);
-      }
-    } catch (err) {
-      if (!(err instanceof WavNotInProcess)) return this.fail(err as Error);
-      const received = this.wav!.replay();
-      this.wav = undefined;
-      this.mode = 'ffmpeg';
-      this.startFfmpeg('wav', 'as wav');
-      for (const b of received) this.ffmpeg!.write(b);
-    }
-  }
-
   private checkChannels(channels: number): void {
     const refusal = multichannelRefusal(channels, this.maxChannels);
     if (refusal) throw new AudioDecodeError(refusal);
   }
 
-  private startFfmpeg(format: string | undefined, described: string): void {
-    const rewrite = format === 'flac' ? new FlacToOgg() : format === 'mp3' ? new Mp3ToOgg() : format === 'ogg' ? new OggRepage() : undefined;
-    const input = rewrite ? { demuxer: 'ogg', rewrite } : { demuxer: format && demuxerOf(format) };
-    this.ffmpeg = new FfmpegSource({ ...input, described, wav: true }, this.ffmpegPath);
-    this.queue.push({ delegate: this.ffmpeg });
-    this.queue.end();
-  }
-
   /** Each channel's samples at the input rate → 16 kHz s16le of each in the queue. */
   private emit(channels: Float32Array[]): void {
     if (!channels[0]!.length) return;
-    this.push(channels.map((c, i) => this.resamplers![i]!.push(c)));
+    this.pushChannels(channels.map((c, i) => this.resamplers![i]!.push(c)));
   }
 
-  private push(channels: Float32Array[]): void {
+  private pushChannels(channels: Float32Array[]): void {
     // Resamplers of one rate fed alike give alike lengths; the shortest is the safe cut (they never differ in practice).
     const n = Math.min(...channels.map((c) => c.length));
     if (!n) return;
     const pcm = channels.map((c) => floatToS16(c.length === n ? c : c.subarray(0, n)));
-    this.queued += pcm[0]!.length * pcm.length;
-    this.queue.push(pcm);
-  }
-
-  private finish(): void {
-    this.stopped = true;
-    this.queue.end();
-  }
-
-  private fail(err: Error): void {
-    this.stopped = true;
-    this.queue.fail(err instanceof AudioDecodeError ? err : new AudioDecodeError(`Audio could not be decoded as ${this.audioFormat}.`));
+    this.push(pcm);
   }
 }

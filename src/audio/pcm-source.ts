@@ -4,8 +4,13 @@ import { AudioDecodeError } from './decode.js';
 
 export { AudioDecodeError };
 
+/** A marker in a source's output: resolves once the consumer reached it. */
+export interface Mark {
+  mark: () => void;
+}
+
 /** Converted PCM, or a marker that resolves once the consumer reached it. */
-export type PcmItem = Buffer | { mark: () => void };
+export type PcmItem = Buffer | Mark;
 
 export interface PcmSource {
   /** Client audio bytes. */
