@@ -224,7 +224,16 @@ export class SherpaEngine implements SttEngine {
       hotwords: hotwordsCase && ((context) => hotwordsOf(context, hotwordsCase)),
       secondPass: await this.streamingSecondPass(model),
       maxSessions: this.options.streamingSessions ?? LIVE_SESSIONS_PER_CORE * availableParallelism(),
+      vad: () => this.liveVad(),
     });
+  }
+
+  private liveVadLoad: Promise<Vad> | undefined;
+
+  /** The VAD of live sessions' pauses, on the live audio thread (loaded once, on first use). */
+  private liveVad(): Promise<Vad> {
+    this.liveVadLoad ??= loadVadOffThread({ ...this.options.vad, lane: 'live', log: this.options.log });
+    return this.liveVadLoad;
   }
 
   /** Files of `model`: cut into speech segments by the VAD, each decoded by one of `decoders`. */

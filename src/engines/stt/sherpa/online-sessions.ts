@@ -37,6 +37,8 @@ interface Session {
   settledFrom: number;
   /** Trailing silence after words that ends an utterance, ms (0: only the longest-utterance rule). */
   endpointMs: number;
+  /** The model's trailing blanks end the open utterance (false while the VAD hears its speech and decides). */
+  modelPauses: boolean;
   /** Words of the open utterance this far behind the audio (and not its last) turn final as it goes on (0: never). */
   settleMs: number;
 }
@@ -145,7 +147,7 @@ export function onlineHandler(): (req: OnlineCall) => OnlineReply | Promise<Onli
     const rec = s.recognizer.native;
     const r = rec.getResult(s.stream);
     // The session's own pause rule, from the trailing blanks after words; the recognizer's rules only cap the length.
-    const paused = s.endpointMs > 0 && r.text.trim() !== '' && r.num_trailing_blanks * FRAME_MS >= s.endpointMs;
+    const paused = s.modelPauses && s.endpointMs > 0 && r.text.trim() !== '' && r.num_trailing_blanks * FRAME_MS >= s.endpointMs;
     if (paused || rec.isEndpoint(s.stream)) {
       // Without words too: the utterance's audio is over (a second pass drops it).
       events.push({ type: 'final', tokens: r.text.trim() ? words(s, r) : [], endpoint: paused });
@@ -166,9 +168,9 @@ export function onlineHandler(): (req: OnlineCall) => OnlineReply | Promise<Onli
   };
 
   /** Close the open utterance now: its words, final (none when it has none). */
-  const close = (s: Session, end: boolean): OnlineEvent[] => {
+  const close = (s: Session, end: boolean, endpoint = false): OnlineEvent[] => {
     const r = flush(s, end);
-    const events: OnlineEvent[] = r.text.trim() ? [{ type: 'final', tokens: words(s, r), endpoint: false }] : [];
+    const events: OnlineEvent[] = r.text.trim() ? [{ type: 'final', tokens: words(s, r), endpoint }] : [];
     reset(s);
     // Later words come after the silence that pushed these out.
     s.paddedMs += FLUSH_MS;
@@ -192,6 +194,7 @@ export function onlineHandler(): (req: OnlineCall) => OnlineReply | Promise<Onli
         const s = session(req.session);
         s.stream.acceptWaveform({ samples: pcmToFloat32(req.samples), sampleRate: 16_000 });
         s.samples += req.samples.length;
+        s.modelPauses = req.modelPauses ?? true;
         return new Promise<OnlineReply>((answer, fail) => {
           if (waiting.length === 0) setImmediate(decodeWaiting);
           waiting.push({ s, answer, fail });
@@ -199,7 +202,7 @@ export function onlineHandler(): (req: OnlineCall) => OnlineReply | Promise<Onli
       }
       case 'finalize': {
         const s = session(req.session);
-        const events = close(s, req.end);
+        const events = close(s, req.end, req.endpoint);
         if (req.end) drop(req.session);
         return { events };
       }
@@ -248,7 +251,17 @@ function flush(s: Session, end: boolean): sherpaTypes.OnlineRecognizerResult {
 }
 
 function newSession(recognizer: Recognizer, endpointMs: number, settleMs: number): Session {
-  return { recognizer, stream: recognizer.native.createStream(), samples: 0, paddedMs: 0, lastText: '', settledFrom: -1, endpointMs, settleMs };
+  return {
+    recognizer,
+    stream: recognizer.native.createStream(),
+    samples: 0,
+    paddedMs: 0,
+    lastText: '',
+    settledFrom: -1,
+    endpointMs,
+    modelPauses: true,
+    settleMs,
+  };
 }
 
 /** How many words lead `words` that end by `untilMs`, the last word excepted (it may still be growing). */

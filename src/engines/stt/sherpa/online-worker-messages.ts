@@ -9,9 +9,13 @@ export type OnlineRequest =
   | { id: number; op: 'load'; config: OnlineRecognizerConfig; batches?: boolean }
   /** `hotwords`: the session's context terms, "/"-separated (transducers with a modeling unit only). */
   | { id: number; op: 'open'; session: number; endpointMs: number; hotwords?: string; settleMs?: number }
-  | { id: number; op: 'audio'; session: number; samples: Int16Array }
-  /** Close the open utterance now (finalize, end of stream): its words are final. `end`: drop the session after. */
-  | { id: number; op: 'finalize'; session: number; end: boolean }
+  /** `modelPauses: false`: the VAD decides where this utterance ends, not the model's trailing blanks (pauses.ts). */
+  | { id: number; op: 'audio'; session: number; samples: Int16Array; modelPauses?: boolean }
+  /**
+   * Close the open utterance now (finalize, end of stream, a pause the VAD found): its words are final. `end`: drop
+   * the session after. `endpoint`: the speaker paused (an endpoint, not the caller's decision).
+   */
+  | { id: number; op: 'finalize'; session: number; end: boolean; endpoint?: boolean }
   /** Make final the words of the open utterance that can no longer change, without ending it. */
   | { id: number; op: 'settle'; session: number }
   | { id: number; op: 'close'; session: number }

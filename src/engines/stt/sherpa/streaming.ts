@@ -21,7 +21,9 @@ import {
 } from '../interface.js';
 import { SecondPass, type SecondPassPool } from '../second-pass.js';
 import { TwoPassFinals } from '../two-pass-finals.js';
+import type { Vad } from '../../../audio/vad.js';
 import type { OnlineCall } from './online-sessions.js';
+import { PauseDetector } from './pauses.js';
 import type { OnlineEvent, OnlineReply } from './online-worker-messages.js';
 
 export interface OnlineLane {
@@ -46,6 +48,8 @@ export interface StreamingParts {
   secondPass?: SecondPassPool<RecognitionContext>;
   /** Live sessions at once; a session asked for beyond them waits for one to end (at most its busyWaitMs). */
   maxSessions: number;
+  /** The VAD that finds the sessions' pauses (undefined: the model's trailing blanks do, pauses.ts). */
+  vad?: () => Promise<Vad>;
 }
 
 export class SherpaStreamingRecognizer implements Recognizer {
@@ -71,12 +75,15 @@ export class SherpaStreamingRecognizer implements Recognizer {
     const lane = this.lanes.reduce((a, b) => (b.sessions < a.sessions ? b : a));
     const id = nextSession++;
     lane.sessions++;
+    const endpointMs = options.endpointSilenceMs ?? this.parts.endpointSilenceMs;
+    let pauses: PauseDetector | undefined;
     try {
+      if (endpointMs > 0 && this.parts.vad) pauses = new PauseDetector((await this.parts.vad()).createStream(), endpointMs * 16);
       const hotwords = this.parts.hotwords?.(options.context);
       await lane.call({
         op: 'open',
         session: id,
-        endpointMs: options.endpointSilenceMs ?? this.parts.endpointSilenceMs,
+        endpointMs,
         // A second pass decodes whole utterances again: its finals come at the utterance's end.
         settleMs: this.parts.secondPass ? 0 : this.parts.settleMs,
         ...(hotwords ? { hotwords } : {}),
@@ -87,7 +94,7 @@ export class SherpaStreamingRecognizer implements Recognizer {
       throw err;
     }
     const second = this.parts.secondPass;
-    return new SherpaStream(lane, id, free, second && new SecondPass(second, options.context));
+    return new SherpaStream(lane, id, free, second && new SecondPass(second, options.context), pauses);
   }
 
   /** Take a session slot (waiting at most `busyWaitMs` for one: then EngineBusyError); resolves with its release. */
@@ -134,6 +141,7 @@ class SherpaStream extends ListenedStream implements StreamingSession {
     /** Gives the session's slot back. */
     private readonly free: () => void,
     private readonly second?: SecondPass<RecognitionContext>,
+    private readonly pauses?: PauseDetector,
   ) {
     super();
     this.finals = new TwoPassFinals(second, {
@@ -162,15 +170,21 @@ class SherpaStream extends ListenedStream implements StreamingSession {
     const samples = this.reader.read(pcm);
     const start = this.samples;
     this.samples += samples.length;
-    return this.serial(() => {
+    return this.serial(async () => {
       // In order with the decoder's results: an utterance it closes ends with the audio of that call.
       this.second?.audio(start, samples);
-      return this.lane.call({ op: 'audio', session: this.id, samples });
+      const modelPauses = !this.pauses?.hearing;
+      const [reply, paused] = await Promise.all([this.lane.call({ op: 'audio', session: this.id, samples, modelPauses }), this.pauses?.push(pcm)]);
+      // The speaker paused: the utterance ends after this audio's results (a call queued behind this one).
+      if (paused)
+        void this.serial(() => this.lane.call({ op: 'finalize', session: this.id, end: false, endpoint: true }), { closes: true }).catch(() => undefined);
+      return reply;
     });
   }
 
   finalize(options: { waitMs?: number } = {}): Promise<void> {
     if (this.isClosed) return Promise.reject(this.failure ?? new Error('streaming session is closed'));
+    this.pauses?.closed();
     return this.serial(() => this.lane.call({ op: 'finalize', session: this.id, end: false }), { closes: true }).then(() => this.finals.settle(options.waitMs));
   }
 
