@@ -18,6 +18,12 @@ const suites: Record<string, { about: string; options?: string[]; load: () => Pr
     options: ['streams', 'models', 'formats', 'set', 'endpoints'],
     load: async () => (await import('./live.js')).run,
   },
+  'live-settle': {
+    about:
+      "engine-only, in process: the live suite's conversation through the streaming model's session code, final WER per settling distance (--settle=2000,600; --set=tune), against the whole-clip decode (needs the real neural model)",
+    options: ['settle', 'set'],
+    load: async () => (await import('./live-settle.js')).run,
+  },
   'live-start': {
     about:
       "speech from a session's first sample vs after 1 s of noise floor (issue 33, item 3): each real recording of the half (held-out; --set=tune) cut to its onset and streamed alone through the server at real-time pace in both ways: final WER, first word right, errors on the first two words",
