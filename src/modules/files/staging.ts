@@ -73,6 +73,9 @@ export async function stagePart(
     if ((file as Readable & { truncated?: boolean }).truncated) throw new ByteLimitExceeded('file', size);
   } catch (err) {
     file.resume(); // drain the rest of the part so the request can be answered
+    // pipeline() rejects before the temp file's stream has closed, possibly before its open() has created the file:
+    // removed then, the file would be created after and left behind. The destroyed stream closes once opened.
+    if (!stream.closed) await new Promise<void>((resolve) => stream.once('close', () => resolve()));
     await blobs.discardTemp(tempPath);
     if (err instanceof ByteLimitExceeded) throw err;
     if (sinkError !== undefined) throw storageFailure(sinkError);
