@@ -224,17 +224,12 @@ export class SherpaEngine implements SttEngine {
       hotwords: hotwordsCase && ((context) => hotwordsOf(context, hotwordsCase)),
       secondPass: await this.streamingSecondPass(model),
       maxSessions: this.options.streamingSessions ?? LIVE_SESSIONS_PER_CORE * availableParallelism(),
-      vad: () => this.liveVad(),
+      // The sessions' pauses: one VAD on the live audio thread for every streaming model, loaded on first use.
+      vad: () => (this.liveVad ??= loadVadOffThread({ ...this.options.vad, lane: 'live', log: this.options.log })),
     });
   }
 
-  private liveVadLoad: Promise<Vad> | undefined;
-
-  /** The VAD of live sessions' pauses, on the live audio thread (loaded once, on first use). */
-  private liveVad(): Promise<Vad> {
-    this.liveVadLoad ??= loadVadOffThread({ ...this.options.vad, lane: 'live', log: this.options.log });
-    return this.liveVadLoad;
-  }
+  private liveVad: Promise<Vad> | undefined;
 
   /** Files of `model`: cut into speech segments by the VAD, each decoded by one of `decoders`. */
   private async fileRecognizer(model: InstalledModel, decoders: SegmentDecoder[]): Promise<SherpaOfflineRecognizer> {
