@@ -12,7 +12,7 @@ export interface WorkerInit {
   decoderArgs: Record<string, string>;
   /** OS niceness of the worker's thread (Linux; 0 = as the process). */
   nice?: number;
-  /** Batch decoders: adapt narrowband segments (narrowband.ts). */
+  /** Adapt narrowband segments and live utterances (narrowband.ts). */
   narrowband?: NarrowbandAdaptation;
 }
 

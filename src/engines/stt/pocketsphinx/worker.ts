@@ -1,6 +1,6 @@
 // Decoder worker thread: owns one pocketsphinx decoder, so the blocking native calls never run on the main event
 // loop. A batch worker decodes one segment per 'decode' message (the pool decides whose segment comes next); a
-// streaming worker runs one live session at a time, on the audio the speech gate hands it. Started by decoder-worker.ts (as
+// streaming worker runs one live session at a time (stream-session.ts), on the audio the speech gate hands it. Started by decoder-worker.ts (as
 // worker.js from dist/, or worker.ts through tsx when the sources run directly, e.g. under vitest). Speaks only the
 // messages in messages.ts.
 import { rmSync, writeFileSync } from 'node:fs';
@@ -8,12 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { lowerThreadPriority } from '../../../lib/priority.js';
-import { noiseFloorSamples } from '../../../audio/noise-floor.js';
 import { peakDb, SILENCE_PEAK_DB } from '../utterances.js';
 import { loadAddon, type NativeDecoder } from './addon.js';
 import type { Token } from '../interface.js';
-import type { DecoderBias, FromWorker, StreamSettings, ToWorker, WorkerInit } from './messages.js';
+import type { DecoderBias, FromWorker, ToWorker, WorkerInit } from './messages.js';
 import { transformFor } from './narrowband.js';
+import { concatSamples, fromStart, primerFor } from './primer.js';
+import { StreamSession } from './stream-session.js';
 import { segmentsToTokens } from './tokens.js';
 
 const SAMPLES_PER_MS = 16;
@@ -63,8 +64,8 @@ function decodeSegment(decoder: NativeDecoder, startSample: number, samples: Int
   decoder.startStream();
   decoder.resetCmn();
   decoder.startUtt();
-  const primer = startSample === 0 && startsOnSpeech(samples) ? PRIMER : EMPTY;
-  decoder.processRaw(primer.length ? concat(primer, samples) : samples, { fullUtt: true });
+  const primer = primerFor(startSample, samples);
+  decoder.processRaw(concatSamples(primer, samples), { fullUtt: true });
   decoder.endUtt();
   // Segments start on the VAD's 32 ms grid, so times are whole milliseconds; the end of the input may not be.
   const tokens = segmentsToTokens(
@@ -73,127 +74,6 @@ function decodeSegment(decoder: NativeDecoder, startSample: number, samples: Int
     Math.floor((startSample + samples.length) / SAMPLES_PER_MS),
   );
   return fromStart(tokens, startSample / SAMPLES_PER_MS);
-}
-
-/**
- * pocketsphinx's noise removal takes the first frames of a stream for its noise estimate. Speech at the first sample
- * of the audio (its first 10 ms peak above -30 dBFS) would be that estimate, and the first words lose what it
- * subtracts: such a segment is decoded after 300 ms of a microphone's noise floor. A recording that starts quieter
- * gives the estimate its own floor, which fits it better than ours (priming those too cost 47 words on the tuning
- * half), and later segments start in the pause before them (the VAD's padding, the live pre-roll): both are decoded
- * as they are. Measured in docs/benchmarks.md, "Speech from the first sample".
- */
-const PRIMER = noiseFloorSamples(300);
-const EMPTY = new Int16Array(0);
-
-/** A sample above -30 dBFS in the first 10 ms. */
-function startsOnSpeech(samples: Int16Array): boolean {
-  for (let i = 0; i < Math.min(samples.length, 160); i++) if (Math.abs(samples[i]!) > 1000) return true;
-  return false;
-}
-
-function concat(a: Int16Array, b: Int16Array): Int16Array {
-  const out = new Int16Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
-}
-
-/** Words heard in a primer are dropped, and a word begun in it starts with the audio (a no-op without one). */
-function fromStart(tokens: Token[], startMs: number): Token[] {
-  return tokens.filter((t) => t.end_ms > startMs).map((t) => (t.start_ms < startMs ? { ...t, start_ms: startMs } : t));
-}
-
-/**
- * Live decoding of the audio the speech gate hands out (speech-gate.ts, on the main thread): an utterance opens with
- * its first audio, gives partial hypotheses while audio arrives, and closes with final tokens at the gate's endpoint,
- * at finalize() or at end().
- */
-class StreamSession {
-  private readonly partialSamples: number;
-  private uttStart = 0;
-  private inUtt = false;
-  private peak = -100;
-  private sinceHypothesis = 0;
-  private lastPartial = '';
-  /** End of the audio decoded so far (absolute sample index). */
-  private position = 0;
-
-  constructor(
-    readonly id: number,
-    private readonly decoder: NativeDecoder,
-    settings: StreamSettings,
-  ) {
-    this.partialSamples = Math.max(1, settings.partialIntervalMs) * SAMPLES_PER_MS;
-    // Same start state for every session, whatever earlier sessions on this pooled decoder heard.
-    decoder.startStream();
-    decoder.resetCmn();
-  }
-
-  audio(startSample: number, samples: Int16Array): void {
-    if (!this.inUtt) this.open(startSample);
-    this.decoder.processRaw(samples);
-    this.position = startSample + samples.length;
-    this.peak = Math.max(this.peak, peakDb(samples));
-    this.sinceHypothesis += samples.length;
-    // Until the utterance's first words show, look at every piece: the gate opens an utterance at the onset of
-    // speech, and the first partial result is the one whose latency people notice.
-    if (this.sinceHypothesis >= this.partialSamples || this.lastPartial === '') {
-      this.sinceHypothesis = 0;
-      this.partial();
-    }
-  }
-
-  /** The gate ended the utterance at `sample`; `pause`: the speaker paused (not a cut at the maximum length). */
-  endpoint(sample: number, pause: boolean): void {
-    this.position = Math.max(this.position, sample);
-    this.close(pause);
-  }
-
-  finalize(): void {
-    this.close(false);
-  }
-
-  end(): void {
-    this.close(false);
-  }
-
-  cancel(): void {
-    if (this.inUtt) this.decoder.endUtt();
-    this.inUtt = false;
-  }
-
-  private open(at: number): void {
-    this.decoder.startUtt();
-    this.inUtt = true;
-    this.uttStart = at;
-    this.peak = -100;
-    this.sinceHypothesis = 0;
-    this.lastPartial = '';
-  }
-
-  /**
-   * End the open utterance and send its final tokens, none if it was silence (peak below SILENCE_PEAK_DB): then only
-   * an endpoint is sent.
-   * `endpoint`: the speaker paused (not a finalize, the end of audio or a forced cut at the maximum length).
-   */
-  private close(endpoint: boolean): void {
-    if (!this.inUtt) return;
-    this.inUtt = false;
-    this.decoder.endUtt();
-    const tokens = this.peak < SILENCE_PEAK_DB ? [] : segmentsToTokens(this.decoder.segments(), this.uttStart / SAMPLES_PER_MS, this.position / SAMPLES_PER_MS);
-    // An endpoint without words still ends the words before it (those of an utterance cut at a shorter pause).
-    if (tokens.length > 0 || endpoint) send({ type: 'final', session: this.id, tokens, endpoint, startSample: this.uttStart, endSample: this.position });
-  }
-
-  private partial(): void {
-    if (this.peak < SILENCE_PEAK_DB) return;
-    const hyp = this.decoder.hypothesis();
-    if (!hyp || hyp.text === this.lastPartial) return;
-    this.lastPartial = hyp.text;
-    const tokens = segmentsToTokens(this.decoder.segments(), this.uttStart / SAMPLES_PER_MS, this.position / SAMPLES_PER_MS);
-    if (tokens.length > 0) send({ type: 'partial', session: this.id, tokens });
-  }
 }
 
 function createDecoder(): NativeDecoder | undefined {
@@ -243,7 +123,7 @@ function onMessage(msg: ToWorker): void {
     if (current) fail(current, new Error('session replaced'));
     try {
       useBias(decoder, msg.stream.bias, 1);
-      current = new StreamSession(msg.session, decoder, msg.stream);
+      current = new StreamSession(msg.session, decoder, msg.stream, init.narrowband, send);
     } catch (err) {
       send({ type: 'error', session: msg.session, message: err instanceof Error ? err.message : String(err) });
     }
