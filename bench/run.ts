@@ -18,6 +18,12 @@ const suites: Record<string, { about: string; options?: string[]; load: () => Pr
     options: ['streams', 'models', 'formats', 'set', 'endpoints'],
     load: async () => (await import('./live.js')).run,
   },
+  'live-decoder': {
+    about:
+      "engine-only, in process: the live suite's conversation through one pocketsphinx live session as fast as it goes, every second pass waited for: final-token word errors and CPU per decoding profile (streaming settings, how much of a session the second pass covers, narrowband adaptation); the tuning half (--set=held-out for the other)",
+    options: ['set'],
+    load: async () => (await import('./live-decoder.js')).run,
+  },
   'live-settle': {
     about:
       "engine-only, in process: the live suite's conversation through the streaming model's session code, final WER per settling distance (--settle=2000,600; --set=tune), against the whole-clip decode (needs the real neural model)",

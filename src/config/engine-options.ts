@@ -27,7 +27,7 @@ export function engineOptionsFrom(settings: Settings, node: EngineNode): EngineO
         ...(settings.realtimeMaxStreams > 0 ? { maxStreams: settings.realtimeMaxStreams } : {}),
         // A worker node opens no real-time session: no decoder waits idle for one.
         ...(!servesApi ? { warmStreams: 0 } : settings.realtimeWarmDecoders >= 0 ? { warmStreams: settings.realtimeWarmDecoders } : {}),
-        secondPass: settings.realtimeSecondPass ? { waitMs: settings.realtimeSecondPassWaitMs } : false,
+        secondPass: settings.realtimeSecondPass ? { waitMs: settings.realtimeSecondPassWaitMs, coveredMs: settings.realtimeBuiltinSecondPassMs } : false,
         ...narrowbandOption(settings.sttNarrowbandAdaptation),
         log,
       },

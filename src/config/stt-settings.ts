@@ -1,5 +1,6 @@
 // Settings table, one area of it: speech-to-text: the engines and their pools, async transcription, downloads, webhooks, model aliases and real-time sessions. Aggregated in setting-defs.ts (order kept: it is the
 // settings table's order in docs/guide/configuration.md).
+import { BUILTIN_SECOND_PASS_COVERED_MS } from '../engines/stt/pocketsphinx/options.js';
 import type { SettingDef } from './setting-definition.js';
 
 export const sttSettings = {
@@ -53,7 +54,7 @@ export const sttSettings = {
     env: 'PARLANCE_REALTIME_SECOND_PASS',
     kind: 'bool',
     default: true,
-    doc: "Real-time final tokens from a second decoding of each utterance the way files are decoded (on decoders of its own that file work never delays; `npm run bench -- realtime` measures its accuracy and CPU cost). false: the streaming decoder's own words, which are less accurate at the start of a session.",
+    doc: "Real-time final tokens from a second decoding of utterances the way files are decoded, on decoders of its own that file work never delays: the built-in one covers the start of each session (`PARLANCE_REALTIME_BUILTIN_SECOND_PASS_MS`), a second-pass model every utterance (`npm run bench -- live-decoder` measures accuracy and CPU). false: the streaming decoder's own words, which are less accurate at the start of a session.",
   },
   realtimeSecondPassWaitMs: {
     env: 'PARLANCE_REALTIME_SECOND_PASS_WAIT_MS',
@@ -61,6 +62,13 @@ export const sttSettings = {
     min: 0,
     default: 1500,
     doc: "Longest wait for an utterance's second pass after the streaming decoder closed it; a later one is dropped and the streaming words become final (counted in the session log). The second passes of all sessions also share a budget of 15 s of audio per STT worker, beyond which utterances keep their streaming words.",
+  },
+  realtimeBuiltinSecondPassMs: {
+    env: 'PARLANCE_REALTIME_BUILTIN_SECOND_PASS_MS',
+    kind: 'int',
+    min: 0,
+    default: BUILTIN_SECOND_PASS_COVERED_MS,
+    doc: 'How much of each session the built-in second pass covers: the utterances that start within the first this many ms of audio the streaming decoder hears (while its running normalisation is still settling) are decoded again; later ones are final as the streaming decoder heard them, at once. 0: none; a large value: every utterance, at about twice the CPU per stream. A second-pass model (`PARLANCE_REALTIME_SECOND_PASS_MODEL`) always covers every utterance.',
   },
   realtimeSecondPassModel: {
     env: 'PARLANCE_REALTIME_SECOND_PASS_MODEL',

@@ -36,6 +36,11 @@ export interface SecondPassOptions {
   budgetMs: number;
   /** Longest wait for a second pass after the streaming decoder's final, ms. */
   waitMs: number;
+  /**
+   * Only utterances that open within a session's first `coveredMs` of decoded audio are decoded again; later ones keep
+   * the streaming decoder's words, uncounted (default: all).
+   */
+  coveredMs?: number;
 }
 
 const emptyStats = (): SecondPassReport => ({ decoded: 0, early: 0, skipped: 0, late: 0, failed: 0 });
@@ -131,6 +136,8 @@ function signal(): { promise: Promise<'late'>; resolve(): void } {
 export class SecondPass<B = unknown> {
   readonly stats = emptyStats();
   private current: Utterance | undefined;
+  /** Audio handed to the streaming decoder so far, samples. */
+  private heard = 0;
   /** A second pass started at a pause, before the endpoint. */
   private speculative: Job | undefined;
   /** Closed utterances whose streaming final has not arrived yet (one that was silence never gets one). */
@@ -151,6 +158,9 @@ export class SecondPass<B = unknown> {
       this.speculative.cancel();
       this.speculative = undefined;
     }
+    const opens = !this.current;
+    this.heard += samples.length;
+    if (opens && this.heard - samples.length >= (this.pool.options.coveredMs ?? Infinity) * SAMPLES_PER_MS) return;
     this.current ??= { start: startSample, pieces: [], samples: 0 };
     this.current.pieces.push(samples);
     this.current.samples += samples.length;

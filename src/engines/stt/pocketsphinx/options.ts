@@ -68,7 +68,8 @@ export interface PocketsphinxOptions {
   cutAtPause?: CutAtPause | false;
   /**
    * Live final tokens from a second, file-style decoding of each utterance (second-pass.ts); false: the streaming
-   * decoder's own words. Defaults: budgetMs 15 000 per batch decoder, waitMs 1 500.
+   * decoder's own words. Defaults: budgetMs 15 000 per batch decoder, waitMs 1 500, coveredMs
+   * BUILTIN_SECOND_PASS_COVERED_MS.
    */
   secondPass?: Partial<SecondPassOptions> | false;
   /**
@@ -79,7 +80,7 @@ export interface PocketsphinxOptions {
   /** Share of a request's context language model in the interpolation with the model's own (bias.ts; default 0.1). */
   contextWeight?: number;
   /**
-   * MLLR transform for narrowband (8 kHz) audio in batch decoding and second passes (narrowband.ts). Default: the
+   * MLLR transform for narrowband (8 kHz) audio in batch, streaming and second-pass decoding (narrowband.ts). Default: the
    * one `make setup` built for Debian's en-us model, used with that model only; a path: used with every model;
    * false: none.
    */
@@ -126,12 +127,13 @@ export function defaultModelPaths(dir = DEBIAN_MODEL_DIR): PocketsphinxModelPath
 export const BASE_DECODER_ARGS: Readonly<Record<string, string>> = { '-remove_silence': 'no' };
 
 /**
- * Streaming decoders prune harder: at most 1,500 active HMMs and 5 word exits per frame, and a 5-frame phone-loop
- * lookahead. Against file settings this cuts decoding CPU by about half, and against the earlier 3,000 / 10 by
- * another 20–27 %, with the same one-pass word error rate within noise on the Debian recordings (docs/benchmarks-history.md);
- * final tokens come from the second pass at file settings anyway. It is what lets one core carry several live streams.
+ * Streaming decoders prune as live second passes do (SECOND_PASS_DECODER_ARGS): since a session's utterances after its
+ * first 10 s keep the streaming decoder's words (BUILTIN_SECOND_PASS_COVERED_MS), those words are worth the search.
+ * On the tuning half's conversation (432 words, one session; `npm run bench -- live-decoder`, engine-only) one pass
+ * made 202 word errors at these settings against 210 at the earlier 1,500 HMMs / 5 word exits / 5-frame phone-loop
+ * lookahead, for about a third more CPU (52.8 s against 39.3 s for 223 s of audio).
  */
-export const STREAM_DECODER_ARGS: Readonly<Record<string, string>> = { '-maxhmmpf': '1500', '-maxwpf': '5', '-pl_window': '5' };
+export const STREAM_DECODER_ARGS: Readonly<Record<string, string>> = { '-maxhmmpf': '4000', '-maxwpf': '10' };
 
 /**
  * Live second passes prune at 4,000 active HMMs and 10 word exits per frame: on the tuning half of the real recordings
@@ -140,6 +142,17 @@ export const STREAM_DECODER_ARGS: Readonly<Record<string, string>> = { '-maxhmmp
  * a live stream's CPU.
  */
 export const SECOND_PASS_DECODER_ARGS: Readonly<Record<string, string>> = { '-maxhmmpf': '4000', '-maxwpf': '10' };
+
+/**
+ * The built-in second pass decodes again the utterances that open within a session's first 10 s of decoded audio,
+ * while the streaming decoder's running cepstral mean is still settling; later utterances are final as streamed, at
+ * once. On the tuning half's conversation (engine-only, `npm run bench -- live-decoder`), word errors of 432 and CPU
+ * for 223 s of audio: none covered 202 (52.8 s), 5 s 199, 10 s 196 (54.1 s), 20 s 195, 40 s 189 (76.9 s), every
+ * utterance 196 (129.9 s; the earlier default, every utterance after a cheaper streaming search: 196, 101.1 s). The
+ * cold start is over by 10–20 s; every utterance twice costs over twice the CPU per stream, which four streams on two
+ * cores do not have (their second passes were late or skipped in 174 of 247 utterances).
+ */
+export const BUILTIN_SECOND_PASS_COVERED_MS = 10_000;
 
 export interface CutAtPause {
   /** From this fraction of max_non_final_tokens_duration_ms into an utterance… */
@@ -200,7 +213,13 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
     // Off unless asked for: a client sending faster than real time is not yet paused at a cut as at a forced finalize.
     cutAtPause: options.cutAtPause ? { ...options.cutAtPause } : undefined,
     secondPass:
-      options.secondPass === false ? undefined : { budgetMs: options.secondPass?.budgetMs ?? 15_000 * poolSize, waitMs: options.secondPass?.waitMs ?? 1500 },
+      options.secondPass === false
+        ? undefined
+        : {
+            budgetMs: options.secondPass?.budgetMs ?? 15_000 * poolSize,
+            waitMs: options.secondPass?.waitMs ?? 1500,
+            coveredMs: options.secondPass?.coveredMs ?? BUILTIN_SECOND_PASS_COVERED_MS,
+          },
     externalSecondPass: options.secondPass === false ? undefined : options.externalSecondPass,
     contextWeight: options.contextWeight ?? DEFAULT_BIAS_WEIGHT,
     narrowband: narrowbandPerModel(models, options.narrowbandTransform),

@@ -26,8 +26,10 @@ interface Clip {
 let clips: Clip[];
 const engines: PocketsphinxEngine[] = [];
 
+/** An engine whose second pass (if on) covers every utterance unless `coveredMs` says otherwise. */
 async function load(options: ConstructorParameters<typeof PocketsphinxEngine>[0]): Promise<Recognizer> {
-  const engine = new PocketsphinxEngine({ poolSize: 2, warmStreams: 0, ...options });
+  const secondPass = options?.secondPass === false ? false : { coveredMs: Number.POSITIVE_INFINITY, ...options?.secondPass };
+  const engine = new PocketsphinxEngine({ poolSize: 2, warmStreams: 0, ...options, secondPass });
   engines.push(engine);
   return engine.load('en-us');
 }
@@ -182,6 +184,22 @@ describe('two-pass live finals', () => {
     expect(words(overBudget.finals.flat())).toBe(words(onePass.finals.flat()));
     expect(late.session.secondPass).toEqual({ decoded: 0, early: 0, skipped: 0, late: onePass.finals.length, failed: 0 });
     expect(overBudget.session.secondPass).toEqual({ decoded: 0, early: 0, skipped: onePass.finals.length, late: 0, failed: 0 });
+  }, 120_000);
+
+  it("covers only the utterances that open within the session's first coveredMs of audio; later ones keep their streaming words", async () => {
+    const audio = Buffer.concat([noise(500, 31), clips[3]!.pcm, noise(1000, 32), clips[5]!.pcm, noise(1000, 33)]);
+    const onePass = await stream(await load({ secondPass: false }), audio);
+    expect(onePass.finals.length).toBeGreaterThanOrEqual(2);
+    const none = await stream(await load({ secondPass: { waitMs: 120_000, coveredMs: 0 } }), audio);
+    expect(none.session.secondPass).toEqual({ decoded: 0, early: 0, skipped: 0, late: 0, failed: 0 });
+    expect(none.finals.map(words)).toEqual(onePass.finals.map(words));
+    // The first clip's utterance opens within the first second of audio, the second's after more than that.
+    const first = await stream(await load({ secondPass: { waitMs: 120_000, coveredMs: 1000 } }), audio);
+    const firstEnd = onePass.finals[0]!.at(-1)!.end_ms;
+    const later = (r: Streamed) => words(r.finals.flat().filter((t) => t.start_ms > firstEnd + 500));
+    expect(first.session.secondPass!.decoded).toBeGreaterThanOrEqual(1);
+    expect(first.session.secondPass!.decoded).toBeLessThan(first.finals.length);
+    expect(later(first)).toBe(later(onePass));
   }, 120_000);
 
   it('a finalization that cannot wait makes the streaming words final at once; one that can gets the second pass', async () => {
