@@ -1,6 +1,6 @@
 // Scheduling priorities of the server's helpers, highest first: the event loop and live transcription (threads of
-// the server process, nice 0); work a client waits for, speech synthesis and its encoders and the checks of an
-// upload (nice 5); batch work, the decoding of files and second passes (nice 10). Best effort: not Linux, not
+// the server process, nice 0); work a client waits for, speech synthesis and its encoders, the checks of an upload
+// and live second passes (nice 5); batch work, the decoding of files (nice 10). Best effort: not Linux, not
 // permitted, or already exited, and the work runs at the server's priority.
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';

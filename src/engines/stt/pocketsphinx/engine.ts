@@ -29,7 +29,7 @@ import { SecondPass, SecondPassPool } from '../second-pass.js';
 import { batchSecondPass } from './second-pass.js';
 import { BiasBuilder } from './bias.js';
 import type { DecoderBias } from './messages.js';
-import { BATCH_NICE } from '../../../lib/priority.js';
+import { BATCH_NICE, INTERACTIVE_NICE } from '../../../lib/priority.js';
 import { PocketsphinxStream } from './stream.js';
 
 export { PocketsphinxStream } from './stream.js';
@@ -138,8 +138,8 @@ export class PocketsphinxEngine implements SttEngine {
     checkModelFiles(paths);
     const addonPath = findAddon(this.options.addonPath);
     const init = { addonPath, model: paths, decoderArgs: this.options.decoderArgs };
-    // Batch decoders (files, live second passes) yield the cores to live streaming decoders and the event loop when
-    // the machine is saturated: a live stream keeps real time, and a second pass that falls behind is late instead.
+    // File decoders yield the cores to live decoders and the event loop when the machine is saturated: a live stream
+    // keeps real time.
     const narrowband = this.options.narrowband[engineModel];
     const batch = new BatchPool(
       { ...init, nice: BATCH_NICE, ...(narrowband ? { narrowband } : {}) },
@@ -166,10 +166,14 @@ export class PocketsphinxEngine implements SttEngine {
       this.options.streamIdleMs,
       this.options.warmStreams,
     );
-    // Live second passes get decoders of their own, pruned harder than files' (SECOND_PASS_DECODER_ARGS) and at the
-    // process's priority: behind niced file work they were late whenever the machine was busy, and at file settings
-    // they were most of a live stream's CPU (docs/benchmarks-history.md, issue 33). Loaded with the first session.
-    const live = new BatchPool({ ...init, decoderArgs: this.options.secondPassDecoderArgs, ...(narrowband ? { narrowband } : {}) }, { size: batch.size });
+    // Live second passes get decoders of their own, pruned harder than files' (SECOND_PASS_DECODER_ARGS), between the
+    // two: behind niced file work they were late whenever the machine was busy; at the streaming decoders' priority,
+    // the second passes of four sessions starting together held those decoders seconds behind the audio
+    // (docs/benchmarks-history.md, issue 33). Loaded with the first session.
+    const live = new BatchPool(
+      { ...init, decoderArgs: this.options.secondPassDecoderArgs, nice: INTERACTIVE_NICE, ...(narrowband ? { narrowband } : {}) },
+      { size: batch.size },
+    );
     const bias = new BiasBuilder(paths.dict, this.options.log ?? defaultLog, this.options.contextWeight);
     const [fileVad, liveVad] = await vadLoading;
     const external = await this.externalSecondPass();
