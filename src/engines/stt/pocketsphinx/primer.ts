@@ -22,11 +22,16 @@ function startsOnSpeech(samples: Int16Array): boolean {
   return false;
 }
 
-export function concatSamples(a: Int16Array, b: Int16Array): Int16Array {
-  if (a.length === 0) return b;
-  const out = new Int16Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
+/** The parts one after another, in one allocation; a lone non-empty part is returned as it is. */
+export function concatSamples(...parts: Int16Array[]): Int16Array {
+  const filled = parts.filter((p) => p.length > 0);
+  if (filled.length <= 1) return filled[0] ?? new Int16Array(0);
+  const out = new Int16Array(filled.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of filled) {
+    out.set(p, at);
+    at += p.length;
+  }
   return out;
 }
 

@@ -112,7 +112,7 @@ export class StreamSession {
     const parts = this.undecided;
     this.undecided = undefined;
     if (!parts || !this.narrowband || this.peak < SILENCE_PEAK_DB) return;
-    const audio = parts.reduce(concatSamples, new Int16Array(0));
+    const audio = concatSamples(...parts);
     const wanted = transformFor(audio, this.narrowband);
     if (wanted === this.transform) return;
     this.decoder.endUtt();
