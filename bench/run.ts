@@ -20,8 +20,8 @@ const suites: Record<string, { about: string; options?: string[]; load: () => Pr
   },
   'live-decoder': {
     about:
-      "engine-only, in process: the live suite's conversation through one pocketsphinx live session as fast as it goes, every second pass waited for: final-token word errors and CPU per decoding profile (streaming settings, how much of a session the second pass covers, narrowband adaptation); the tuning half (--set=held-out for the other)",
-    options: ['set'],
+      "engine-only, in process: the live suite's conversation through one pocketsphinx live session as fast as it goes, every second pass waited for: final-token word errors and CPU and final words out before their clip's finalize, per decoding profile (streaming settings, how much of a session the second pass covers, how far behind the audio words settle, narrowband adaptation); the tuning half (--set=held-out for the other); --only=TEXT: the profiles whose name contains TEXT",
+    options: ['set', 'only'],
     load: async () => (await import('./live-decoder.js')).run,
   },
   'live-settle': {

@@ -28,7 +28,7 @@ import { StreamPool, type StreamPoolStats } from './stream-pool.js';
 import { SecondPass, SecondPassPool } from '../second-pass.js';
 import { batchSecondPass } from './second-pass.js';
 import { BiasBuilder } from './bias.js';
-import type { DecoderBias } from './messages.js';
+import type { DecoderBias, StreamSettings } from './messages.js';
 import { BATCH_NICE, INTERACTIVE_NICE } from '../../../lib/priority.js';
 import { PocketsphinxStream } from './stream.js';
 
@@ -313,9 +313,10 @@ export class PocketsphinxRecognizer implements Recognizer {
     const second = !sp ? undefined : sp.own ? new SecondPass(sp.pool, bias?.decoder) : new SecondPass(sp.pool, options.context);
     const session = new PocketsphinxStream(gate, second, bias);
     const channel = await this.streams.open(
-      { partialIntervalMs: options.partialIntervalMs ?? this.options.partialIntervalMs, bias: bias?.decoder },
+      { partialIntervalMs: options.partialIntervalMs ?? this.options.partialIntervalMs, bias: bias?.decoder, settle: this.settle() },
       {
         partial: (t) => session.decoderPartial(t),
+        settled: (t) => session.decoderSettled(t),
         final: (t, info) => session.decoderFinal(t, info),
         error: (e) => session.emit('error', e),
       },
@@ -324,6 +325,15 @@ export class PocketsphinxRecognizer implements Recognizer {
     );
     session.attach(channel);
     return session;
+  }
+
+  /** Where live words settle early: in the utterances the second pass does not decode (an installed model's: none). */
+  private settle(): StreamSettings['settle'] {
+    const behindMs = this.options.settleMs;
+    const sp = this.secondPass;
+    if (behindMs <= 0 || sp?.own === false) return undefined;
+    const afterMs = sp ? (sp.pool.options.coveredMs ?? Number.POSITIVE_INFINITY) : 0;
+    return Number.isFinite(afterMs) ? { afterMs, behindMs } : undefined;
   }
 
   async prewarm(): Promise<void> {

@@ -18,6 +18,12 @@ export interface WorkerInit {
 
 export interface StreamSettings {
   partialIntervalMs: number;
+  /**
+   * Early finals (settled.ts): in utterances that open after `afterMs` of the session's decoded audio (those before
+   * get a second pass), words ending `behindMs` behind the decoded audio turn final before the utterance ends.
+   * Undefined: finals only when an utterance ends.
+   */
+  settle?: { afterMs: number; behindMs: number };
   /** The session's context bias (bias.ts); none: the model's own language model. */
   bias?: DecoderBias;
 }
@@ -34,6 +40,8 @@ export interface DecoderBias {
   weight: number;
 }
 
+export type UtteranceEnd = 'pause' | 'cut' | 'max_length';
+
 export type ToWorker =
   /**
    * Batch: decode one segment as a whole utterance (batch CMN over the segment, so the result does not depend on what
@@ -47,8 +55,11 @@ export type ToWorker =
    * open; contiguous within one. Acknowledged with 'ack' once processed.
    */
   | { type: 'audio'; session: number; seq: number; startSample: number; pcm: ArrayBuffer }
-  /** The open utterance ends at `sample` (its final tokens follow); `pause`: an endpoint, the speaker paused. */
-  | { type: 'endpoint'; session: number; sample: number; pause: boolean }
+  /**
+   * The open utterance ends at `sample` (its final tokens follow), at an endpoint ('pause'), at a shorter pause whose
+   * endpoint is decided later ('cut': a final follows even without words, to carry it) or at the maximum length.
+   */
+  | { type: 'endpoint'; session: number; sample: number; reason: UtteranceEnd }
   /** End the current utterance now. Answered by 'finalized' after any 'final'. */
   | { type: 'finalize'; session: number }
   /** End of audio: decode what is left, answered by 'ended' after any 'final'. */
@@ -63,6 +74,8 @@ export type FromWorker =
   | { type: 'decode_error'; job: number; message: string }
   | { type: 'ack'; session: number; seq: number }
   | { type: 'partial'; session: number; tokens: Token[] }
+  /** Words of the open utterance that turned final before it ends (StreamSettings.settle). */
+  | { type: 'settled'; session: number; tokens: Token[] }
   /** The utterance of samples [startSample, endSample) of the stream closed with these tokens. */
   | { type: 'final'; session: number; tokens: Token[]; endpoint: boolean; startSample: number; endSample: number }
   | { type: 'finalized'; session: number }

@@ -62,8 +62,8 @@ export interface PocketsphinxOptions {
   partialIntervalMs?: number;
   /**
    * A live utterance older than `afterFraction` of the session's bound on non-final tokens ends at its first pause of
-   * `pauseMs`, so the bound's cut falls between words (CUT_AT_PAUSE is the measured profile; default off: only the
-   * bound cuts).
+   * `pauseMs`: its words turn final at that pause rather than at the endpoint, and the bound's cut falls between words
+   * (default CUT_AT_PAUSE: every 100 ms pause; false: only endpoints and the bound end utterances).
    */
   cutAtPause?: CutAtPause | false;
   /**
@@ -72,6 +72,11 @@ export interface PocketsphinxOptions {
    * BUILTIN_SECOND_PASS_COVERED_MS.
    */
   secondPass?: Partial<SecondPassOptions> | false;
+  /**
+   * In live utterances no second pass decodes, words ending this far behind the decoded audio turn final before the
+   * utterance ends, ms (default 0: words turn final when their utterance ends; LIVE_SETTLE_MS says why).
+   */
+  settleMs?: number;
   /**
    * Second passes on another engine's file decoder (an offline sherpa-onnx model) instead of the batch pool; its
    * pool has its own budget and wait. Loaded with the model; if it cannot load, the batch pool serves (logged).
@@ -110,6 +115,8 @@ export interface ResolvedPocketsphinxOptions {
   partialIntervalMs: number;
   cutAtPause: CutAtPause | undefined;
   secondPass: SecondPassOptions | undefined;
+  /** 0: off. */
+  settleMs: number;
   externalSecondPass: (() => Promise<SecondPassPool<RecognitionContext>>) | undefined;
   contextWeight: number;
   /** Narrowband adaptation per model key (none: not adapted). */
@@ -154,6 +161,15 @@ export const SECOND_PASS_DECODER_ARGS: Readonly<Record<string, string>> = { '-ma
  */
 export const BUILTIN_SECOND_PASS_COVERED_MS = 10_000;
 
+/**
+ * Settling (settleMs) is off: a word settled from the streaming decoder's running hypothesis is not the word the
+ * decoder's closing passes over the whole utterance find. On the tuning half's conversation (432 words, engine-only,
+ * without cuts at pauses: `npm run bench -- live-decoder --only=settling`), word errors with words settled 300 / 400
+ * / 600 / 1,000 / 1,500 / 2,500 ms behind the audio: 263 / 249 / 221 / 218 / 208 / 208, against 196 at the
+ * utterance's end. Cutting the utterance at its pauses (CUT_AT_PAUSE) makes words final early at no such cost.
+ */
+export const LIVE_SETTLE_MS = 0;
+
 export interface CutAtPause {
   /** From this fraction of max_non_final_tokens_duration_ms into an utterance… */
   afterFraction: number;
@@ -162,13 +178,14 @@ export interface CutAtPause {
 }
 
 /**
- * Without a pause of the endpoint's length, an utterance is cut where its oldest word would outlive the session's
- * bound on non-final tokens (4 s by default): inside a word, which the second pass then decodes in two halves. Cut at
- * the first 100 ms pause after half the bound instead, the live finals of the tuning half's conversation through the
- * server (`npm run bench -- live --set=tune --streams=1`, 432 words) made 205 word errors against 227 (200 ms: 211;
- * after a quarter of the bound, 200 ms: 216); async makes 181.
+ * A live utterance ends at every pause of 100 ms: the decoder's closing passes make its words final there, so they
+ * need not wait for the endpoint or the bound on non-final tokens (whose cut would fall inside a word). On the tuning
+ * half's conversation (432 words, engine-only, `npm run bench -- live-decoder --only=pause`), word errors and words
+ * final before their clip's finalize: no cut 196 and 0; every 100 / 200 / 300 ms pause 195 and 266 / 192 and 243 /
+ * 206 and 164; the first 100 ms pause after half the 4 s bound (the earlier profile) 193 and 258. Earlier, through
+ * the server, the cut after half the bound made 205 errors against 227 with the bound's cut alone.
  */
-export const CUT_AT_PAUSE: Readonly<CutAtPause> = { afterFraction: 0.5, pauseMs: 100 };
+export const CUT_AT_PAUSE: Readonly<CutAtPause> = { afterFraction: 0, pauseMs: 100 };
 
 export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): ResolvedPocketsphinxOptions {
   const models: Record<string, PocketsphinxModelPaths> = {};
@@ -210,8 +227,7 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
     log: options.log,
     endpointSilenceMs: options.endpointSilenceMs ?? 600,
     partialIntervalMs: options.partialIntervalMs ?? 200,
-    // Off unless asked for: a client sending faster than real time is not yet paused at a cut as at a forced finalize.
-    cutAtPause: options.cutAtPause ? { ...options.cutAtPause } : undefined,
+    cutAtPause: options.cutAtPause === false ? undefined : { ...CUT_AT_PAUSE, ...options.cutAtPause },
     secondPass:
       options.secondPass === false
         ? undefined
@@ -220,6 +236,7 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
             waitMs: options.secondPass?.waitMs ?? 1500,
             coveredMs: options.secondPass?.coveredMs ?? BUILTIN_SECOND_PASS_COVERED_MS,
           },
+    settleMs: nonNegative('settleMs', options.settleMs ?? LIVE_SETTLE_MS),
     externalSecondPass: options.secondPass === false ? undefined : options.externalSecondPass,
     contextWeight: options.contextWeight ?? DEFAULT_BIAS_WEIGHT,
     narrowband: narrowbandPerModel(models, options.narrowbandTransform),
@@ -240,6 +257,11 @@ function narrowbandPerModel(
   // The built transform belongs to Debian's en-us acoustic model; one given explicitly is the operator's call.
   for (const [key, paths] of Object.entries(models)) if (option !== undefined || paths.hmm === debianHmm) out[key] = adaptation;
   return out;
+}
+
+function nonNegative(name: string, value: number): number {
+  if (!(value >= 0 && Number.isFinite(value))) throw new RangeError(`pocketsphinx ${name} must be a finite number ≥ 0, got ${value}`);
+  return value;
 }
 
 function positiveInteger(name: string, value: number): void {

@@ -26,10 +26,13 @@ interface Clip {
 let clips: Clip[];
 const engines: PocketsphinxEngine[] = [];
 
-/** An engine whose second pass (if on) covers every utterance unless `coveredMs` says otherwise. */
+/**
+ * An engine whose second pass (if on) covers every utterance unless `coveredMs` says otherwise, and whose live words
+ * turn final when their utterance ends unless `settleMs` says otherwise.
+ */
 async function load(options: ConstructorParameters<typeof PocketsphinxEngine>[0]): Promise<Recognizer> {
   const secondPass = options?.secondPass === false ? false : { coveredMs: Number.POSITIVE_INFINITY, ...options?.secondPass };
-  const engine = new PocketsphinxEngine({ poolSize: 2, warmStreams: 0, ...options, secondPass });
+  const engine = new PocketsphinxEngine({ poolSize: 2, warmStreams: 0, settleMs: 0, ...options, secondPass });
   engines.push(engine);
   return engine.load('en-us');
 }
@@ -146,8 +149,8 @@ describe('two-pass live finals', () => {
   }, 120_000);
 
   it('with a bound on non-final tokens, ends utterances at pauses inside speech; each pause decides its endpoint', async () => {
-    // The measured profile (100 ms pauses): the read speech of these clips has a few between its phrases, none of an
-    // endpoint's length.
+    // The default profile (every 100 ms pause): the read speech of these clips has a few between its phrases, none of
+    // an endpoint's length.
     const recognizer = await load({ secondPass: { waitMs: 120_000 }, cutAtPause: CUT_AT_PAUSE });
     const audio = Buffer.concat(
       clips
@@ -156,7 +159,7 @@ describe('two-pass live finals', () => {
         .concat([noise(1000, 39)]),
     );
     const whole = await stream(recognizer, audio);
-    // A 1 s bound: utterances older than half of it end at their first pause.
+    // With a bound (the server always gives one), utterances end at their pauses.
     const cut = await stream(recognizer, audio, { maxNonFinalMs: 1000 });
     expect(cut.finals.length).toBeGreaterThan(whole.finals.length);
     // The pauses that were cuts and not endpoints: speech went on after them.
@@ -200,6 +203,30 @@ describe('two-pass live finals', () => {
     expect(first.session.secondPass!.decoded).toBeGreaterThanOrEqual(1);
     expect(first.session.secondPass!.decoded).toBeLessThan(first.finals.length);
     expect(later(first)).toBe(later(onePass));
+  }, 120_000);
+
+  it('with settleMs, words far enough behind the audio turn final before their utterance ends where no second pass decodes', async () => {
+    // Two real utterances separated by a pause: each ends at an endpoint.
+    const audio = Buffer.concat([noise(500, 41), clips[3]!.pcm, noise(1000, 42), clips[5]!.pcm, noise(1000, 43)]);
+    const atEnd = await stream(await load({ secondPass: false }), audio);
+    expect(atEnd.finals.length).toBe(2);
+    const settling = await stream(await load({ secondPass: false, settleMs: 600 }), audio);
+    // Finals before each endpoint: words out while their utterance went on, not at its end.
+    expect(settling.infos.filter((i) => !i.endpoint).length).toBeGreaterThanOrEqual(2);
+    expect(settling.infos.filter((i) => i.endpoint).length).toBe(2);
+    // Each word once, in time order. Settled words are the running hypothesis's, not always those the decoder finds
+    // when the utterance ends (why settling is off by default: LIVE_SETTLE_MS), but about as many.
+    const all = settling.finals.flat();
+    for (let i = 1; i < all.length; i++) expect(all[i]!.start_ms).toBeGreaterThanOrEqual(all[i - 1]!.end_ms);
+    const atEndWords = atEnd.finals.flat().length;
+    expect(all.length).toBeGreaterThanOrEqual(0.7 * atEndWords);
+    expect(all.length).toBeLessThanOrEqual(1.3 * atEndWords);
+    // Where the second pass decodes (the first utterance, within the first second), words wait for it.
+    const covered = await stream(await load({ secondPass: { waitMs: 120_000, coveredMs: 1000 }, settleMs: 600 }), audio);
+    expect(covered.session.secondPass).toMatchObject({ decoded: 1, late: 0, skipped: 0 });
+    const firstEnd = covered.finals.findIndex((_, i) => covered.infos[i]!.endpoint);
+    expect(firstEnd).toBe(0);
+    expect(covered.finals.length).toBeGreaterThanOrEqual(3);
   }, 120_000);
 
   it('a finalization that cannot wait makes the streaming words final at once; one that can gets the second pass', async () => {

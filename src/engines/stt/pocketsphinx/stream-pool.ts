@@ -5,7 +5,7 @@
 // well under a core.) SessionChannel is the main-thread end of one session: flow-controlled audio and its events.
 import { EngineBusyError, type FinalInfo, type Token } from '../interface.js';
 import { DecoderWorker } from './decoder-worker.js';
-import type { FromWorker, StreamSettings, WorkerInit } from './messages.js';
+import type { FromWorker, StreamSettings, UtteranceEnd, WorkerInit } from './messages.js';
 
 /** At most this many audio messages travel unacknowledged per streaming session (backpressure towards the producer). */
 const MAX_IN_FLIGHT = 4;
@@ -20,6 +20,8 @@ export interface UtteranceSpan {
 
 export interface SessionEvents {
   partial?: (tokens: Token[]) => void;
+  /** Words of the open utterance that turned final before it ends (StreamSettings.settle). */
+  settled?: (tokens: Token[]) => void;
   final?: (tokens: Token[], info: FinalInfo & UtteranceSpan) => void;
   /** The session failed after it started (worker crash, decoder error). */
   error?: (err: Error) => void;
@@ -276,9 +278,9 @@ export class SessionChannel {
   }
 
   /** The open utterance ends at `sample`: its final tokens follow (`pause`: the speaker paused, an endpoint). */
-  endUtterance(sample: number, pause: boolean): void {
+  endUtterance(sample: number, reason: UtteranceEnd): void {
     if (this.failure || this.ending) return;
-    this.worker.post({ type: 'endpoint', session: this.id, sample, pause });
+    this.worker.post({ type: 'endpoint', session: this.id, sample, reason });
   }
 
   /** Stream mode: close the current utterance; resolves after its final tokens were delivered. */
@@ -306,7 +308,7 @@ export class SessionChannel {
   cancel(): void {
     if (this.released || this.ending) return;
     this.ending = true;
-    this.events.partial = this.events.final = this.events.error = undefined;
+    this.events.partial = this.events.settled = this.events.final = this.events.error = undefined;
     this.endWaiter = { resolve: () => {}, reject: () => {} };
     this.worker.post({ type: 'cancel', session: this.id });
     this.rejectWaiters(new Error('session cancelled'));
@@ -322,6 +324,9 @@ export class SessionChannel {
         break;
       case 'partial':
         this.events.partial?.(msg.tokens);
+        break;
+      case 'settled':
+        this.events.settled?.(msg.tokens);
         break;
       case 'final':
         this.events.final?.(msg.tokens, { endpoint: msg.endpoint, startSample: msg.startSample, endSample: msg.endSample });
@@ -345,7 +350,7 @@ export class SessionChannel {
     if (this.failure) return;
     this.failure = err;
     const onError = this.events.error;
-    this.events.partial = this.events.final = this.events.error = undefined;
+    this.events.partial = this.events.settled = this.events.final = this.events.error = undefined;
     this.endWaiter?.reject(err);
     this.endWaiter = undefined;
     this.rejectWaiters(err);

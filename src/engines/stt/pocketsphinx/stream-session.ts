@@ -1,10 +1,11 @@
 // One live session on a streaming decoder (worker.ts runs it on the decoder's worker thread): the audio the speech
 // gate hands out (speech-gate.ts, on the main thread) is decoded as it comes. An utterance opens with its first audio,
 // gives partial hypotheses while audio arrives, and closes with final tokens at the gate's endpoint, at finalize() or
-// at end().
+// at end(); in utterances without a second pass, words far enough behind the audio turn final before that (settle).
 import { peakDb, SILENCE_PEAK_DB } from '../utterances.js';
 import type { NativeDecoder } from './addon.js';
-import type { FromWorker, StreamSettings } from './messages.js';
+import { settledCount } from '../settled.js';
+import type { FromWorker, StreamSettings, UtteranceEnd } from './messages.js';
 import { transformFor, type NarrowbandAdaptation } from './narrowband.js';
 import { concatSamples, fromStart, primerFor } from './primer.js';
 import { segmentsToTokens } from './tokens.js';
@@ -20,6 +21,13 @@ export const BAND_DECISION_MS = 800;
 
 export class StreamSession {
   private readonly partialSamples: number;
+  private readonly settle: StreamSettings['settle'];
+  /** Audio handed to the session so far, samples (as the second pass counts it: second-pass.ts). */
+  private heard = 0;
+  /** The open utterance's words turn final as they settle (it opened after settle.afterMs). */
+  private settling = false;
+  /** End of the open utterance's last settled word, ms (-1: none); its later words only are still open. */
+  private settledEndMs = -1;
   private uttStart = 0;
   private inUtt = false;
   private peak = -100;
@@ -45,6 +53,7 @@ export class StreamSession {
     private readonly send: (msg: FromWorker) => void,
   ) {
     this.partialSamples = Math.max(1, settings.partialIntervalMs) * SAMPLES_PER_MS;
+    this.settle = settings.settle;
     // Same start state for every session, whatever earlier sessions on this pooled decoder heard.
     decoder.startStream();
     decoder.resetCmn();
@@ -53,6 +62,7 @@ export class StreamSession {
 
   audio(startSample: number, samples: Int16Array): void {
     if (!this.inUtt) this.open(startSample, samples);
+    this.heard += samples.length;
     this.decoder.processRaw(samples);
     this.position = startSample + samples.length;
     this.peak = Math.max(this.peak, peakDb(samples));
@@ -70,10 +80,10 @@ export class StreamSession {
     }
   }
 
-  /** The gate ended the utterance at `sample`; `pause`: the speaker paused (not a cut at the maximum length). */
-  endpoint(sample: number, pause: boolean): void {
+  /** The gate ended the utterance at `sample` (messages.ts says why). */
+  endpoint(sample: number, reason: UtteranceEnd): void {
     this.position = Math.max(this.position, sample);
-    this.close(pause);
+    this.close(reason === 'pause', reason === 'cut');
   }
 
   finalize(): void {
@@ -102,6 +112,8 @@ export class StreamSession {
     this.lastPartial = '';
     this.undecided = this.narrowband ? [] : undefined;
     this.undecidedLength = 0;
+    this.settling = this.settle !== undefined && this.heard >= this.settle.afterMs * SAMPLES_PER_MS;
+    this.settledEndMs = -1;
   }
 
   /**
@@ -133,29 +145,52 @@ export class StreamSession {
 
   /**
    * End the open utterance and send its final tokens, none if it was silence (peak below SILENCE_PEAK_DB): then only
-   * an endpoint is sent.
+   * an endpoint is sent, or after a cut, whose pause may turn out to be one.
    * `endpoint`: the speaker paused (not a finalize, the end of audio or a forced cut at the maximum length).
    */
-  private close(endpoint: boolean): void {
+  private close(endpoint: boolean, cut = false): void {
     if (!this.inUtt) return;
     if (this.undecided) this.decideBand();
     this.inUtt = false;
     this.utterances++;
     this.decoder.endUtt();
-    const tokens = this.peak < SILENCE_PEAK_DB ? [] : this.tokens();
+    const tokens = this.peak < SILENCE_PEAK_DB ? [] : this.openTokens();
     // An endpoint without words still ends the words before it (those of an utterance cut at a shorter pause).
-    if (tokens.length > 0 || endpoint) {
+    if (tokens.length > 0 || endpoint || cut) {
       this.send({ type: 'final', session: this.id, tokens, endpoint, startSample: this.uttStart, endSample: this.position });
     }
   }
 
+  /**
+   * The open utterance's words not final yet, when they changed; first, when it is settling (and its band decided, so
+   * it is not decoded again), those of them that end settle.behindMs behind the audio, as final.
+   */
   private partial(): void {
     if (this.peak < SILENCE_PEAK_DB) return;
     const hyp = this.decoder.hypothesis();
-    if (!hyp || hyp.text === this.lastPartial) return;
+    if (!hyp) return;
+    const changed = hyp.text !== this.lastPartial;
+    const settling = this.settling && !this.undecided;
+    if (!changed && !settling) return;
     this.lastPartial = hyp.text;
+    const open = this.openTokens();
+    const settled = settling ? settledCount(open, this.position / SAMPLES_PER_MS - this.settle!.behindMs) : 0;
+    if (settled > 0) {
+      this.send({ type: 'settled', session: this.id, tokens: open.slice(0, settled) });
+      this.settledEndMs = open[settled - 1]!.end_ms;
+    }
+    if ((changed || settled > 0) && open.length > settled) this.send({ type: 'partial', session: this.id, tokens: open.slice(settled) });
+  }
+
+  /**
+   * The open utterance's words after those already settled: centred after the last settled word's end, and starting
+   * no earlier (later hypotheses may move a boundary by a frame or two).
+   */
+  private openTokens(): ReturnType<typeof segmentsToTokens> {
     const tokens = this.tokens();
-    if (tokens.length > 0) this.send({ type: 'partial', session: this.id, tokens });
+    const from = this.settledEndMs;
+    if (from < 0) return tokens;
+    return tokens.filter((t) => (t.start_ms + t.end_ms) / 2 > from).map((t) => (t.start_ms < from ? { ...t, start_ms: from } : t));
   }
 
   /** The open utterance's words so far, timed on the stream (without the primer). */

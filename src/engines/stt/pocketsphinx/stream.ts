@@ -47,6 +47,11 @@ export class PocketsphinxStream extends ListenedStream implements StreamingSessi
     this.finals.partial(tokens);
   }
 
+  /** @internal words of the open utterance turned final before it ends (no second pass decodes it) */
+  decoderSettled(tokens: Token[]): void {
+    this.finals.final(tokens, { endpoint: false }, undefined);
+  }
+
   /** @internal the streaming decoder closed an utterance */
   decoderFinal(tokens: Token[], info: FinalInfo & UtteranceSpan): void {
     const cut = this.cutEndpoints.get(info.endSample);
@@ -141,7 +146,7 @@ export class PocketsphinxStream extends ListenedStream implements StreamingSessi
       else {
         if (event.reason === 'cut') this.cutEndpoints.set(event.sample, new Promise<boolean>((resolve) => (this.decideCut = resolve)));
         this.second?.close();
-        this.channel.endUtterance(event.sample, event.reason === 'pause');
+        this.channel.endUtterance(event.sample, event.reason);
       }
     }
   }

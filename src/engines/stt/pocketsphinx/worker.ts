@@ -142,7 +142,7 @@ function onMessage(msg: ToWorker): void {
         send({ type: 'ack', session: session.id, seq: msg.seq });
         break;
       case 'endpoint':
-        session.endpoint(msg.sample, msg.pause);
+        session.endpoint(msg.sample, msg.reason);
         break;
       case 'finalize':
         session.finalize();

@@ -19,6 +19,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type sherpaTypes from 'sherpa-onnx-node';
+import { settledCount } from '../settled.js';
 import { HOTWORDS_SCORE, tokenCase } from './hotwords.js';
 import { pcmToFloat32, sherpa } from './load-sherpa.js';
 import type { OnlineRecognizerConfig } from './online-config.js';
@@ -262,13 +263,6 @@ function newSession(recognizer: Recognizer, endpointMs: number, settleMs: number
     modelPauses: true,
     settleMs,
   };
-}
-
-/** How many words lead `words` that end by `untilMs`, the last word excepted (it may still be growing). */
-function settledCount(words: readonly { end_ms: number }[], untilMs: number): number {
-  let n = 0;
-  while (n < words.length - 1 && words[n]!.end_ms <= untilMs) n++;
-  return n;
 }
 
 /** A recognizer of the model; with hotwords, one that favours them (written to the file sherpa-onnx reads them from). */
