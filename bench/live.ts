@@ -110,7 +110,7 @@ export async function run({ quick, args: options, cleanup, log }: SuiteOptions):
     raw.neural_import = { command: `parlance ${args.join(' ')}`, code: r.code, stdout: r.stdout, stderr: r.stderr };
     if (r.code === 0) models.push({ label: `neural (${NEURAL_ID})`, live: NEURAL_ID, async: NEURAL_ID });
     else rows.push({ benchmark: `${NEURAL_ID}: models import`, result: `failed (${r.code}): ${r.stderr.trim().split('\n')[0]}`, target: '—', met: false });
-  } else raw.neural_import = `${NEURAL_DIR} not found: neural model not measured`;
+  } else raw.neural_import = hasRealModel ? 'not asked for (--models=pocketsphinx)' : `${NEURAL_DIR} not found: neural model not measured`;
 
   // `--set=tune`: the tuning half, to choose settings on; reported figures come from the held-out default.
   const half = options.set === undefined ? 'held-out' : options.set;
