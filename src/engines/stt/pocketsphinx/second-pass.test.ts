@@ -26,13 +26,10 @@ interface Clip {
 let clips: Clip[];
 const engines: PocketsphinxEngine[] = [];
 
-/**
- * An engine whose second pass (if on) covers every utterance unless `coveredMs` says otherwise, and whose live words
- * turn final when their utterance ends unless `settleMs` says otherwise.
- */
+/** An engine whose second pass (if on) covers every utterance unless `coveredMs` says otherwise. */
 async function load(options: ConstructorParameters<typeof PocketsphinxEngine>[0]): Promise<Recognizer> {
   const secondPass = options?.secondPass === false ? false : { coveredMs: Number.POSITIVE_INFINITY, ...options?.secondPass };
-  const engine = new PocketsphinxEngine({ poolSize: 2, warmStreams: 0, settleMs: 0, ...options, secondPass });
+  const engine = new PocketsphinxEngine({ poolSize: 2, warmStreams: 0, ...options, secondPass });
   engines.push(engine);
   return engine.load('en-us');
 }

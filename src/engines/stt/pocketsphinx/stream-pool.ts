@@ -277,7 +277,7 @@ export class SessionChannel {
     }
   }
 
-  /** The open utterance ends at `sample`: its final tokens follow (`pause`: the speaker paused, an endpoint). */
+  /** The gate ended the open utterance at `sample`, for `reason` (messages.ts): its final tokens follow. */
   endUtterance(sample: number, reason: UtteranceEnd): void {
     if (this.failure || this.ending) return;
     this.worker.post({ type: 'endpoint', session: this.id, sample, reason });

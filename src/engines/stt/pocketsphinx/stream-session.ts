@@ -83,15 +83,15 @@ export class StreamSession {
   /** The gate ended the utterance at `sample` (messages.ts says why). */
   endpoint(sample: number, reason: UtteranceEnd): void {
     this.position = Math.max(this.position, sample);
-    this.close(reason === 'pause', reason === 'cut');
+    this.close(reason);
   }
 
   finalize(): void {
-    this.close(false);
+    this.close();
   }
 
   end(): void {
-    this.close(false);
+    this.close();
   }
 
   cancel(): void {
@@ -146,17 +146,18 @@ export class StreamSession {
   /**
    * End the open utterance and send its final tokens, none if it was silence (peak below SILENCE_PEAK_DB): then only
    * an endpoint is sent, or after a cut, whose pause may turn out to be one.
-   * `endpoint`: the speaker paused (not a finalize, the end of audio or a forced cut at the maximum length).
+   * `reason`: why the gate ended it (undefined: finalize() or end()); only 'pause' is an endpoint.
    */
-  private close(endpoint: boolean, cut = false): void {
+  private close(reason?: UtteranceEnd): void {
     if (!this.inUtt) return;
     if (this.undecided) this.decideBand();
     this.inUtt = false;
     this.utterances++;
     this.decoder.endUtt();
     const tokens = this.peak < SILENCE_PEAK_DB ? [] : this.openTokens();
+    const endpoint = reason === 'pause';
     // An endpoint without words still ends the words before it (those of an utterance cut at a shorter pause).
-    if (tokens.length > 0 || endpoint || cut) {
+    if (tokens.length > 0 || endpoint || reason === 'cut') {
       this.send({ type: 'final', session: this.id, tokens, endpoint, startSample: this.uttStart, endSample: this.position });
     }
   }
