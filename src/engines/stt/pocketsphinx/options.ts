@@ -63,7 +63,7 @@ export interface PocketsphinxOptions {
   /**
    * A live utterance older than `afterFraction` of the session's bound on non-final tokens ends at its first pause of
    * `pauseMs`: its words turn final at that pause rather than at the endpoint, and the bound's cut falls between words
-   * (CUT_AT_PAUSE is the measured profile, every 100 ms pause; default off: only endpoints and the bound end them).
+   * (default CUT_AT_PAUSE: every 100 ms pause; false: only endpoints and the bound end utterances).
    */
   cutAtPause?: CutAtPause | false;
   /**
@@ -178,9 +178,9 @@ export interface CutAtPause {
 }
 
 /**
- * The measured profile (off by default, see cutAtPause): a live utterance ends at every pause of 100 ms. The
- * decoder's closing passes make its words final there, so they need not wait for the endpoint or the bound on
- * non-final tokens (whose cut would fall inside a word). On the tuning half's conversation (432 words, engine-only, `npm run bench -- live-decoder --only=pause`), word errors and words
+ * A live utterance ends at every pause of 100 ms: the decoder's closing passes make its words final there, so they
+ * need not wait for the endpoint or the bound on non-final tokens (whose cut would fall inside a word). On the tuning
+ * half's conversation (432 words, engine-only, `npm run bench -- live-decoder --only=pause`), word errors and words
  * final before their clip's finalize: no cut 196 and 0; every 100 / 200 / 300 ms pause 195 and 266 / 192 and 243 /
  * 206 and 164; the first 100 ms pause after half the 4 s bound (the earlier profile) 193 and 258. Earlier, through
  * the server, the cut after half the bound made 205 errors against 227 with the bound's cut alone.
@@ -227,9 +227,7 @@ export function resolvePocketsphinxOptions(options: PocketsphinxOptions = {}): R
     log: options.log,
     endpointSilenceMs: options.endpointSilenceMs ?? 600,
     partialIntervalMs: options.partialIntervalMs ?? 200,
-    // Off unless asked for: a client sending far faster than real time grows the server past realtime.test.ts's 60 MB
-    // bound with it (60.2-62.4 MB in 3 of 4 runs on 2026-11-29); a cut does not pause its intake as a forced finalize does.
-    cutAtPause: options.cutAtPause ? { ...options.cutAtPause } : undefined,
+    cutAtPause: options.cutAtPause === false ? undefined : { ...CUT_AT_PAUSE, ...options.cutAtPause },
     secondPass:
       options.secondPass === false
         ? undefined

@@ -146,7 +146,7 @@ describe('two-pass live finals', () => {
   }, 120_000);
 
   it('with a bound on non-final tokens, ends utterances at pauses inside speech; each pause decides its endpoint', async () => {
-    // The measured profile (every 100 ms pause): the read speech of these clips has a few between its phrases, none of
+    // The default profile (every 100 ms pause): the read speech of these clips has a few between its phrases, none of
     // an endpoint's length.
     const recognizer = await load({ secondPass: { waitMs: 120_000 }, cutAtPause: CUT_AT_PAUSE });
     const audio = Buffer.concat(
