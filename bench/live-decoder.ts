@@ -10,7 +10,7 @@ import { tempDir } from '../test/harness.js';
 import { halfClips, werOf } from '../test/real-speech.js';
 import type { Token } from '../src/engines/stt/interface.js';
 import { PocketsphinxEngine } from '../src/engines/stt/pocketsphinx/engine.js';
-import type { PocketsphinxOptions } from '../src/engines/stt/pocketsphinx/options.js';
+import { CUT_AT_PAUSE, type PocketsphinxOptions } from '../src/engines/stt/pocketsphinx/options.js';
 import { buildConversation, type Conversation } from './live-conversation.js';
 import { CHUNK_MS } from './realtime-stream.js';
 import { round, type SuiteOptions, type SuiteResult } from './lib.js';
@@ -25,6 +25,7 @@ const NO_CUT = { cutAtPause: false } as const;
 const PROFILES: Record<string, PocketsphinxOptions> = {
   'default (streaming 4000/10, second pass over the first 10 s, utterances cut at every 100 ms pause)': { secondPass: WAIT },
   'no cut at pauses (utterances end at endpoints and finalize)': { secondPass: WAIT, ...NO_CUT },
+  'cut at every 100 ms pause, in second-pass utterances too (2026-11-29 e2bf418)': { secondPass: WAIT, cutAtPause: { ...CUT_AT_PAUSE, inSecondPass: true } },
   'cut at every 200 ms pause': { secondPass: WAIT, cutAtPause: { afterFraction: 0, pauseMs: 200 } },
   'cut at every 300 ms pause': { secondPass: WAIT, cutAtPause: { afterFraction: 0, pauseMs: 300 } },
   'cut at 100 ms pauses after 2 s (the earlier profile)': { secondPass: WAIT, cutAtPause: { afterFraction: 0.5, pauseMs: 100 } },

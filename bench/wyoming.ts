@@ -4,7 +4,8 @@
 // other, as a satellite sends a voice command. Reported per model: WER of the final `transcript` against the
 // references, the async WER of the same clips with the same engine (what a file upload gets), and the wait the user
 // feels: from `audio-stop` to the `transcript` event. Without `--models`, the model Wyoming picks for `en` (what
-// Home Assistant gets by default); with the real streaming model beside the project, it too (`transcribe` {name}).
+// Home Assistant gets by default), the built-in real-time model as a live session (`transcribe` {name}), and the real
+// streaming model when it is beside the project. `--models=default`: the default alone.
 // `--set=tune` chooses settings on the tuning half; the held-out half (default) is the one reported.
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -82,6 +83,8 @@ export async function run({ quick, args: options, cleanup, log }: SuiteOptions):
   const rows: Row[] = [];
 
   const models: Model[] = [{ label: 'default for en', name: undefined, async: 'parlance-async-en-v1' }];
+  // The built-in engine as a live session: what the default would give if it streamed.
+  if (options.models !== 'default') models.push({ label: 'built-in, live (parlance-rt-en-v1)', name: 'parlance-rt-en-v1', async: 'parlance-async-en-v1' });
   if (hasRealModel && options.models !== 'default') {
     await importRealModel(dataDir, NEURAL_ID);
     models.push({ label: `neural (${NEURAL_ID})`, name: NEURAL_ID, async: NEURAL_ID });

@@ -13,7 +13,8 @@
 //   While speech goes on, an utterance is cut every `maxUtteranceMs` ('max_length') and the next starts at the cut.
 // - With `cutAtPause`, an utterance older than its `afterMs` ends at the first pause of `pauseMs` ('cut'): a caller
 //   that must make words final within a bound gets them cut between words, not inside one. Whether that pause was an
-//   endpoint is known later ('after_cut'): speech resumed before `endpointMs` (no) or did not (yes).
+//   endpoint is known later ('after_cut'): speech resumed before `endpointMs` (no) or did not (yes). Utterances that
+//   open within the first `fromDecodedMs` of audio handed out are not cut (a second pass decodes them whole).
 // - finalize() closes the open utterance by the caller's decision; the next speech frame opens a new one.
 // - Times are exact: audio events carry the absolute index of their first sample, and an utterance's end is the end
 //   of the audio handed out for it.
@@ -47,8 +48,11 @@ export interface SpeechGateOptions {
   preRollMs?: number;
   /** Non-speech after the last speech frame handed to the decoder before the endpoint is decided, ms (default 300). */
   tailMs?: number;
-  /** End an utterance at a shorter pause once it is older than `afterMs` (its audio handed out, ms); default never. */
-  cutAtPause?: { afterMs: number; pauseMs: number };
+  /**
+   * End an utterance at a shorter pause once it is older than `afterMs` (its audio handed out, ms), if it opened after
+   * `fromDecodedMs` of audio was handed out (default 0); default never.
+   */
+  cutAtPause?: { afterMs: number; pauseMs: number; fromDecodedMs?: number };
 }
 
 export interface SpeechGateStats {
@@ -67,6 +71,9 @@ export class SpeechGate {
   private readonly tailSamples: number;
   private readonly cutAfterSamples: number;
   private readonly cutPauseSamples: number;
+  private readonly cutFromDecoded: number;
+  /** The open utterance may be cut at a pause (it opened after `cutFromDecoded`). */
+  private cuttable = false;
   /**
    * Audio not handed out, between utterances or held in a pause: always the latest samples, up to `received` (it is
    * emptied whenever audio starts going out as it arrives).
@@ -99,6 +106,7 @@ export class SpeechGate {
     const cut = options.cutAtPause;
     this.cutAfterSamples = cut ? Math.round(cut.afterMs * SAMPLES_PER_MS) : Infinity;
     this.cutPauseSamples = cut ? Math.max(VAD_FRAME_SAMPLES, Math.round(cut.pauseMs * SAMPLES_PER_MS)) : Infinity;
+    this.cutFromDecoded = Math.round((cut?.fromDecodedMs ?? 0) * SAMPLES_PER_MS);
   }
 
   /** Samples received so far. */
@@ -174,7 +182,7 @@ export class SpeechGate {
         this.open = false;
         this.holding = false; // what was held stays pending, as audio between utterances
         continue;
-      } else if (frameEnd - this.lastSpeechEnd >= this.cutPauseSamples && this.forwarded - this.utteranceStart >= this.cutAfterSamples) {
+      } else if (this.cuttable && frameEnd - this.lastSpeechEnd >= this.cutPauseSamples && this.forwarded - this.utteranceStart >= this.cutAfterSamples) {
         events.push({ type: 'end', sample: this.forwarded, reason: 'cut' });
         this.open = false;
         this.holding = false;
@@ -197,6 +205,7 @@ export class SpeechGate {
     const audio = this.pending.copy(0, this.pending.length);
     this.pending.drop(audio.length);
     this.open = true;
+    this.cuttable = this.decoded >= this.cutFromDecoded;
     this.utterances++;
     this.utteranceStart = from;
     this.lastSpeechEnd = frame.start + VAD_FRAME_SAMPLES;

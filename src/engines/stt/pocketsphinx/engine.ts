@@ -305,11 +305,15 @@ export class PocketsphinxRecognizer implements Recognizer {
     const bias = options.context && (await this.biasBuilder.build(options.context));
     await this.startLiveBatch();
     const cut = this.options.cutAtPause;
+    const sp = this.secondPass;
+    // Utterances a second pass decodes stay whole: its cepstral mean over a short piece misses words.
+    const fromDecodedMs = sp && !cut?.inSecondPass ? (sp.pool.options.coveredMs ?? Number.POSITIVE_INFINITY) : 0;
     const gate = new SpeechGate(this.vad.live.createStream(), {
       endpointMs: options.endpointSilenceMs ?? this.options.endpointSilenceMs,
-      ...(cut && options.maxNonFinalMs !== undefined ? { cutAtPause: { afterMs: cut.afterFraction * options.maxNonFinalMs, pauseMs: cut.pauseMs } } : {}),
+      ...(cut && options.maxNonFinalMs !== undefined
+        ? { cutAtPause: { afterMs: cut.afterFraction * options.maxNonFinalMs, pauseMs: cut.pauseMs, fromDecodedMs } }
+        : {}),
     });
-    const sp = this.secondPass;
     const second = !sp ? undefined : sp.own ? new SecondPass(sp.pool, bias?.decoder) : new SecondPass(sp.pool, options.context);
     const session = new PocketsphinxStream(gate, second, bias);
     const channel = await this.streams.open(

@@ -175,6 +175,8 @@ export interface CutAtPause {
   afterFraction: number;
   /** …a pause this long ends it, ms. */
   pauseMs: number;
+  /** Also in utterances a second pass decodes (default: only in those it does not, BUILTIN_SECOND_PASS_COVERED_MS). */
+  inSecondPass?: boolean;
 }
 
 /**

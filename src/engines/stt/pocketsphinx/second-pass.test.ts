@@ -146,9 +146,9 @@ describe('two-pass live finals', () => {
   }, 120_000);
 
   it('with a bound on non-final tokens, ends utterances at pauses inside speech; each pause decides its endpoint', async () => {
-    // The default profile (every 100 ms pause): the read speech of these clips has a few between its phrases, none of
-    // an endpoint's length.
-    const recognizer = await load({ secondPass: { waitMs: 120_000 }, cutAtPause: CUT_AT_PAUSE });
+    // The default profile (every 100 ms pause), here in utterances a second pass decodes too: the read speech of these
+    // clips has a few between its phrases, none of an endpoint's length.
+    const recognizer = await load({ secondPass: { waitMs: 120_000 }, cutAtPause: { ...CUT_AT_PAUSE, inSecondPass: true } });
     const audio = Buffer.concat(
       clips
         .slice(2, 4)
@@ -170,6 +170,23 @@ describe('two-pass live finals', () => {
     const all = cut.finals.flat();
     for (let i = 1; i < all.length; i++) expect(all[i]!.start_ms).toBeGreaterThanOrEqual(all[i - 1]!.end_ms);
     expect(cut.session.secondPass).toMatchObject({ decoded: cut.finals.filter((f) => f.length).length, late: 0, skipped: 0, failed: 0 });
+  }, 120_000);
+
+  it('by default cuts at pauses only the utterances no second pass decodes: those it decodes stay whole', async () => {
+    // A clip with a pause of 100 ms between its phrases, twice: the first time its utterance opens within the first
+    // second of decoded audio (a second pass decodes it), the second time after it.
+    const audio = Buffer.concat([noise(1000, 41), clips[2]!.pcm, noise(1000, 42), clips[2]!.pcm, noise(1000, 43)]);
+    const secondPass = { waitMs: 120_000, coveredMs: 1000 };
+    const gap = 1000 + clips[2]!.pcm.length / 32 + 500;
+    const count = (r: Streamed, first: boolean) => r.finals.filter((f) => f.length && f[0]!.start_ms < gap === first).length;
+    const whole = await stream(await load({ secondPass, cutAtPause: false }), audio, { maxNonFinalMs: 1000 });
+    const cut = await stream(await load({ secondPass }), audio, { maxNonFinalMs: 1000 });
+    expect(count(cut, true)).toBe(count(whole, true));
+    expect(count(cut, false)).toBeGreaterThan(count(whole, false));
+    expect(words(cut.finals.filter((f) => f.length && f[0]!.start_ms < gap).flat())).toBe(
+      words(whole.finals.filter((f) => f.length && f[0]!.start_ms < gap).flat()),
+    );
+    expect(cut.session.secondPass!.decoded).toBe(count(whole, true));
   }, 120_000);
 
   it('a late or over-budget second pass leaves the streaming words final, and says so', async () => {
