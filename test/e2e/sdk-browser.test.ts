@@ -186,8 +186,8 @@ beforeAll(async () => {
     return { api_domain: s.url, stt_ws_url: `${ws}/transcribe-websocket`, tts_api_url: s.url, tts_ws_url: `${ws}/tts-websocket` };
   });
   pageUrl = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}/`;
-  // Words are checked, not a loaded machine's timing: final words always come from the second pass (under CI load
-  // it could give way to the streaming decoder's: 7 of 14 words wrong instead of 4 in one clean-clone run).
+  // Words are checked, not a loaded machine's timing: final words always come from the second pass, never the
+  // streaming decoder's in its place.
   s = await startParlance({ env: { PARLANCE_CORS_ORIGINS: new URL(pageUrl).origin, PARLANCE_REALTIME_SECOND_PASS_WAIT_MS: '60000' } });
 }, 120_000);
 

@@ -178,14 +178,13 @@ describe('two-pass live finals', () => {
     const audio = Buffer.concat([noise(1000, 41), clips[2]!.pcm, noise(1000, 42), clips[2]!.pcm, noise(1000, 43)]);
     const secondPass = { waitMs: 120_000, coveredMs: 1000 };
     const gap = 1000 + clips[2]!.pcm.length / 32 + 500;
-    const count = (r: Streamed, first: boolean) => r.finals.filter((f) => f.length && f[0]!.start_ms < gap === first).length;
+    const finals = (r: Streamed, first: boolean) => r.finals.filter((f) => f.length && f[0]!.start_ms < gap === first);
+    const count = (r: Streamed, first: boolean) => finals(r, first).length;
     const whole = await stream(await load({ secondPass, cutAtPause: false }), audio, { maxNonFinalMs: 1000 });
     const cut = await stream(await load({ secondPass }), audio, { maxNonFinalMs: 1000 });
     expect(count(cut, true)).toBe(count(whole, true));
     expect(count(cut, false)).toBeGreaterThan(count(whole, false));
-    expect(words(cut.finals.filter((f) => f.length && f[0]!.start_ms < gap).flat())).toBe(
-      words(whole.finals.filter((f) => f.length && f[0]!.start_ms < gap).flat()),
-    );
+    expect(words(finals(cut, true).flat())).toBe(words(finals(whole, true).flat()));
     expect(cut.session.secondPass!.decoded).toBe(count(whole, true));
   }, 120_000);
 
